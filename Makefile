@@ -1,0 +1,71 @@
+# cuse_bsg: plain make with pkg-config.
+PKG_CONFIG ?= pkg-config
+CC ?= cc
+CFLAGS ?= -O2 -g
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+DESTDIR ?=
+
+# 'override' keeps the required flags when CFLAGS is given on the command line
+override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -MMD -MP $(SAN)
+override CPPFLAGS += -D_GNU_SOURCE $(shell $(PKG_CONFIG) --cflags fuse3)
+override LDFLAGS += $(SAN)
+LIBS := $(shell $(PKG_CONFIG) --libs fuse3) -lsgutils2 -pthread
+CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
+
+MODULES := scsi.o target.o pool.o uaccess.o sgio.o ioctl.o log.o
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio
+VM_RUN := tests/vm/vm-run
+
+all: cuse_bsg tests/sgclient
+
+cuse_bsg: cuse_bsg.o $(MODULES)
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
+# Unit tests build every module again, with the sanitizers, under build/san.
+build/san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -I. -c $< -o $@
+
+SAN_MODULES := $(addprefix build/san/,$(MODULES))
+
+tests/test_scsi: build/san/tests/test_scsi.o build/san/scsi.o
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
+
+tests/test_pool: build/san/tests/test_pool.o build/san/pool.o
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -pthread -o $@
+
+# SG_IO end to end against a fake target and a fake libfuse reply layer
+tests/test_sgio: build/san/tests/test_sgio.o build/san/tests/fake.o $(SAN_MODULES)
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
+
+tests/sgclient: tests/sgclient.o
+	$(CC) $(LDFLAGS) $^ -o $@
+
+unit: $(UNIT_TESTS)
+	@rc=0; for t in $(UNIT_TESTS); do ./$$t --jobs 2 || rc=1; done; exit $$rc
+
+vm-check: all
+	$(VM_RUN) tests/vm/suite.sh
+
+# Everything: unit tests under ASan+UBSan, then the integration suite in the VM.
+check: unit vm-check
+
+demo: all
+	$(VM_RUN) tests/vm/demo.sh
+
+format-check:
+	clang-format --dry-run -Werror *.c *.h tests/*.c tests/*.h
+
+install: cuse_bsg
+	install -D -m 0755 cuse_bsg $(DESTDIR)$(SBINDIR)/cuse_bsg
+
+uninstall:
+	$(RM) $(DESTDIR)$(SBINDIR)/cuse_bsg
+
+clean:
+	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/sgclient
+
+.PHONY: all unit vm-check check demo format-check install uninstall clean
+-include *.d tests/*.d build/san/*.d build/san/tests/*.d

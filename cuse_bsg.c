@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * cuse_bsg: serve a SCSI pass-through node through CUSE.  main() checks the
+ * target, registers /dev/NAME, and runs libfuse's multi-threaded loop; the
+ * callbacks below are thin trampolines.  No callback blocks: SG_IO is handed
+ * to the worker pool and answered from there.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "ioctl.h"
+#include "log.h"
+#include "uaccess.h"
+
+#define CUSE_BSG_VERSION "0.1.0"
+#define NODE_WAIT_MS 5000
+
+enum copy_mode { COPY_AUTO, COPY_DIRECT, COPY_RETRY };
+
+struct options {
+	const char *target;
+	char name[128];
+	bool foreground;
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	unsigned threads;
+	enum copy_mode copy;
+};
+
+/* main()'s one instance; libfuse hands it to every callback as userdata. */
+struct runtime {
+	struct daemon d;
+	struct options opt;
+	struct fuse_session *se;
+	int ready_fd;	    /* daemon mode: tells the parent how start-up went */
+	atomic_bool node_up;
+	atomic_bool stopping;
+};
+
+static struct daemon *req_daemon(fuse_req_t req)
+{
+	struct runtime *rt = fuse_req_userdata(req);
+
+	return &rt->d;
+}
+
+static struct opener *fi_opener(struct fuse_file_info *fi)
+{
+	return (struct opener *)(uintptr_t)fi->fh;
+}
+
+static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct daemon *d = req_daemon(req);
+	struct opener *o = calloc(1, sizeof(*o));
+
+	stat_inc(d, STAT_OPEN);
+	if (!o) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	o->d = d;
+	o->open_flags = fi->flags;
+	ioctl_opener_init(o);
+	fi->fh = (uintptr_t)o;
+	fi->nonseekable = 1; /* sg uses nonseekable_open(): pread/pwrite get ESPIPE */
+	fi->direct_io = 1;
+	if (fuse_reply_open(req, fi) < 0)
+		free(o);
+}
+
+static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
+{
+	stat_inc(req_daemon(req), STAT_RELEASE);
+	free(fi_opener(fi));
+	fuse_reply_err(req, 0);
+}
+
+/* Like bsg since 4.19, the node has no read()/write() interface. */
+static void cb_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)size, (void)off, (void)fi;
+	stat_inc(req_daemon(req), STAT_READ);
+	fuse_reply_err(req, EINVAL);
+}
+
+static void cb_write(fuse_req_t req, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	(void)buf, (void)size, (void)off, (void)fi;
+	stat_inc(req_daemon(req), STAT_WRITE);
+	fuse_reply_err(req, EINVAL);
+}
+
+static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
+		     unsigned flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	struct daemon *d = req_daemon(req);
+	struct ioctx x = {
+		.req = req,
+		.o = fi_opener(fi),
+		.arg = (uintptr_t)arg,
+		.in_buf = in_buf,
+		.in_len = in_bufsz,
+		.out_len = out_bufsz,
+		.tid = fuse_req_ctx(req)->pid,
+	};
+
+	stat_inc(d, STAT_IOCTL);
+	x.direct = d->direct && x.tid > 0; /* 0: caller outside our pid namespace */
+	ioctl_dispatch(&x, (unsigned)cmd, flags);
+}
+
+static void notify_parent(struct runtime *rt, char status)
+{
+	if (rt->ready_fd < 0)
+		return;
+	if (write(rt->ready_fd, &status, 1) != 1)
+		log_warn("cannot report start-up to the parent: %s", strerror(errno));
+	close(rt->ready_fd);
+	rt->ready_fd = -1;
+}
+
+/* devtmpfs creates the node asynchronously; sysfs names it with '!' for '/'. */
+static int wait_for_node(const struct options *opt, dev_t *ret)
+{
+	char devpath[160], syspath[200], kname[128];
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	unsigned maj, min;
+	struct stat st;
+
+	snprintf(devpath, sizeof(devpath), "/dev/%s", opt->name);
+	snprintf(kname, sizeof(kname), "%s", opt->name);
+	for (char *p = kname; *p; p++)
+		if (*p == '/')
+			*p = '!';
+	snprintf(syspath, sizeof(syspath), "/sys/class/cuse/%s/dev", kname);
+	for (int waited = 0; waited < NODE_WAIT_MS; waited += 10) {
+		FILE *f = fopen(syspath, "re");
+		int n = f ? fscanf(f, "%u:%u", &maj, &min) : 0;
+
+		if (f)
+			fclose(f);
+		if (n == 2 && stat(devpath, &st) == 0 && S_ISCHR(st.st_mode) &&
+		    st.st_rdev == makedev(maj, min)) {
+			*ret = st.st_rdev;
+			return 0;
+		}
+		nanosleep(&tick, NULL);
+	}
+	return -ENODEV;
+}
+
+static int set_node_access(const struct options *opt)
+{
+	char devpath[160];
+
+	snprintf(devpath, sizeof(devpath), "/dev/%s", opt->name);
+	if (chown(devpath, opt->uid, opt->gid) < 0 || chmod(devpath, opt->mode) < 0)
+		return -errno;
+	return 0;
+}
+
+/* libfuse calls this once CUSE_INIT is answered, even if registration failed. */
+static void cb_init_done(void *userdata)
+{
+	struct runtime *rt = userdata;
+	dev_t dev;
+	int err;
+
+	err = wait_for_node(&rt->opt, &dev);
+	if (err) {
+		log_err("/dev/%s did not appear: the kernel refused the device (name or number "
+			"taken? see dmesg)",
+			rt->opt.name);
+		goto fail;
+	}
+	err = set_node_access(&rt->opt);
+	if (err) {
+		log_err("cannot set owner and mode of /dev/%s: %s", rt->opt.name, strerror(-err));
+		goto fail;
+	}
+	atomic_store(&rt->node_up, true);
+	log_info("serving %s (%s %s, %s) as /dev/%s (%u:%u)", rt->d.target->info.path,
+		 rt->d.target->info.vendor, rt->d.target->info.product,
+		 target_kind_name(rt->d.target->info.kind), rt->opt.name, major(dev), minor(dev));
+	notify_parent(rt, 0);
+	return;
+fail:
+	notify_parent(rt, 1);
+	fuse_session_exit(rt->se);
+}
+
+static const struct cuse_lowlevel_ops cuse_ops = {
+	.init_done = cb_init_done,
+	.open = cb_open,
+	.release = cb_release,
+	.read = cb_read,
+	.write = cb_write,
+	.ioctl = cb_ioctl,
+};
+
+static void log_stats(struct daemon *d)
+{
+	unsigned long s[STAT_COUNT];
+
+	for (int i = 0; i < STAT_COUNT; i++)
+		s[i] = atomic_load(&d->stats[i]);
+	log_msg(LOG_NOTICE,
+		"stats: open=%lu release=%lu read=%lu write=%lu ioctl=%lu poll=%lu "
+		"interrupt=%lu sg_io=%lu sg_io_errors=%lu ioctl_retries=%lu queued=%u",
+		s[STAT_OPEN], s[STAT_RELEASE], s[STAT_READ], s[STAT_WRITE], s[STAT_IOCTL],
+		s[STAT_POLL], s[STAT_INTERRUPT], s[STAT_SG_IO], s[STAT_SG_IO_ERR],
+		s[STAT_IOCTL_RETRY], pool_backlog(d->pool));
+}
+
+/* SIGUSR1 is blocked in every thread; this one takes it and logs counters. */
+static void *stats_main(void *arg)
+{
+	struct runtime *rt = arg;
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	while (sigwait(&set, &sig) == 0 && !atomic_load(&rt->stopping))
+		log_stats(&rt->d);
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cuse_bsg [OPTIONS] TARGET\n"
+		"Serve the SCSI pass-through device TARGET (/dev/sgN, /dev/sdX or\n"
+		"/dev/bsg/H:C:T:L) as a character device /dev/NAME through CUSE.\n"
+		"\n"
+		"  -n, --name NAME      node name under /dev (default: bsg/<target>-cuse)\n"
+		"  -f, --foreground     stay in the foreground, log to stderr\n"
+		"  -m, --mode MODE      node permissions, octal (default: 0600)\n"
+		"  -o, --owner USER     node owner (default: root)\n"
+		"  -g, --group GROUP    node group (default: root)\n"
+		"  -t, --threads N      worker threads issuing SG_IO (default: 8, 1..64)\n"
+		"  -c, --copy MODE      data path: auto, direct or retry (default: auto)\n"
+		"  -v, --verbose        more log output (repeat for debug)\n"
+		"  -h, --help           this text\n"
+		"  -V, --version        print the version\n"
+		"\n"
+		"SIGUSR1 logs the request counters; SIGINT and SIGTERM stop the daemon.\n");
+}
+
+static void default_name(struct options *opt)
+{
+	const char *base = strrchr(opt->target, '/');
+
+	snprintf(opt->name, sizeof(opt->name), "bsg/%s-cuse", base ? base + 1 : opt->target);
+}
+
+static int parse_user(const char *s, uid_t *ret)
+{
+	struct passwd *pw = getpwnam(s);
+	char *end;
+	long v;
+
+	if (pw) {
+		*ret = pw->pw_uid;
+		return 0;
+	}
+	v = strtol(s, &end, 10);
+	if (*s && !*end && v >= 0) {
+		*ret = v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int parse_group(const char *s, gid_t *ret)
+{
+	struct group *gr = getgrnam(s);
+	char *end;
+	long v;
+
+	if (gr) {
+		*ret = gr->gr_gid;
+		return 0;
+	}
+	v = strtol(s, &end, 10);
+	if (*s && !*end && v >= 0) {
+		*ret = v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int parse_copy(const char *s, enum copy_mode *ret)
+{
+	static const char *const names[] = { "auto", "direct", "retry" };
+
+	for (unsigned i = 0; i < 3; i++)
+		if (!strcmp(s, names[i])) {
+			*ret = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int bad_option(const char *what, const char *value)
+{
+	fprintf(stderr, "cuse_bsg: invalid %s '%s' (see --help)\n", what, value);
+	return 2;
+}
+
+/* 0 to go on, or the exit status. */
+static int parse_options(int argc, char **argv, struct options *opt)
+{
+	static const struct option longopts[] = {
+		{ "name", required_argument, NULL, 'n' },  { "foreground", no_argument, NULL, 'f' },
+		{ "mode", required_argument, NULL, 'm' },  { "owner", required_argument, NULL, 'o' },
+		{ "group", required_argument, NULL, 'g' }, { "threads", required_argument, NULL, 't' },
+		{ "copy", required_argument, NULL, 'c' },  { "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },	   { "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	long v;
+	int c;
+
+	*opt = (struct options){ .mode = 0600, .threads = 8 };
+	while ((c = getopt_long(argc, argv, "n:fm:o:g:t:c:vhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (!*optarg || strlen(optarg) >= sizeof(opt->name) || optarg[0] == '/' ||
+			    strstr(optarg, "..") || !strncmp(optarg, "cuse", 4))
+				return bad_option("name", optarg);
+			snprintf(opt->name, sizeof(opt->name), "%s", optarg);
+			break;
+		case 'f':
+			opt->foreground = true;
+			break;
+		case 'm':
+			v = strtol(optarg, &end, 8);
+			if (!*optarg || *end || v < 0 || v > 07777)
+				return bad_option("mode", optarg);
+			opt->mode = v;
+			break;
+		case 'o':
+			if (parse_user(optarg, &opt->uid) < 0)
+				return bad_option("owner", optarg);
+			break;
+		case 'g':
+			if (parse_group(optarg, &opt->gid) < 0)
+				return bad_option("group", optarg);
+			break;
+		case 't':
+			v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 64)
+				return bad_option("thread count", optarg);
+			opt->threads = v;
+			break;
+		case 'c':
+			if (parse_copy(optarg, &opt->copy) < 0)
+				return bad_option("copy mode", optarg);
+			break;
+		case 'v':
+			log_level = log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		case 'V':
+			printf("cuse_bsg %s\n", CUSE_BSG_VERSION);
+			return -1;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	opt->target = argv[optind];
+	if (!opt->name[0])
+		default_name(opt);
+	return 0;
+}
+
+static int choose_path(struct runtime *rt)
+{
+	const struct target_info *t = &rt->d.target->info;
+	bool possible = uaccess_direct_possible();
+
+	if (rt->opt.copy == COPY_DIRECT && !possible) {
+		log_err("--copy=direct needs CAP_SYS_PTRACE (and Yama ptrace_scope < 3)");
+		return -EPERM;
+	}
+	rt->d.direct = rt->opt.copy == COPY_DIRECT || (rt->opt.copy == COPY_AUTO && possible);
+	if (rt->d.direct) {
+		rt->d.max_xfer = t->max_xfer;
+		rt->d.max_xfer_errno = t->max_xfer_errno;
+		log_info("data path: direct copy (process_vm_readv/writev), up to %u bytes a "
+			 "command",
+			 rt->d.max_xfer);
+	} else {
+		rt->d.max_xfer = t->max_xfer < RETRY_MAX_XFER ? t->max_xfer : RETRY_MAX_XFER;
+		rt->d.max_xfer_errno = ENOMEM;
+		log_info("data path: ioctl retry (no ptrace rights), up to %u bytes a command",
+			 rt->d.max_xfer);
+	}
+	return 0;
+}
+
+static int open_target(struct runtime *rt)
+{
+	char why[512];
+	int err;
+
+	if (access("/dev/cuse", F_OK) < 0) {
+		log_err("/dev/cuse is missing: run 'modprobe cuse'");
+		return -ENODEV;
+	}
+	if (access("/dev/cuse", R_OK | W_OK) < 0) {
+		log_err("cannot open /dev/cuse: %s (cuse_bsg must run as root)", strerror(errno));
+		return -EACCES;
+	}
+	err = target_open(rt->opt.target, rt->opt.threads, &rt->d.target, why, sizeof(why));
+	if (err) {
+		log_err("%s%s", why, err == -EACCES || err == -EPERM ? " (run as root)" : "");
+		return err;
+	}
+	return choose_path(rt);
+}
+
+/* Fork; the parent exits with the child's start-up status. */
+static int daemonize(struct runtime *rt)
+{
+	int fds[2];
+	char status = 1;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(fds[1]);
+		if (read(fds[0], &status, 1) != 1)
+			status = 1;
+		_exit(status);
+	}
+	close(fds[0]);
+	rt->ready_fd = fds[1];
+	setsid();
+	if (chdir("/") < 0)
+		return -errno;
+	return 0;
+}
+
+static void detach_stdio(void)
+{
+	int fd = open("/dev/null", O_RDWR);
+
+	if (fd < 0)
+		return;
+	dup2(fd, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
+static int serve(struct runtime *rt)
+{
+	char devname[160];
+	const char *dev_info[] = { devname };
+	char *fuse_argv[] = { "cuse_bsg", "-f", NULL };
+	struct cuse_info ci = {
+		.dev_info_argc = 1,
+		.dev_info_argv = dev_info,
+		.flags = CUSE_UNRESTRICTED_IOCTL,
+	};
+	struct fuse_loop_config *cfg;
+	int mt, ret;
+
+	snprintf(devname, sizeof(devname), "DEVNAME=%s", rt->opt.name);
+	rt->se = cuse_lowlevel_setup(2, fuse_argv, &ci, &cuse_ops, &mt, rt);
+	if (!rt->se) {
+		log_err("cannot set up the CUSE session for /dev/%s", rt->opt.name);
+		return -EIO;
+	}
+	cfg = fuse_loop_cfg_create();
+	if (!cfg) {
+		cuse_lowlevel_teardown(rt->se);
+		return -ENOMEM;
+	}
+	ret = fuse_session_loop_mt(rt->se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	/* answer what the workers still hold while the session can take it */
+	pool_free(rt->d.pool);
+	rt->d.pool = NULL;
+	cuse_lowlevel_teardown(rt->se);
+	return ret < 0 ? -EIO : 0;
+}
+
+static int node_taken(const struct options *opt)
+{
+	char devpath[160];
+
+	snprintf(devpath, sizeof(devpath), "/dev/%s", opt->name);
+	if (access(devpath, F_OK) < 0)
+		return 0;
+	log_err("/dev/%s already exists: is another cuse_bsg serving it?", opt->name);
+	return -EEXIST;
+}
+
+int main(int argc, char **argv)
+{
+	static struct runtime rt = { .ready_fd = -1 };
+	pthread_t stats_thread;
+	char prefix[160];
+	sigset_t set;
+	int ret;
+
+	ret = parse_options(argc, argv, &rt.opt);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	snprintf(prefix, sizeof(prefix), "cuse_bsg[%s]", rt.opt.name);
+	log_set_prefix(prefix);
+	if (open_target(&rt) < 0 || node_taken(&rt.opt) < 0)
+		return 1;
+	if (!rt.opt.foreground && daemonize(&rt) < 0) {
+		log_err("cannot fork into the background: %s", strerror(errno));
+		return 1;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	ret = pool_new(rt.opt.threads, &rt.d.pool);
+	if (ret < 0) {
+		log_err("cannot start %u worker threads: %s", rt.opt.threads, strerror(-ret));
+		return 1;
+	}
+	rt.d.name = rt.opt.name;
+	pthread_create(&stats_thread, NULL, stats_main, &rt);
+	if (!rt.opt.foreground) {
+		log_use_syslog(true);
+		detach_stdio();
+	}
+	ret = serve(&rt);
+	atomic_store(&rt.stopping, true);
+	pthread_kill(stats_thread, SIGUSR1);
+	pthread_join(stats_thread, NULL);
+	notify_parent(&rt, 1); /* if start-up never finished */
+	target_free(rt.d.target);
+	if (!atomic_load(&rt.node_up))
+		return 1;
+	log_info("stopped; /dev/%s removed", rt.opt.name);
+	return ret < 0 ? 1 : 0;
+}

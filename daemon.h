@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * State shared by the CUSE callbacks: the daemon (one per node, owned by
+ * main()) and the opener (one per open file, owned by the CUSE file handle
+ * from open() to release()).
+ */
+#ifndef CUSE_BSG_DAEMON_H
+#define CUSE_BSG_DAEMON_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FUSE_USE_VERSION 312
+#include <fuse3/cuse_lowlevel.h>
+
+#include "pool.h"
+#include "target.h"
+
+/* Each bounded by the kernel's ioctl retry exchange: 32 pages a direction. */
+#define RETRY_MAX_XFER (124u << 10)
+#define RETRY_MAX_IOVS 250u
+
+enum stat_id {
+	STAT_OPEN,
+	STAT_RELEASE,
+	STAT_READ,
+	STAT_WRITE,
+	STAT_IOCTL,
+	STAT_POLL,
+	STAT_INTERRUPT,
+	STAT_SG_IO,	    /* SG_IO commands that reached the target */
+	STAT_SG_IO_ERR,	    /* SG_IO calls that ended with an errno */
+	STAT_IOCTL_RETRY,   /* ioctl replies that asked the kernel for another round */
+	STAT_COUNT,
+};
+
+struct daemon {
+	const char *name;	/* node name under /dev */
+	struct target *target;
+	struct pool *pool;
+	bool direct;		/* move data with process_vm_readv/writev */
+	uint32_t max_xfer;	/* most data one command may move on our path */
+	int max_xfer_errno;	/* and the errno for more */
+	atomic_ulong stats[STAT_COUNT];
+};
+
+/* Per open file.  Settings are atomics: a forked child shares the file. */
+struct opener {
+	struct daemon *d;
+	int open_flags;		/* fi->flags at open() */
+	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
+	atomic_int reserved;	/* SG_SET_RESERVED_SIZE */
+	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
+};
+
+static inline void stat_inc(struct daemon *d, enum stat_id id)
+{
+	atomic_fetch_add_explicit(&d->stats[id], 1, memory_order_relaxed);
+}
+
+/* The node's transfer limit as sg reports it (BLKSECTGET, reserved size). */
+static inline uint32_t daemon_max_sectors_bytes(const struct daemon *d)
+{
+	uint32_t m = d->target->info.max_sectors_bytes;
+
+	return m < d->max_xfer ? m : d->max_xfer;
+}
+
+#endif /* CUSE_BSG_DAEMON_H */

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A fixed set of worker threads taking work items in FIFO order.  The item
+ * is owned by the pool from pool_submit() until its run() is called on a
+ * worker; run() then owns it.  Each worker has a slot number 0..n-1, which
+ * the target uses to pick a file descriptor.
+ */
+#ifndef CUSE_BSG_POOL_H
+#define CUSE_BSG_POOL_H
+
+struct pool_work {
+	struct pool_work *next;
+	void (*run)(struct pool_work *w, unsigned slot);
+};
+
+struct pool;
+
+/* Start nthreads workers.  0 or -errno. */
+int pool_new(unsigned nthreads, struct pool **ret);
+
+/* Queue w; some worker will call w->run(w, slot). */
+void pool_submit(struct pool *p, struct pool_work *w);
+
+/* Number of items queued but not yet taken by a worker. */
+unsigned pool_backlog(struct pool *p);
+
+/* Run what is queued, stop and join the workers, free.  NULL is fine. */
+void pool_free(struct pool *p);
+
+#endif /* CUSE_BSG_POOL_H */

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Pure SCSI pass-through header handling: decode and validate the v3
+ * (struct sg_io_hdr) and v4 (struct sg_io_v4) headers a client hands us,
+ * fill their output fields the way drivers/scsi/sg.c and block/bsg.c do,
+ * and build the header we send to the target.  No system calls, no
+ * allocation: bytes in, structs out.  Every function returning int returns
+ * 0 or a negative errno chosen to match the kernel for the same mistake.
+ */
+#ifndef CUSE_BSG_SCSI_H
+#define CUSE_BSG_SCSI_H
+
+#include <linux/bsg.h>
+#include <scsi/sg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SCSI_V3_HDR_LEN 88u	    /* sizeof(struct sg_io_hdr) on LP64 */
+#define SCSI_V4_HDR_LEN 160u	    /* sizeof(struct sg_io_v4) */
+#define SCSI_CDB_MAX 32u	    /* sizeof(scmd->cmnd): the longest CDB a target takes */
+#define SCSI_V3_CDB_MAX 252u	    /* sg's bound before EMSGSIZE */
+#define SCSI_SENSE_MAX 96u	    /* SCSI_SENSE_BUFFERSIZE: most sense the kernel keeps */
+#define SCSI_XFER_LIMIT (256u << 20) /* sg refuses dxfer_len >= 256 MiB */
+#define SCSI_IOV_MAX 1024u	    /* UIO_MAXIOV, import_iovec()'s bound */
+#define SCSI_DRIVER_SENSE 0x08u	    /* driver_status when sense was returned */
+#define SCSI_SG_VERSION 30536	    /* what SG_GET_VERSION_NUM says: sg 3.5.36 */
+
+/* Missing from glibc's <scsi/sg.h>; values from the kernel's uapi. */
+#ifndef SG_FLAG_MMAP_IO
+#define SG_FLAG_MMAP_IO 4
+#endif
+#ifndef SG_FLAG_Q_AT_TAIL
+#define SG_FLAG_Q_AT_TAIL 0x10
+#endif
+#ifndef SG_FLAG_Q_AT_HEAD
+#define SG_FLAG_Q_AT_HEAD 0x20
+#endif
+
+enum scsi_dir {
+	SCSI_DIR_NONE,
+	SCSI_DIR_TO_DEV,
+	SCSI_DIR_FROM_DEV,
+	SCSI_DIR_TO_FROM_DEV, /* v3 only: data-out copied in, then read over */
+};
+
+union scsi_hdr {
+	struct sg_io_hdr v3;
+	struct sg_io_v4 v4;
+	unsigned char raw[SCSI_V4_HDR_LEN];
+};
+
+/* A client's header, decoded and validated.  Addresses are the client's. */
+struct scsi_req {
+	union scsi_hdr hdr; /* as written; scsi_complete() fills the outputs */
+	unsigned version;   /* 3 or 4 */
+	unsigned hdr_len;   /* SCSI_V3_HDR_LEN or SCSI_V4_HDR_LEN */
+	enum scsi_dir dir;
+	uint64_t cdb_addr;
+	unsigned cdb_len;     /* 6 .. SCSI_CDB_MAX */
+	uint64_t data_addr;   /* flat buffer, or the sg_iovec array if iov_count */
+	uint32_t data_len;    /* bytes asked for; 0 when dir is NONE */
+	uint32_t iov_count;   /* 0 .. SCSI_IOV_MAX */
+	uint64_t sense_addr;  /* 0 when no sense is wanted */
+	uint32_t sense_max;   /* room at sense_addr */
+	uint32_t timeout_ms;  /* 0: the target's default */
+	bool q_at_head;	      /* sg and bsg queue at head unless told otherwise */
+	bool no_dxfer;	      /* SG_FLAG_NO_DXFER: data stays in the daemon */
+};
+
+/* What the target answered. */
+struct scsi_result {
+	uint8_t status;	       /* SCSI status byte */
+	uint16_t host_status;  /* DID_* */
+	uint16_t driver_status; /* without DRIVER_SENSE */
+	int32_t resid;
+	uint8_t sense_len;     /* valid bytes in sense */
+	uint8_t sense[SCSI_SENSE_MAX];
+};
+
+/* A contiguous piece of client memory. */
+struct scsi_seg {
+	uint64_t addr;
+	uint64_t len;
+};
+
+/*
+ * Which header the bytes start with: 3 ('S'), 4 ('Q'), or -ENOSYS, sg's
+ * answer for a wrong interface_id.  len must be at least 4.
+ */
+int scsi_peek_version(const void *buf, size_t len);
+
+/*
+ * Decode and validate a whole header of len bytes (at least hdr_len of its
+ * version).  Does not check the length against a path limit: the caller does.
+ */
+int scsi_decode(const void *buf, size_t len, struct scsi_req *ret);
+
+/*
+ * The data segments of a request with iov_count > 0, from the client's
+ * sg_iovec array: truncated to data_len as the kernel's iov_iter does.
+ * Writes at most iov_count entries to segs; returns their number.  A total
+ * of zero is -EINVAL, as in sg_start_req().
+ */
+int scsi_iov_segs(const struct scsi_req *r, const struct sg_iovec *uiov, struct scsi_seg *segs);
+
+/*
+ * Fill the request's output fields from the target's result, as sg (v3) or
+ * bsg (v4) would, and return how many sense bytes go to sense_addr.
+ */
+unsigned scsi_complete(struct scsi_req *r, const struct scsi_result *res, uint32_t duration_ms);
+
+/* The v3 header that runs cmd on an sg or sd target (pointers are ours). */
+struct scsi_cmd {
+	uint8_t cdb[SCSI_CDB_MAX];
+	unsigned cdb_len;
+	enum scsi_dir dir;
+	void *data;
+	uint32_t data_len;
+	uint32_t timeout_ms;
+	bool q_at_head;
+	struct scsi_result res;
+};
+
+void scsi_cmd_from_req(const struct scsi_req *r, struct scsi_cmd *c);
+void scsi_build_v3(const struct scsi_cmd *c, struct sg_io_hdr *h);
+void scsi_result_v3(const struct sg_io_hdr *h, struct scsi_result *res);
+void scsi_build_v4(const struct scsi_cmd *c, struct sg_io_v4 *h);
+void scsi_result_v4(const struct sg_io_v4 *h, enum scsi_dir dir, struct scsi_result *res);
+
+/* Human-readable names for debug logs, through libsgutils2. */
+void scsi_opcode_name(const uint8_t *cdb, unsigned cdb_len, int peri_type, char *buf, int len);
+void scsi_sense_str(const struct scsi_result *res, char *buf, int len);
+
+#endif /* CUSE_BSG_SCSI_H */

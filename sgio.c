@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * SG_IO over CUSE.  Direct path: one FUSE request per command, the header,
+ * CDB and data moved with process_vm_readv/writev.  Retry path: the kernel
+ * copies for us in up to four rounds (header, v4 remainder, iovec array,
+ * everything), each direction limited to 32 pages.  A round asks for more
+ * while out_len is 0; the last round is the one that carries out_len.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "sgio.h"
+
+enum cmd_state { CMD_RUNNING, CMD_COMPLETING, CMD_INTERRUPTED };
+
+struct sgio_cmd {
+	struct pool_work work;
+	struct daemon *d;
+	fuse_req_t req;
+	uint64_t arg; /* the client's header */
+	pid_t tid;
+	bool direct;
+	atomic_int state; /* who answers req: the worker or the interrupt */
+	struct timespec start;
+	struct scsi_req r;
+	struct scsi_cmd c;
+	unsigned nsegs;
+	struct scsi_seg segs[]; /* data, in client memory */
+};
+
+struct plan {
+	struct iovec in[FUSE_IOCTL_MAX_IOV], out[FUSE_IOCTL_MAX_IOV];
+	unsigned n_in, n_out;
+	size_t in_len, out_len;
+};
+
+static bool reads_data(const struct scsi_req *r)
+{
+	return !r->no_dxfer && (r->dir == SCSI_DIR_FROM_DEV || r->dir == SCSI_DIR_TO_FROM_DEV);
+}
+
+static bool writes_data(const struct scsi_req *r)
+{
+	return !r->no_dxfer && (r->dir == SCSI_DIR_TO_DEV || r->dir == SCSI_DIR_TO_FROM_DEV);
+}
+
+static void cmd_free(struct sgio_cmd *cmd)
+{
+	if (!cmd)
+		return;
+	free(cmd->c.data);
+	free(cmd);
+}
+
+static int cmd_new(struct ioctx *x, const struct scsi_req *r, struct sgio_cmd **ret)
+{
+	unsigned nsegs = r->iov_count ? r->iov_count : 1;
+	struct sgio_cmd *cmd;
+
+	cmd = calloc(1, sizeof(*cmd) + nsegs * sizeof(cmd->segs[0]));
+	if (!cmd)
+		return -ENOMEM;
+	/* zeroed: the whole buffer goes back to the client, as sg's does */
+	cmd->c.data = r->data_len ? calloc(1, r->data_len) : NULL;
+	if (r->data_len && !cmd->c.data) {
+		free(cmd);
+		return -ENOMEM;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &cmd->start);
+	cmd->d = x->o->d;
+	cmd->req = x->req;
+	cmd->arg = x->arg;
+	cmd->tid = x->tid;
+	cmd->direct = x->direct;
+	cmd->r = *r;
+	scsi_cmd_from_req(r, &cmd->c);
+	*ret = cmd;
+	return 0;
+}
+
+/* Data segments from the client's sg_iovec array, or the flat buffer. */
+static int cmd_set_segs(struct sgio_cmd *cmd, const struct sg_iovec *uiov)
+{
+	int n;
+
+	if (!cmd->r.iov_count) {
+		cmd->segs[0] = (struct scsi_seg){ cmd->r.data_addr, cmd->r.data_len };
+		cmd->nsegs = cmd->r.data_len ? 1 : 0;
+		return 0;
+	}
+	n = scsi_iov_segs(&cmd->r, uiov, cmd->segs);
+	if (n < 0)
+		return n;
+	cmd->nsegs = n;
+	cmd->c.data_len = 0;
+	for (int i = 0; i < n; i++)
+		cmd->c.data_len += cmd->segs[i].len;
+	return 0;
+}
+
+static int check_limits(const struct ioctx *x, const struct scsi_req *r)
+{
+	const struct daemon *d = x->o->d;
+
+	if (x->direct)
+		return r->data_len > d->max_xfer ? -d->max_xfer_errno : 0;
+	if (r->data_len > RETRY_MAX_XFER || r->data_len > d->max_xfer ||
+	    r->iov_count > RETRY_MAX_IOVS)
+		return -ENOMEM; /* the retry exchange's ceiling; sg_dd shrinks on it */
+	return 0;
+}
+
+static uint32_t elapsed_ms(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+static void log_cmd(const struct sgio_cmd *cmd, int ret)
+{
+	char op[64], sense[256];
+
+	if (log_level < LOG_DEBUG)
+		return;
+	scsi_opcode_name(cmd->c.cdb, cmd->c.cdb_len, cmd->d->target->info.scsi_type, op,
+			 sizeof(op));
+	scsi_sense_str(&cmd->c.res, sense, sizeof(sense));
+	log_debug("tid %d: SG_IO v%u %s, %u bytes: %s status 0x%02x host 0x%x %s", cmd->tid,
+		  cmd->r.version, op, cmd->c.data_len, ret < 0 ? strerror(-ret) : "done",
+		  cmd->c.res.status, cmd->c.res.host_status, sense);
+}
+
+static int copy_out_direct(struct sgio_cmd *cmd, unsigned sense_len)
+{
+	int err = 0;
+
+	if (reads_data(&cmd->r))
+		err = uaccess_writev(cmd->tid, cmd->segs, cmd->nsegs, cmd->c.data);
+	if (!err)
+		err = uaccess_write(cmd->tid, cmd->r.sense_addr, cmd->c.res.sense, sense_len);
+	if (!err)
+		err = uaccess_write(cmd->tid, cmd->arg, cmd->r.hdr.raw,
+				    cmd->r.hdr_len);
+	return err;
+}
+
+static void reply_retry_path(struct sgio_cmd *cmd, unsigned sense_len)
+{
+	struct iovec iov[3];
+	int n = 0;
+
+	iov[n++] = (struct iovec){ cmd->r.hdr.raw, cmd->r.hdr_len };
+	if (reads_data(&cmd->r))
+		iov[n++] = (struct iovec){ cmd->c.data, cmd->c.data_len };
+	if (sense_len)
+		iov[n++] = (struct iovec){ cmd->c.res.sense, sense_len };
+	/* the kernel fills our out iovecs in order: header, data, then sense */
+	fuse_reply_ioctl_iov(cmd->req, 0, iov, n);
+}
+
+static void finish(struct sgio_cmd *cmd, int ret)
+{
+	struct daemon *d = cmd->d;
+	unsigned sense_len;
+
+	log_cmd(cmd, ret);
+	if (ret < 0) {
+		stat_inc(d, STAT_SG_IO_ERR);
+		fuse_reply_err(cmd->req, -ret);
+		return;
+	}
+	sense_len = scsi_complete(&cmd->r, &cmd->c.res, elapsed_ms(&cmd->start));
+	if (!cmd->direct) {
+		reply_retry_path(cmd, sense_len);
+		return;
+	}
+	ret = copy_out_direct(cmd, sense_len);
+	if (ret < 0) {
+		stat_inc(d, STAT_SG_IO_ERR);
+		fuse_reply_err(cmd->req, -ret);
+		return;
+	}
+	fuse_reply_ioctl(cmd->req, 0, NULL, 0);
+}
+
+static void run(struct pool_work *w, unsigned slot)
+{
+	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)w - offsetof(struct sgio_cmd, work));
+	int expect = CMD_RUNNING;
+	int ret;
+
+	if (atomic_load(&cmd->state) != CMD_RUNNING)
+		goto drop; /* interrupted while queued: never started */
+	ret = cmd->d->target->ops->sg_io(cmd->d->target, slot, &cmd->c);
+	stat_inc(cmd->d, STAT_SG_IO);
+	if (!atomic_compare_exchange_strong(&cmd->state, &expect, CMD_COMPLETING))
+		goto drop;
+	/* waits out an interrupt callback running now; none can start after */
+	fuse_req_interrupt_func(cmd->req, NULL, NULL);
+	finish(cmd, ret);
+drop:
+	cmd_free(cmd);
+}
+
+/*
+ * Called by libfuse with its request lock held.  Answering here is safe
+ * (the reply takes only the session lock); touching the command after the
+ * exchange is not, as the worker may free it at once.
+ */
+static void interrupted(fuse_req_t req, void *data)
+{
+	struct sgio_cmd *cmd = data;
+	int expect = CMD_RUNNING;
+
+	if (atomic_compare_exchange_strong(&cmd->state, &expect, CMD_INTERRUPTED)) {
+		stat_inc(cmd->d, STAT_INTERRUPT);
+		fuse_reply_err(req, EINTR);
+	}
+}
+
+static void submit(struct sgio_cmd *cmd)
+{
+	cmd->work.run = run;
+	atomic_store(&cmd->state, CMD_RUNNING);
+	fuse_req_interrupt_func(cmd->req, interrupted, cmd);
+	if (atomic_load(&cmd->state) == CMD_INTERRUPTED) {
+		cmd_free(cmd); /* the signal came first; already answered */
+		return;
+	}
+	pool_submit(cmd->d->pool, &cmd->work);
+}
+
+static int plan_add(struct iovec *v, unsigned *n, size_t *len, uint64_t addr, size_t size)
+{
+	if (*n >= FUSE_IOCTL_MAX_IOV)
+		return -ENOMEM;
+	v[(*n)++] = (struct iovec){ (void *)(uintptr_t)addr, size };
+	*len += size;
+	return 0;
+}
+
+static int plan_segs(struct iovec *v, unsigned *n, size_t *len, const struct sgio_cmd *cmd)
+{
+	int err = 0;
+
+	for (unsigned i = 0; i < cmd->nsegs && !err; i++)
+		err = plan_add(v, n, len, cmd->segs[i].addr, cmd->segs[i].len);
+	return err;
+}
+
+/* Everything the final round moves: in = header, iovecs, CDB, data-out. */
+static int make_plan(const struct ioctx *x, const struct sgio_cmd *cmd, struct plan *p)
+{
+	const struct scsi_req *r = &cmd->r;
+	int err;
+
+	p->n_in = p->n_out = 0;
+	p->in_len = p->out_len = 0;
+	err = plan_add(p->in, &p->n_in, &p->in_len, x->arg, r->hdr_len);
+	if (!err && r->iov_count)
+		err = plan_add(p->in, &p->n_in, &p->in_len, r->data_addr,
+			       r->iov_count * sizeof(struct sg_iovec));
+	if (!err)
+		err = plan_add(p->in, &p->n_in, &p->in_len, r->cdb_addr, r->cdb_len);
+	if (!err && writes_data(r))
+		err = plan_segs(p->in, &p->n_in, &p->in_len, cmd);
+	if (!err)
+		err = plan_add(p->out, &p->n_out, &p->out_len, x->arg, r->hdr_len);
+	if (!err && reads_data(r))
+		err = plan_segs(p->out, &p->n_out, &p->out_len, cmd);
+	if (!err && r->sense_addr)
+		err = plan_add(p->out, &p->n_out, &p->out_len, r->sense_addr, r->sense_max);
+	if (!err && p->n_in + p->n_out > FUSE_IOCTL_MAX_IOV)
+		err = -ENOMEM;
+	return err;
+}
+
+static void ask(struct ioctx *x, const struct iovec *in, unsigned n_in, const struct iovec *out,
+		unsigned n_out)
+{
+	stat_inc(x->o->d, STAT_IOCTL_RETRY);
+	fuse_reply_ioctl_retry(x->req, in, n_in, out, n_out);
+}
+
+/* The final round: everything planned has arrived in in_buf. */
+static int take_final(struct ioctx *x, struct sgio_cmd *cmd, const struct plan *p)
+{
+	const uint8_t *in = x->in_buf;
+	size_t off = cmd->r.hdr_len + cmd->r.iov_count * sizeof(struct sg_iovec);
+
+	if (x->in_len != p->in_len || x->out_len != p->out_len) {
+		log_warn("tid %d: SG_IO header changed between ioctl rounds", x->tid);
+		return -EINVAL;
+	}
+	memcpy(cmd->c.cdb, in + off, cmd->r.cdb_len);
+	if (writes_data(&cmd->r))
+		memcpy(cmd->c.data, in + off + cmd->r.cdb_len, cmd->c.data_len);
+	return 0;
+}
+
+static void sgio_retry(struct ioctx *x)
+{
+	struct iovec iov[2] = { { (void *)(uintptr_t)x->arg, SCSI_V3_HDR_LEN } };
+	struct sgio_cmd *cmd = NULL;
+	struct scsi_req r;
+	struct plan p;
+	int err;
+
+	if (x->in_len < SCSI_V3_HDR_LEN) {
+		ask(x, iov, 1, NULL, 0);
+		return;
+	}
+	err = scsi_peek_version(x->in_buf, x->in_len);
+	if (err == 4 && x->in_len < SCSI_V4_HDR_LEN) {
+		iov[0].iov_len = SCSI_V4_HDR_LEN;
+		ask(x, iov, 1, NULL, 0);
+		return;
+	}
+	err = err < 0 ? err : scsi_decode(x->in_buf, x->in_len, &r);
+	if (!err)
+		err = check_limits(x, &r);
+	if (err)
+		goto out;
+	if (r.iov_count && x->in_len < r.hdr_len + r.iov_count * sizeof(struct sg_iovec)) {
+		iov[0].iov_len = r.hdr_len;
+		iov[1] = (struct iovec){ (void *)(uintptr_t)r.data_addr,
+					 r.iov_count * sizeof(struct sg_iovec) };
+		ask(x, iov, 2, NULL, 0);
+		return;
+	}
+	err = cmd_new(x, &r, &cmd);
+	if (!err)
+		err = cmd_set_segs(cmd, (const struct sg_iovec *)((const char *)x->in_buf +
+								  r.hdr_len));
+	if (!err)
+		err = make_plan(x, cmd, &p);
+	if (!err && x->out_len == 0) {
+		ask(x, p.in, p.n_in, p.out, p.n_out);
+		cmd_free(cmd);
+		return;
+	}
+	if (!err)
+		err = take_final(x, cmd, &p);
+	if (!err) {
+		submit(cmd);
+		return;
+	}
+out:
+	cmd_free(cmd);
+	stat_inc(x->o->d, STAT_SG_IO_ERR);
+	fuse_reply_err(x->req, -err);
+}
+
+static int fetch_direct(struct ioctx *x, struct sgio_cmd *cmd)
+{
+	const struct scsi_req *r = &cmd->r;
+	struct sg_iovec *uiov = NULL;
+	int err = 0;
+
+	if (r->iov_count) {
+		uiov = calloc(r->iov_count, sizeof(*uiov));
+		if (!uiov)
+			return -ENOMEM;
+		err = uaccess_read(x->tid, r->data_addr, uiov, r->iov_count * sizeof(*uiov));
+	}
+	if (!err)
+		err = cmd_set_segs(cmd, uiov);
+	free(uiov);
+	if (!err)
+		err = uaccess_read(x->tid, r->cdb_addr, cmd->c.cdb, r->cdb_len);
+	if (!err && writes_data(r))
+		err = uaccess_readv(x->tid, cmd->segs, cmd->nsegs, cmd->c.data);
+	return err;
+}
+
+static void sgio_direct(struct ioctx *x)
+{
+	union scsi_hdr hdr;
+	struct sgio_cmd *cmd = NULL;
+	struct scsi_req r;
+	int err;
+
+	err = uaccess_read(x->tid, x->arg, hdr.raw, SCSI_V3_HDR_LEN);
+	if (err == -EPERM) {
+		x->direct = false; /* out of our reach (another namespace?): let the kernel copy */
+		sgio_retry(x);
+		return;
+	}
+	if (!err && scsi_peek_version(hdr.raw, SCSI_V3_HDR_LEN) == 4)
+		err = uaccess_read(x->tid, x->arg + SCSI_V3_HDR_LEN, hdr.raw + SCSI_V3_HDR_LEN,
+				   SCSI_V4_HDR_LEN - SCSI_V3_HDR_LEN);
+	if (!err)
+		err = scsi_decode(hdr.raw, sizeof(hdr.raw), &r);
+	if (!err)
+		err = check_limits(x, &r);
+	if (!err)
+		err = cmd_new(x, &r, &cmd);
+	if (!err)
+		err = fetch_direct(x, cmd);
+	if (!err) {
+		submit(cmd);
+		return;
+	}
+	cmd_free(cmd);
+	stat_inc(x->o->d, STAT_SG_IO_ERR);
+	log_debug("tid %d: SG_IO refused: %s", x->tid, strerror(-err));
+	fuse_reply_err(x->req, -err);
+}
+
+void sgio_ioctl(struct ioctx *x)
+{
+	if (x->direct)
+		sgio_direct(x);
+	else
+		sgio_retry(x);
+}

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The real target: sg and sd nodes take a v3 header, bsg nodes a v4 one.
+ * Facts about the device come from sysfs, the same for all three kinds, so
+ * that SG_GET_SCSI_ID and friends answer alike whichever node was given.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "target.h"
+
+#define SG_MAJOR 21
+#define FALLBACK_MAX_XFER (64u << 10)
+
+struct real_target {
+	struct target base;
+	unsigned nslots;
+	int fds[];
+};
+
+#define to_real(t) ((struct real_target *)(t))
+
+const char *target_kind_name(enum target_kind kind)
+{
+	static const char *const names[] = { [TARGET_SG] = "sg", [TARGET_SD] = "sd",
+					     [TARGET_BSG] = "bsg" };
+	return names[kind];
+}
+
+static int real_sg_io(struct target *t, unsigned slot, struct scsi_cmd *c)
+{
+	int fd = to_real(t)->fds[slot];
+
+	if (t->info.kind == TARGET_BSG) {
+		struct sg_io_v4 h;
+
+		scsi_build_v4(c, &h);
+		if (ioctl(fd, SG_IO, &h) < 0)
+			return -errno;
+		scsi_result_v4(&h, c->dir, &c->res);
+		return 0;
+	}
+	struct sg_io_hdr h;
+
+	scsi_build_v3(c, &h);
+	if (ioctl(fd, SG_IO, &h) < 0)
+		return -errno;
+	scsi_result_v3(&h, &c->res);
+	return 0;
+}
+
+static void real_free(struct target *t)
+{
+	struct real_target *rt = to_real(t);
+
+	for (unsigned i = 0; i < rt->nslots; i++)
+		if (rt->fds[i] >= 0)
+			close(rt->fds[i]);
+	free(rt);
+}
+
+static const struct target_ops real_ops = {
+	.sg_io = real_sg_io,
+	.free = real_free,
+};
+
+void target_free(struct target *t)
+{
+	if (t)
+		t->ops->free(t);
+}
+
+static int read_int(const char *path, int *ret)
+{
+	char buf[64];
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -EIO;
+	*ret = atoi(buf);
+	return 0;
+}
+
+static int bsg_major(void)
+{
+	char line[128], name[64];
+	FILE *f = fopen("/proc/devices", "re");
+	int major, found = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == 'B')
+			break; /* "Block devices:" ends the character section */
+		if (sscanf(line, "%d %63s", &major, name) == 2 && !strcmp(name, "bsg"))
+			found = major;
+	}
+	fclose(f);
+	return found;
+}
+
+/* sysfs: the node's directory in /sys/dev; its "device" is the scsi_device. */
+static int classify(const char *path, struct target_info *info, char *sysdir, size_t len,
+		    char *why, size_t why_len)
+{
+	struct stat st;
+	char probe[PATH_MAX];
+
+	if (stat(path, &st) < 0) {
+		snprintf(why, why_len, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == SG_MAJOR) {
+		info->kind = TARGET_SG;
+	} else if (S_ISCHR(st.st_mode) && (int)major(st.st_rdev) == bsg_major()) {
+		info->kind = TARGET_BSG;
+	} else if (S_ISBLK(st.st_mode)) {
+		snprintf(probe, sizeof(probe), "/sys/dev/block/%u:%u/partition", major(st.st_rdev),
+			 minor(st.st_rdev));
+		if (access(probe, F_OK) == 0) {
+			/* SG_IO on a partition reaches the whole disk */
+			snprintf(why, why_len, "%s is a partition: give the whole disk", path);
+			return -EINVAL;
+		}
+		info->kind = TARGET_SD;
+	} else {
+		snprintf(why, why_len, "%s is not an sg, bsg or SCSI disk node", path);
+		return -ENOTTY;
+	}
+	snprintf(sysdir, len, "/sys/dev/%s/%u:%u", S_ISBLK(st.st_mode) ? "block" : "char",
+		 major(st.st_rdev), minor(st.st_rdev));
+	return 0;
+}
+
+/* The scsi_device's sysfs directory is named H:C:T:L. */
+static int read_address(const char *sysdir, struct target_info *info, char *why, size_t why_len)
+{
+	char sysdev[PATH_MAX + 8];
+	char *real;
+	char attr[PATH_MAX + 32];
+	const char *base;
+	int n;
+
+	snprintf(sysdev, sizeof(sysdev), "%s/device", sysdir);
+	real = realpath(sysdev, NULL);
+	if (!real) {
+		snprintf(why, why_len, "%s has no SCSI device in sysfs", info->path);
+		return -ENOTTY;
+	}
+	base = strrchr(real, '/');
+	n = sscanf(base ? base + 1 : real, "%d:%d:%d:%d", &info->host, &info->channel, &info->id,
+		   &info->lun);
+	if (n != 4) {
+		snprintf(why, why_len, "%s is not a SCSI device (%s)", info->path, real);
+		free(real);
+		return -ENOTTY;
+	}
+	snprintf(attr, sizeof(attr), "%s/type", real);
+	read_int(attr, &info->scsi_type);
+	snprintf(attr, sizeof(attr), "%s/queue_depth", real);
+	read_int(attr, &info->queue_depth);
+	free(real);
+	snprintf(attr, sizeof(attr), "/sys/class/scsi_host/host%d/cmd_per_lun", info->host);
+	read_int(attr, &info->cmd_per_lun);
+	snprintf(attr, sizeof(attr), "/sys/class/scsi_host/host%d/unique_id", info->host);
+	read_int(attr, &info->unique_id);
+	return 0;
+}
+
+/* The request queue behind any of the three nodes: the disk's, if there is one. */
+static void read_queue_limits(const char *sysdir, struct target_info *info)
+{
+	char pattern[PATH_MAX + 32];
+	int kb = 0, hw_kb = 0, segs = 0;
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "%s/device/block/*/queue", sysdir);
+	if (info->kind == TARGET_SD)
+		snprintf(pattern, sizeof(pattern), "%s/queue", sysdir);
+	if (glob(pattern, 0, NULL, &g) == 0) {
+		char attr[PATH_MAX + 64];
+
+		snprintf(attr, sizeof(attr), "%s/max_sectors_kb", g.gl_pathv[0]);
+		read_int(attr, &kb);
+		snprintf(attr, sizeof(attr), "%s/max_hw_sectors_kb", g.gl_pathv[0]);
+		read_int(attr, &hw_kb);
+		snprintf(attr, sizeof(attr), "%s/max_segments", g.gl_pathv[0]);
+		read_int(attr, &segs);
+		globfree(&g);
+	}
+	info->max_sectors_bytes = kb > 0 ? (uint32_t)kb << 10 : FALLBACK_MAX_XFER;
+	info->max_xfer = hw_kb > 0 ? (uint32_t)hw_kb << 10 : info->max_sectors_bytes;
+	if (info->max_xfer >= SCSI_XFER_LIMIT)
+		info->max_xfer = SCSI_XFER_LIMIT - 4096;
+	info->max_segments = segs > 0 ? segs : 128;
+	/* SG_IO on a block device says EIO for an overlong transfer; sg and
+	 * bsg fail in the block layer's mapping with EINVAL */
+	info->max_xfer_errno = info->kind == TARGET_SD ? EIO : EINVAL;
+}
+
+static int open_slots(struct real_target *rt, char *why, size_t why_len)
+{
+	const char *path = rt->base.info.path;
+	int flags = O_RDWR;
+
+	for (unsigned i = 0; i < rt->nslots; i++) {
+		rt->fds[i] = open(path, flags | O_NONBLOCK | O_CLOEXEC);
+		if (rt->fds[i] < 0 && i == 0 && (errno == EROFS || errno == EACCES)) {
+			flags = O_RDONLY; /* write-protected medium: reads still work */
+			rt->fds[i] = open(path, flags | O_NONBLOCK | O_CLOEXEC);
+		}
+		if (rt->fds[i] < 0) {
+			snprintf(why, why_len, "cannot open %s: %s", path, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static void copy_trimmed(char *dst, const uint8_t *src, size_t len)
+{
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+	while (len && dst[len - 1] == ' ')
+		dst[--len] = '\0';
+}
+
+static int probe_inquiry(struct target *t, char *why, size_t why_len)
+{
+	uint8_t buf[36] = { 0 };
+	struct scsi_cmd c = {
+		.cdb = { 0x12, 0, 0, 0, sizeof(buf), 0 },
+		.cdb_len = 6,
+		.dir = SCSI_DIR_FROM_DEV,
+		.data = buf,
+		.data_len = sizeof(buf),
+		.timeout_ms = 20000,
+	};
+	int ret = t->ops->sg_io(t, 0, &c);
+
+	if (ret < 0) {
+		snprintf(why, why_len, "%s answers no SG_IO: %s", t->info.path, strerror(-ret));
+		return ret;
+	}
+	if (c.res.status || c.res.host_status || c.res.driver_status) {
+		snprintf(why, why_len, "%s: INQUIRY failed (status 0x%02x host 0x%x driver 0x%x)",
+			 t->info.path, c.res.status, c.res.host_status, c.res.driver_status);
+		return -EIO;
+	}
+	copy_trimmed(t->info.vendor, buf + 8, 8);
+	copy_trimmed(t->info.product, buf + 16, 16);
+	copy_trimmed(t->info.revision, buf + 32, 4);
+	return 0;
+}
+
+int target_open(const char *path, unsigned nslots, struct target **ret, char *why, size_t why_len)
+{
+	struct real_target *rt;
+	char sysdir[PATH_MAX];
+	int err;
+
+	rt = calloc(1, sizeof(*rt) + nslots * sizeof(int));
+	if (!rt)
+		return -ENOMEM;
+	rt->base.ops = &real_ops;
+	rt->nslots = nslots;
+	for (unsigned i = 0; i < nslots; i++)
+		rt->fds[i] = -1;
+	snprintf(rt->base.info.path, sizeof(rt->base.info.path), "%s", path);
+	err = classify(path, &rt->base.info, sysdir, sizeof(sysdir), why, why_len);
+	if (!err)
+		err = read_address(sysdir, &rt->base.info, why, why_len);
+	if (!err)
+		err = open_slots(rt, why, why_len);
+	if (!err)
+		err = probe_inquiry(&rt->base, why, why_len);
+	if (err) {
+		real_free(&rt->base);
+		return err;
+	}
+	read_queue_limits(sysdir, &rt->base.info);
+	if (ioctl(rt->fds[0], SG_EMULATED_HOST, &rt->base.info.emulated) < 0)
+		rt->base.info.emulated = 0;
+	*ret = &rt->base;
+	return 0;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The one seam to the hardware.  A target runs a struct scsi_cmd with a real
+ * SG_IO on a SCSI pass-through device (sg, sd or bsg), or, in the unit tests,
+ * on a fake.  Each pool worker uses its own slot, so a target may keep one
+ * file descriptor per worker; sg_io() is called from several threads at once,
+ * one per slot.
+ */
+#ifndef CUSE_BSG_TARGET_H
+#define CUSE_BSG_TARGET_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "scsi.h"
+
+enum target_kind {
+	TARGET_SG,  /* /dev/sgN, SG_IO v3 */
+	TARGET_SD,  /* /dev/sdX whole disk, SG_IO v3 */
+	TARGET_BSG, /* /dev/bsg/H:C:T:L, SG_IO v4 */
+};
+
+/* What the informational ioctls report; read-only after target_open(). */
+struct target_info {
+	char path[PATH_MAX];
+	enum target_kind kind;
+	int host, channel, id, lun; /* H:C:T:L */
+	int scsi_type;		    /* peripheral device type */
+	int cmd_per_lun, queue_depth, unique_id, emulated;
+	uint32_t max_sectors_bytes; /* BLKSECTGET on sg: the request queue's max_sectors */
+	uint32_t max_xfer;	    /* the most one command may move */
+	int max_xfer_errno;	    /* the target's errno for a longer transfer */
+	int max_segments;	    /* SG_GET_SG_TABLESIZE */
+	char vendor[9], product[17], revision[5];
+};
+
+struct target;
+
+struct target_ops {
+	/* Run c on the target; fill c->res.  0, or the SG_IO ioctl's -errno. */
+	int (*sg_io)(struct target *t, unsigned slot, struct scsi_cmd *c);
+	void (*free)(struct target *t);
+};
+
+struct target {
+	const struct target_ops *ops;
+	struct target_info info;
+};
+
+/*
+ * Open path with nslots descriptors, check that it is a SCSI pass-through
+ * device that answers a real INQUIRY, and fill its info.  On failure,
+ * returns -errno and writes a reason naming the device to why.
+ */
+int target_open(const char *path, unsigned nslots, struct target **ret, char *why, size_t why_len);
+void target_free(struct target *t);
+
+const char *target_kind_name(enum target_kind kind);
+
+#endif /* CUSE_BSG_TARGET_H */

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * sgclient: a small SG_IO client for the integration suite.  It speaks v4
+ * (struct sg_io_v4), which no sg3_utils tool sends to a non-bsg node, and it
+ * runs the bad-input table: each case prints one line, so that the output
+ * against the kernel's own node and against cuse_bsg's can be diffed.
+ *
+ *   sgclient v4-inquiry DEV [VPD_PAGE]   INQUIRY through v4, hex dump
+ *   sgclient v4-read DEV LBA BLOCKS      READ(10) through v4 to stdout
+ *   sgclient v4-write DEV LBA BLOCKS     WRITE(10) through v4 from stdin
+ *   sgclient errors-v3 DEV               the v3 bad-input table
+ *   sgclient errors-v4 DEV               the v4 bad-input table
+ *   sgclient tur DEV N                   N x TEST UNIT READY (v3)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bsg.h>
+#include <scsi/sg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define BLOCK 512
+#define BAD_PTR ((void *)16)
+
+static int fd;
+
+static void die(const char *msg)
+{
+	perror(msg);
+	exit(1);
+}
+
+static uint32_t crc32(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xffffffff;
+
+	while (n--) {
+		c ^= *p++;
+		for (int k = 0; k < 8; k++)
+			c = c >> 1 ^ (0xedb88320 & -(c & 1));
+	}
+	return ~c;
+}
+
+static void read10(uint8_t *cdb, uint32_t lba, uint16_t blocks, uint8_t op)
+{
+	memset(cdb, 0, 10);
+	cdb[0] = op;
+	cdb[2] = lba >> 24, cdb[3] = lba >> 16, cdb[4] = lba >> 8, cdb[5] = lba;
+	cdb[7] = blocks >> 8, cdb[8] = blocks;
+}
+
+static void v4_init(struct sg_io_v4 *h, uint8_t *cdb, unsigned cdb_len, uint8_t *sense)
+{
+	memset(h, 0, sizeof(*h));
+	h->guard = 'Q';
+	h->request = (uintptr_t)cdb;
+	h->request_len = cdb_len;
+	h->response = (uintptr_t)sense;
+	h->max_response_len = 64;
+	h->timeout = 20000;
+}
+
+static void v4_print(const struct sg_io_v4 *h, const uint8_t *sense)
+{
+	fprintf(stderr, "device_status=0x%x transport_status=0x%x driver_status=0x%x info=0x%x "
+			"din_resid=%d dout_resid=%d response_len=%u",
+		h->device_status, h->transport_status, h->driver_status, h->info, h->din_resid,
+		h->dout_resid, h->response_len);
+	for (unsigned i = 0; i < h->response_len && i < 32; i++)
+		fprintf(stderr, "%s%02x", i ? " " : " sense=", sense[i]);
+	fputc('\n', stderr);
+}
+
+static int v4_inquiry(int argc, char **argv)
+{
+	uint8_t cdb[6] = { 0x12, 0, 0, 0, 255, 0 }, buf[255] = { 0 }, sense[64];
+	struct sg_io_v4 h;
+
+	if (argc > 3) {
+		cdb[1] = 1;
+		cdb[2] = strtol(argv[3], NULL, 0);
+	}
+	v4_init(&h, cdb, sizeof(cdb), sense);
+	h.din_xferp = (uintptr_t)buf;
+	h.din_xfer_len = sizeof(buf);
+	if (ioctl(fd, SG_IO, &h) < 0)
+		die("SG_IO");
+	v4_print(&h, sense);
+	for (unsigned i = 0; i < sizeof(buf) - h.din_resid; i++)
+		printf("%02x%c", buf[i], i % 16 == 15 ? '\n' : ' ');
+	printf("\n");
+	return h.info & SG_INFO_CHECK ? 3 : 0;
+}
+
+static int v4_rw(char **argv, bool write)
+{
+	uint32_t lba = strtoul(argv[3], NULL, 0);
+	unsigned blocks = strtoul(argv[4], NULL, 0);
+	size_t len = (size_t)blocks * BLOCK;
+	uint8_t cdb[10], sense[64], *buf = calloc(1, len ? len : 1);
+	struct sg_io_v4 h;
+
+	if (!buf)
+		die("calloc");
+	if (write && fread(buf, 1, len, stdin) != len)
+		die("short input");
+	read10(cdb, lba, blocks, write ? 0x2a : 0x28);
+	v4_init(&h, cdb, sizeof(cdb), sense);
+	if (write) {
+		h.dout_xferp = (uintptr_t)buf;
+		h.dout_xfer_len = len;
+	} else {
+		h.din_xferp = (uintptr_t)buf;
+		h.din_xfer_len = len;
+	}
+	if (ioctl(fd, SG_IO, &h) < 0)
+		die("SG_IO");
+	v4_print(&h, sense);
+	if (!write && fwrite(buf, 1, len, stdout) != len)
+		die("write");
+	free(buf);
+	return h.info & SG_INFO_CHECK ? 3 : 0;
+}
+
+/* One row of a bad-input table: prepare a header, then SG_IO it. */
+struct bad_case {
+	const char *name;
+	void (*prep)(void *hdr, uint8_t *cdb, uint8_t *buf, uint8_t *sense);
+};
+
+static uint8_t *ro_page;
+
+static void v3_base(struct sg_io_hdr *h, uint8_t *cdb, uint8_t *buf, uint8_t *sense)
+{
+	memset(h, 0, sizeof(*h));
+	h->interface_id = 'S';
+	read10(cdb, 0, 1, 0x28);
+	h->cmdp = cdb;
+	h->cmd_len = 10;
+	h->dxfer_direction = SG_DXFER_FROM_DEV;
+	h->dxferp = buf;
+	h->dxfer_len = BLOCK;
+	h->sbp = sense;
+	h->mx_sb_len = 64;
+	h->timeout = 20000;
+}
+
+#define V3(fn_name, ...)                                                                           \
+	static void fn_name(void *p, uint8_t *cdb, uint8_t *buf, uint8_t *sense)                   \
+	{                                                                                          \
+		struct sg_io_hdr *h = p;                                                           \
+		v3_base(h, cdb, buf, sense);                                                       \
+		__VA_ARGS__;                                                                       \
+	}
+
+static struct sg_iovec iov2[2];
+
+V3(v3_ok, (void)0)
+V3(v3_interface_id, h->interface_id = 'X')
+V3(v3_cmd_len_5, h->cmd_len = 5)
+V3(v3_cmd_len_253, h->cmd_len = 253)
+V3(v3_cmd_len_40, h->cmd_len = 40)
+V3(v3_cmd_len_16, h->cmd_len = 16)
+V3(v3_null_cdb, h->cmdp = NULL)
+V3(v3_dxfer_256m, h->dxfer_len = 256u << 20)
+V3(v3_bad_cdb_ptr, h->cmdp = BAD_PTR)
+V3(v3_bad_data_ptr, h->dxferp = BAD_PTR)
+V3(v3_ro_data_ptr, h->dxferp = ro_page)
+V3(v3_bad_sense_ptr, read10(cdb, 0x7ffffff0, 1, 0x28); h->sbp = BAD_PTR)
+V3(v3_beyond_capacity, read10(cdb, 0x7ffffff0, 1, 0x28))
+V3(v3_bad_direction, h->dxfer_direction = -7)
+V3(v3_unknown_dir_no_data, h->dxfer_direction = -7; h->dxfer_len = 0)
+V3(v3_hipri_flag, h->flags = 0x800)
+V3(v3_iovec_huge, h->iovec_count = 2000; h->dxferp = iov2)
+V3(v3_iovec_bad_ptr, h->iovec_count = 2; h->dxferp = BAD_PTR)
+V3(v3_iovec_zero, iov2[0].iov_len = iov2[1].iov_len = 0; h->iovec_count = 2; h->dxferp = iov2)
+V3(v3_iovec_read, iov2[0] = (struct sg_iovec){ buf, 200 };
+   iov2[1] = (struct sg_iovec){ buf + 200, 312 }; h->iovec_count = 2; h->dxferp = iov2)
+V3(v3_no_sense_room, read10(cdb, 0x7ffffff0, 1, 0x28); h->mx_sb_len = 0)
+V3(v3_short_sense, read10(cdb, 0x7ffffff0, 1, 0x28); h->mx_sb_len = 8)
+
+static void v4_base(struct sg_io_v4 *h, uint8_t *cdb, uint8_t *buf, uint8_t *sense)
+{
+	read10(cdb, 0, 1, 0x28);
+	v4_init(h, cdb, 10, sense);
+	h->din_xferp = (uintptr_t)buf;
+	h->din_xfer_len = BLOCK;
+}
+
+#define V4(fn_name, ...)                                                                           \
+	static void fn_name(void *p, uint8_t *cdb, uint8_t *buf, uint8_t *sense)                   \
+	{                                                                                          \
+		struct sg_io_v4 *h = p;                                                            \
+		v4_base(h, cdb, buf, sense);                                                       \
+		__VA_ARGS__;                                                                       \
+	}
+
+V4(v4_ok, (void)0)
+V4(v4_protocol, h->protocol = 1)
+V4(v4_subprotocol, h->subprotocol = 1)
+V4(v4_bidi, h->dout_xferp = (uintptr_t)buf; h->dout_xfer_len = BLOCK)
+V4(v4_request_len_40, h->request_len = 40)
+V4(v4_bad_request_ptr, h->request = (uintptr_t)BAD_PTR)
+V4(v4_bad_din_ptr, h->din_xferp = (uintptr_t)BAD_PTR)
+V4(v4_ro_din_ptr, h->din_xferp = (uintptr_t)ro_page)
+V4(v4_bad_response_ptr, read10(cdb, 0x7ffffff0, 1, 0x28); h->response = (uintptr_t)BAD_PTR)
+V4(v4_beyond_capacity, read10(cdb, 0x7ffffff0, 1, 0x28))
+V4(v4_short_response, read10(cdb, 0x7ffffff0, 1, 0x28); h->max_response_len = 8)
+V4(v4_write_read_back, read10(cdb, 1, 1, 0x2a); h->din_xfer_len = 0; h->din_xferp = 0;
+   memset(buf, 0xa5, BLOCK); h->dout_xferp = (uintptr_t)buf; h->dout_xfer_len = BLOCK)
+
+static const struct bad_case v3_cases[] = {
+	{ "v3_ok", v3_ok },
+	{ "v3_interface_id", v3_interface_id },
+	{ "v3_cmd_len_5", v3_cmd_len_5 },
+	{ "v3_cmd_len_253", v3_cmd_len_253 },
+	{ "v3_cmd_len_40", v3_cmd_len_40 },
+	{ "v3_cmd_len_16", v3_cmd_len_16 },
+	{ "v3_null_cdb", v3_null_cdb },
+	{ "v3_dxfer_256m", v3_dxfer_256m },
+	{ "v3_bad_cdb_ptr", v3_bad_cdb_ptr },
+	{ "v3_bad_data_ptr", v3_bad_data_ptr },
+	{ "v3_ro_data_ptr", v3_ro_data_ptr },
+	{ "v3_bad_sense_ptr", v3_bad_sense_ptr },
+	{ "v3_beyond_capacity", v3_beyond_capacity },
+	{ "v3_bad_direction", v3_bad_direction },
+	{ "v3_unknown_dir_no_data", v3_unknown_dir_no_data },
+	{ "v3_hipri_flag", v3_hipri_flag },
+	{ "v3_iovec_huge", v3_iovec_huge },
+	{ "v3_iovec_bad_ptr", v3_iovec_bad_ptr },
+	{ "v3_iovec_zero", v3_iovec_zero },
+	{ "v3_iovec_read", v3_iovec_read },
+	{ "v3_no_sense_room", v3_no_sense_room },
+	{ "v3_short_sense", v3_short_sense },
+	{ NULL, NULL },
+};
+
+static const struct bad_case v4_cases[] = {
+	{ "v4_ok", v4_ok },
+	{ "v4_protocol", v4_protocol },
+	{ "v4_subprotocol", v4_subprotocol },
+	{ "v4_bidi", v4_bidi },
+	{ "v4_request_len_40", v4_request_len_40 },
+	{ "v4_bad_request_ptr", v4_bad_request_ptr },
+	{ "v4_bad_din_ptr", v4_bad_din_ptr },
+	{ "v4_ro_din_ptr", v4_ro_din_ptr },
+	{ "v4_bad_response_ptr", v4_bad_response_ptr },
+	{ "v4_beyond_capacity", v4_beyond_capacity },
+	{ "v4_short_response", v4_short_response },
+	{ "v4_write_read_back", v4_write_read_back },
+	{ NULL, NULL },
+};
+
+static void report_v3(const struct sg_io_hdr *h, const uint8_t *buf, const uint8_t *sense)
+{
+	printf("ok status=0x%x masked=0x%x host=0x%x driver=0x%x info=0x%x resid=%d sb=%u",
+	       h->status, h->masked_status, h->host_status, h->driver_status, h->info, h->resid,
+	       h->sb_len_wr);
+	for (unsigned i = 0; i < h->sb_len_wr; i++)
+		printf("%s%02x", i ? "" : ":", sense[i]);
+	printf(" data=%08x\n", crc32(buf, BLOCK));
+}
+
+static void report_v4(const struct sg_io_v4 *h, const uint8_t *buf, const uint8_t *sense)
+{
+	printf("ok device=0x%x transport=0x%x driver=0x%x info=0x%x din_resid=%d "
+	       "dout_resid=%d response=%u",
+	       h->device_status, h->transport_status, h->driver_status, h->info, h->din_resid,
+	       h->dout_resid, h->response_len);
+	for (unsigned i = 0; i < h->response_len; i++)
+		printf("%s%02x", i ? "" : ":", sense[i]);
+	printf(" data=%08x\n", crc32(buf, BLOCK));
+}
+
+static int run_table(const struct bad_case *cases, bool v4)
+{
+	union {
+		struct sg_io_hdr v3;
+		struct sg_io_v4 v4;
+	} hdr;
+	static uint8_t buf[BLOCK], sense[64], cdb[64];
+
+	ro_page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro_page == MAP_FAILED)
+		die("mmap");
+	for (const struct bad_case *c = cases; c->name; c++) {
+		memset(buf, 0x5a, sizeof(buf));
+		memset(sense, 0, sizeof(sense));
+		c->prep(&hdr, cdb, buf, sense);
+		printf("%s: ", c->name);
+		if (ioctl(fd, SG_IO, &hdr) < 0)
+			printf("%s\n", strerrorname_np(errno));
+		else if (v4)
+			report_v4(&hdr.v4, buf, sense);
+		else
+			report_v3(&hdr.v3, buf, sense);
+	}
+	/* the header itself unreadable */
+	printf("%s_bad_hdr_ptr: %s\n", v4 ? "v4" : "v3",
+	       ioctl(fd, SG_IO, BAD_PTR) < 0 ? strerrorname_np(errno) : "ok");
+	return 0;
+}
+
+static int tur(char **argv)
+{
+	long n = strtol(argv[3], NULL, 0);
+	uint8_t cdb[6] = { 0 }, sense[32];
+	struct sg_io_hdr h;
+
+	for (long i = 0; i < n; i++) {
+		memset(&h, 0, sizeof(h));
+		h.interface_id = 'S';
+		h.cmdp = cdb;
+		h.cmd_len = 6;
+		h.dxfer_direction = SG_DXFER_NONE;
+		h.sbp = sense;
+		h.mx_sb_len = sizeof(sense);
+		h.timeout = 20000;
+		if (ioctl(fd, SG_IO, &h) < 0)
+			die("SG_IO");
+		if (h.info & SG_INFO_CHECK) {
+			fprintf(stderr, "TEST UNIT READY %ld: status 0x%x\n", i, h.status);
+			return 3;
+		}
+	}
+	printf("%ld\n", n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: sgclient v4-inquiry|v4-read|v4-write|errors-v3|errors-v4|tur "
+				"DEV [ARGS]\n");
+		return 2;
+	}
+	fd = open(argv[2], O_RDWR | O_NONBLOCK);
+	if (fd < 0)
+		die(argv[2]);
+	if (!strcmp(argv[1], "v4-inquiry"))
+		return v4_inquiry(argc, argv);
+	if (!strcmp(argv[1], "v4-read") && argc == 5)
+		return v4_rw(argv, false);
+	if (!strcmp(argv[1], "v4-write") && argc == 5)
+		return v4_rw(argv, true);
+	if (!strcmp(argv[1], "errors-v3"))
+		return run_table(v3_cases, false);
+	if (!strcmp(argv[1], "errors-v4"))
+		return run_table(v4_cases, true);
+	if (!strcmp(argv[1], "tur") && argc == 4)
+		return tur(argv);
+	fprintf(stderr, "sgclient: unknown command %s\n", argv[1]);
+	return 2;
+}

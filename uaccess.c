@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Client memory access.  process_vm_readv/writev take the calling thread's
+ * id, which is what fuse_req_ctx() gives.  A short transfer means a fault
+ * part-way, which the kernel would report as EFAULT too.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "uaccess.h"
+
+#define CAP_SYS_PTRACE_BIT 19
+#define CHUNK 64 /* remote segments per system call */
+
+static int vm_errno(int err)
+{
+	return err == EPERM ? -EPERM : -EFAULT; /* ESRCH: the caller is gone */
+}
+
+static int xfer(pid_t tid, const struct scsi_seg *segs, unsigned n, void *buf, bool write)
+{
+	struct iovec remote[CHUNK], local;
+	char *p = buf;
+
+	for (unsigned i = 0; i < n; i += CHUNK) {
+		unsigned k = n - i < CHUNK ? n - i : CHUNK;
+		size_t want = 0;
+		ssize_t got;
+
+		for (unsigned j = 0; j < k; j++) {
+			remote[j].iov_base = (void *)(uintptr_t)segs[i + j].addr;
+			remote[j].iov_len = segs[i + j].len;
+			want += segs[i + j].len;
+		}
+		local.iov_base = p;
+		local.iov_len = want;
+		got = write ? process_vm_writev(tid, &local, 1, remote, k, 0)
+			    : process_vm_readv(tid, &local, 1, remote, k, 0);
+		if (got < 0)
+			return vm_errno(errno);
+		if ((size_t)got != want)
+			return -EFAULT;
+		p += want;
+	}
+	return 0;
+}
+
+int uaccess_readv(pid_t tid, const struct scsi_seg *segs, unsigned n, void *buf)
+{
+	return xfer(tid, segs, n, buf, false);
+}
+
+int uaccess_writev(pid_t tid, const struct scsi_seg *segs, unsigned n, const void *buf)
+{
+	return xfer(tid, segs, n, (void *)buf, true);
+}
+
+int uaccess_read(pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct scsi_seg seg = { addr, len };
+
+	return len ? xfer(tid, &seg, 1, buf, false) : 0;
+}
+
+int uaccess_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
+{
+	struct scsi_seg seg = { addr, len };
+
+	return len ? xfer(tid, &seg, 1, (void *)buf, true) : 0;
+}
+
+bool uaccess_direct_possible(void)
+{
+	char line[256];
+	unsigned long long caps = 0;
+	int scope = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	fclose(f);
+	f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	/* Yama's scope 3 forbids attaching for everyone, root included */
+	return (caps >> CAP_SYS_PTRACE_BIT & 1) && scope < 3;
+}
+
+void ioctx_reply(struct ioctx *x, int result)
+{
+	if (result < 0)
+		fuse_reply_err(x->req, -result);
+	else
+		fuse_reply_ioctl(x->req, result, NULL, 0);
+}
+
+static void ask_retry(struct ioctx *x, const struct iovec *in, size_t n_in,
+		      const struct iovec *out, size_t n_out)
+{
+	stat_inc(x->o->d, STAT_IOCTL_RETRY);
+	fuse_reply_ioctl_retry(x->req, in, n_in, out, n_out);
+}
+
+int ioctx_fetch(struct ioctx *x, void *buf, size_t len)
+{
+	struct iovec iov = { (void *)(uintptr_t)x->arg, len };
+
+	if (x->direct) {
+		int err = uaccess_read(x->tid, x->arg, buf, len);
+
+		if (!err)
+			return 1;
+		if (err != -EPERM) {
+			ioctx_reply(x, err);
+			return 0;
+		}
+		x->direct = false; /* this caller is out of our reach: let the kernel copy */
+	}
+	if (x->in_len >= len) {
+		memcpy(buf, x->in_buf, len);
+		return 1;
+	}
+	ask_retry(x, &iov, 1, NULL, 0);
+	return 0;
+}
+
+void ioctx_reply_out(struct ioctx *x, int result, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)(uintptr_t)x->arg, len };
+
+	if (result < 0) {
+		ioctx_reply(x, result);
+		return;
+	}
+	if (x->direct) {
+		int err = uaccess_write(x->tid, x->arg, buf, len);
+
+		if (err != -EPERM) {
+			ioctx_reply(x, err ? err : result);
+			return;
+		}
+		x->direct = false;
+	}
+	if (x->out_len < len) {
+		ask_retry(x, NULL, 0, &iov, 1);
+		return;
+	}
+	fuse_reply_ioctl(x->req, result, buf, len);
+}

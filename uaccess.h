@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Access to a client's memory.  Two ways: directly with process_vm_readv/
+ * writev on the calling thread (needs ptrace rights over it), or through the
+ * kernel's ioctl retry exchange.  Either is only ever used while that thread
+ * is blocked in its own call to us: that is the caller's promise.
+ */
+#ifndef CUSE_BSG_UACCESS_H
+#define CUSE_BSG_UACCESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon.h"
+#include "scsi.h"
+
+/* Direct copies.  0, -EFAULT (bad address, thread gone) or -EPERM (no rights). */
+int uaccess_read(pid_t tid, uint64_t addr, void *buf, size_t len);
+int uaccess_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
+int uaccess_readv(pid_t tid, const struct scsi_seg *segs, unsigned n, void *buf);
+int uaccess_writev(pid_t tid, const struct scsi_seg *segs, unsigned n, const void *buf);
+
+/* True if this process may use the direct copies on other processes. */
+bool uaccess_direct_possible(void);
+
+/* One ioctl call as libfuse hands it over. */
+struct ioctx {
+	fuse_req_t req;
+	struct opener *o;
+	uint64_t arg;
+	const void *in_buf;
+	size_t in_len, out_len;
+	pid_t tid;
+	bool direct;
+};
+
+/*
+ * Fetch len bytes at arg.  1: they are in buf.  0: the request was answered
+ * (a retry round or an error), return without replying.
+ */
+int ioctx_fetch(struct ioctx *x, void *buf, size_t len);
+
+/* Answer with result and len bytes for *arg.  Returns nothing: always replies. */
+void ioctx_reply_out(struct ioctx *x, int result, const void *buf, size_t len);
+
+/* Answer with a negative errno or a non-negative ioctl result. */
+void ioctx_reply(struct ioctx *x, int result);
+
+#endif /* CUSE_BSG_UACCESS_H */
