@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -26,7 +27,7 @@
 #include "uaccess.h"
 
 #define CUSE_BSG_VERSION "0.1.0"
-#define NODE_WAIT_MS 5000
+#define NODE_WAIT_MS	 5000
 
 enum copy_mode { COPY_AUTO, COPY_DIRECT, COPY_RETRY };
 
@@ -46,7 +47,7 @@ struct runtime {
 	struct daemon d;
 	struct options opt;
 	struct fuse_session *se;
-	int ready_fd;	    /* daemon mode: tells the parent how start-up went */
+	int ready_fd; /* daemon mode: tells the parent how start-up went */
 	atomic_bool node_up;
 	atomic_bool stopping;
 };
@@ -75,18 +76,33 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 	}
 	o->d = d;
 	o->open_flags = fi->flags;
+	o->chan = d->target->ops->chan_open(d->target);
+	if (o->chan < 0) {
+		log_warn("cannot open %s for a new opener: %s", d->target->info.path,
+			 strerror(-o->chan));
+		fuse_reply_err(req, -o->chan);
+		free(o);
+		return;
+	}
 	ioctl_opener_init(o);
 	fi->fh = (uintptr_t)o;
 	fi->nonseekable = 1; /* sg uses nonseekable_open(): pread/pwrite get ESPIPE */
 	fi->direct_io = 1;
-	if (fuse_reply_open(req, fi) < 0)
+	if (fuse_reply_open(req, fi) < 0) {
+		d->target->ops->chan_close(d->target, o->chan);
 		free(o);
+	}
 }
 
+/* Last reference to the file gone: no ioctl of it can be in flight. */
 static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
 {
-	stat_inc(req_daemon(req), STAT_RELEASE);
-	free(fi_opener(fi));
+	struct daemon *d = req_daemon(req);
+	struct opener *o = fi_opener(fi);
+
+	stat_inc(d, STAT_RELEASE);
+	d->target->ops->chan_close(d->target, o->chan);
+	free(o);
 	fuse_reply_err(req, 0);
 }
 
@@ -106,8 +122,8 @@ static void cb_write(fuse_req_t req, const char *buf, size_t size, off_t off,
 	fuse_reply_err(req, EINVAL);
 }
 
-static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi,
-		     unsigned flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
+		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
 {
 	struct daemon *d = req_daemon(req);
 	struct ioctx x = {
@@ -244,23 +260,22 @@ static void *stats_main(void *arg)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: cuse_bsg [OPTIONS] TARGET\n"
-		"Serve the SCSI pass-through device TARGET (/dev/sgN, /dev/sdX or\n"
-		"/dev/bsg/H:C:T:L) as a character device /dev/NAME through CUSE.\n"
-		"\n"
-		"  -n, --name NAME      node name under /dev (default: bsg/<target>-cuse)\n"
-		"  -f, --foreground     stay in the foreground, log to stderr\n"
-		"  -m, --mode MODE      node permissions, octal (default: 0600)\n"
-		"  -o, --owner USER     node owner (default: root)\n"
-		"  -g, --group GROUP    node group (default: root)\n"
-		"  -t, --threads N      worker threads issuing SG_IO (default: 8, 1..64)\n"
-		"  -c, --copy MODE      data path: auto, direct or retry (default: auto)\n"
-		"  -v, --verbose        more log output (repeat for debug)\n"
-		"  -h, --help           this text\n"
-		"  -V, --version        print the version\n"
-		"\n"
-		"SIGUSR1 logs the request counters; SIGINT and SIGTERM stop the daemon.\n");
+	fprintf(f, "usage: cuse_bsg [OPTIONS] TARGET\n"
+		   "Serve the SCSI pass-through device TARGET (/dev/sgN, /dev/sdX or\n"
+		   "/dev/bsg/H:C:T:L) as a character device /dev/NAME through CUSE.\n"
+		   "\n"
+		   "  -n, --name NAME      node name under /dev (default: bsg/<target>-cuse)\n"
+		   "  -f, --foreground     stay in the foreground, log to stderr\n"
+		   "  -m, --mode MODE      node permissions, octal (default: 0600)\n"
+		   "  -o, --owner USER     node owner (default: root)\n"
+		   "  -g, --group GROUP    node group (default: root)\n"
+		   "  -t, --threads N      worker threads issuing SG_IO (default: 8, 1..64)\n"
+		   "  -c, --copy MODE      data path: auto, direct or retry (default: auto)\n"
+		   "  -v, --verbose        more log output (repeat for debug)\n"
+		   "  -h, --help           this text\n"
+		   "  -V, --version        print the version\n"
+		   "\n"
+		   "SIGUSR1 logs the request counters; SIGINT and SIGTERM stop the daemon.\n");
 }
 
 static void default_name(struct options *opt)
@@ -328,11 +343,16 @@ static int bad_option(const char *what, const char *value)
 static int parse_options(int argc, char **argv, struct options *opt)
 {
 	static const struct option longopts[] = {
-		{ "name", required_argument, NULL, 'n' },  { "foreground", no_argument, NULL, 'f' },
-		{ "mode", required_argument, NULL, 'm' },  { "owner", required_argument, NULL, 'o' },
-		{ "group", required_argument, NULL, 'g' }, { "threads", required_argument, NULL, 't' },
-		{ "copy", required_argument, NULL, 'c' },  { "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },	   { "version", no_argument, NULL, 'V' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "owner", required_argument, NULL, 'o' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "copy", required_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -424,6 +444,17 @@ static int choose_path(struct runtime *rt)
 	return 0;
 }
 
+/* Every opener holds a descriptor of the target: allow as many as we may. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int open_target(struct runtime *rt)
 {
 	char why[512];
@@ -437,7 +468,7 @@ static int open_target(struct runtime *rt)
 		log_err("cannot open /dev/cuse: %s (cuse_bsg must run as root)", strerror(errno));
 		return -EACCES;
 	}
-	err = target_open(rt->opt.target, rt->opt.threads, &rt->d.target, why, sizeof(why));
+	err = target_open(rt->opt.target, &rt->d.target, why, sizeof(why));
 	if (err) {
 		log_err("%s%s", why, err == -EACCES || err == -EPERM ? " (run as root)" : "");
 		return err;
@@ -541,6 +572,7 @@ int main(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	snprintf(prefix, sizeof(prefix), "cuse_bsg[%s]", rt.opt.name);
 	log_set_prefix(prefix);
+	raise_fd_limit();
 	if (open_target(&rt) < 0 || node_taken(&rt.opt) < 0)
 		return 1;
 	if (!rt.opt.foreground && daemonize(&rt) < 0) {

@@ -29,28 +29,29 @@ enum stat_id {
 	STAT_IOCTL,
 	STAT_POLL,
 	STAT_INTERRUPT,
-	STAT_SG_IO,	    /* SG_IO commands that reached the target */
-	STAT_SG_IO_ERR,	    /* SG_IO calls that ended with an errno */
-	STAT_IOCTL_RETRY,   /* ioctl replies that asked the kernel for another round */
+	STAT_SG_IO,	  /* SG_IO commands that reached the target */
+	STAT_SG_IO_ERR,	  /* SG_IO calls that ended with an errno */
+	STAT_IOCTL_RETRY, /* ioctl replies that asked the kernel for another round */
 	STAT_COUNT,
 };
 
 struct daemon {
-	const char *name;	/* node name under /dev */
+	const char *name; /* node name under /dev */
 	struct target *target;
 	struct pool *pool;
-	bool direct;		/* move data with process_vm_readv/writev */
-	uint32_t max_xfer;	/* most data one command may move on our path */
-	int max_xfer_errno;	/* and the errno for more */
+	bool direct;	    /* move data with process_vm_readv/writev */
+	uint32_t max_xfer;  /* most data one command may move on our path */
+	int max_xfer_errno; /* and the errno for more */
 	atomic_ulong stats[STAT_COUNT];
 };
 
 /* Per open file.  Settings are atomics: a forked child shares the file. */
 struct opener {
 	struct daemon *d;
-	int open_flags;		/* fi->flags at open() */
+	int open_flags;		 /* fi->flags at open() */
+	int chan;		 /* this opener's own channel to the target */
 	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
-	atomic_int reserved;	/* SG_SET_RESERVED_SIZE */
+	atomic_int reserved;	 /* SG_SET_RESERVED_SIZE */
 	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
 };
 

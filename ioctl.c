@@ -14,7 +14,7 @@
 #include "log.h"
 #include "sgio.h"
 
-#define USER_HZ 100
+#define USER_HZ		100
 #define SG_DEF_RESERVED 32768 /* SG_DEF_RESERVED_SIZE */
 
 #ifndef SCSI_IOCTL_GET_BUS_NUMBER
@@ -173,8 +173,8 @@ void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags)
 	const struct target_info *t = &x->o->d->target->info;
 
 	if (flags & FUSE_IOCTL_COMPAT) {
-		log_warn("tid %d: 32-bit caller refused (ioctl 0x%x): use a 64-bit client",
-			 x->tid, cmd);
+		log_warn("tid %d: 32-bit caller refused (ioctl 0x%x): use a 64-bit client", x->tid,
+			 cmd);
 		ioctx_reply(x, -ENOTTY);
 		return;
 	}

@@ -16,13 +16,13 @@ void log_set_prefix(const char *prefix);
 void log_use_syslog(bool on);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
+#define log_err(...)  log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARNING, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
-#define log_debug(...)                                                                             \
-	do {                                                                                       \
-		if (log_level >= LOG_DEBUG)                                                        \
-			log_msg(LOG_DEBUG, __VA_ARGS__);                                           \
+#define log_debug(...)                                   \
+	do {                                             \
+		if (log_level >= LOG_DEBUG)              \
+			log_msg(LOG_DEBUG, __VA_ARGS__); \
 	} while (0)
 
 #endif /* CUSE_BSG_LOG_H */

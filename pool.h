@@ -2,8 +2,7 @@
 /*
  * A fixed set of worker threads taking work items in FIFO order.  The item
  * is owned by the pool from pool_submit() until its run() is called on a
- * worker; run() then owns it.  Each worker has a slot number 0..n-1, which
- * the target uses to pick a file descriptor.
+ * worker; run() then owns it.  Each worker has a slot number 0..n-1.
  */
 #ifndef CUSE_BSG_POOL_H
 #define CUSE_BSG_POOL_H

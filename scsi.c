@@ -27,7 +27,7 @@ int scsi_peek_version(const void *buf, size_t len)
 		return 3;
 	if (id == 'Q')
 		return 4;
-	return -ENOSYS;
+	return -ENOSYS; /* sg's answer; FUSE hands it to the caller as ENOTTY */
 }
 
 static void decode_dir_v3(const struct sg_io_hdr *h, struct scsi_req *r)
@@ -169,8 +169,7 @@ static unsigned complete_v3(struct sg_io_hdr *h, const struct scsi_result *res,
 	return n;
 }
 
-static unsigned complete_v4(struct sg_io_v4 *h, const struct scsi_result *res,
-			    uint32_t duration_ms)
+static unsigned complete_v4(struct sg_io_v4 *h, const struct scsi_result *res, uint32_t duration_ms)
 {
 	unsigned n = 0;
 

@@ -16,15 +16,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SCSI_V3_HDR_LEN 88u	    /* sizeof(struct sg_io_hdr) on LP64 */
-#define SCSI_V4_HDR_LEN 160u	    /* sizeof(struct sg_io_v4) */
-#define SCSI_CDB_MAX 32u	    /* sizeof(scmd->cmnd): the longest CDB a target takes */
-#define SCSI_V3_CDB_MAX 252u	    /* sg's bound before EMSGSIZE */
-#define SCSI_SENSE_MAX 96u	    /* SCSI_SENSE_BUFFERSIZE: most sense the kernel keeps */
-#define SCSI_XFER_LIMIT (256u << 20) /* sg refuses dxfer_len >= 256 MiB */
-#define SCSI_IOV_MAX 1024u	    /* UIO_MAXIOV, import_iovec()'s bound */
-#define SCSI_DRIVER_SENSE 0x08u	    /* driver_status when sense was returned */
-#define SCSI_SG_VERSION 30536	    /* what SG_GET_VERSION_NUM says: sg 3.5.36 */
+#define SCSI_V3_HDR_LEN	  88u	       /* sizeof(struct sg_io_hdr) on LP64 */
+#define SCSI_V4_HDR_LEN	  160u	       /* sizeof(struct sg_io_v4) */
+#define SCSI_CDB_MAX	  32u	       /* sizeof(scmd->cmnd): the longest CDB a target takes */
+#define SCSI_V3_CDB_MAX	  252u	       /* sg's bound before EMSGSIZE */
+#define SCSI_SENSE_MAX	  96u	       /* SCSI_SENSE_BUFFERSIZE: most sense the kernel keeps */
+#define SCSI_XFER_LIMIT	  (256u << 20) /* sg refuses dxfer_len >= 256 MiB */
+#define SCSI_IOV_MAX	  1024u	       /* UIO_MAXIOV, import_iovec()'s bound */
+#define SCSI_DRIVER_SENSE 0x08u	       /* driver_status when sense was returned */
+#define SCSI_SG_VERSION	  30536	       /* what SG_GET_VERSION_NUM says: sg 3.5.36 */
 
 /* Missing from glibc's <scsi/sg.h>; values from the kernel's uapi. */
 #ifndef SG_FLAG_MMAP_IO
@@ -57,24 +57,24 @@ struct scsi_req {
 	unsigned hdr_len;   /* SCSI_V3_HDR_LEN or SCSI_V4_HDR_LEN */
 	enum scsi_dir dir;
 	uint64_t cdb_addr;
-	unsigned cdb_len;     /* 6 .. SCSI_CDB_MAX */
-	uint64_t data_addr;   /* flat buffer, or the sg_iovec array if iov_count */
-	uint32_t data_len;    /* bytes asked for; 0 when dir is NONE */
-	uint32_t iov_count;   /* 0 .. SCSI_IOV_MAX */
-	uint64_t sense_addr;  /* 0 when no sense is wanted */
-	uint32_t sense_max;   /* room at sense_addr */
-	uint32_t timeout_ms;  /* 0: the target's default */
-	bool q_at_head;	      /* sg and bsg queue at head unless told otherwise */
-	bool no_dxfer;	      /* SG_FLAG_NO_DXFER: data stays in the daemon */
+	unsigned cdb_len;    /* 6 .. SCSI_CDB_MAX */
+	uint64_t data_addr;  /* flat buffer, or the sg_iovec array if iov_count */
+	uint32_t data_len;   /* bytes asked for; 0 when dir is NONE */
+	uint32_t iov_count;  /* 0 .. SCSI_IOV_MAX */
+	uint64_t sense_addr; /* 0 when no sense is wanted */
+	uint32_t sense_max;  /* room at sense_addr */
+	uint32_t timeout_ms; /* 0: the target's default */
+	bool q_at_head;	     /* sg and bsg queue at head unless told otherwise */
+	bool no_dxfer;	     /* SG_FLAG_NO_DXFER: data stays in the daemon */
 };
 
 /* What the target answered. */
 struct scsi_result {
-	uint8_t status;	       /* SCSI status byte */
-	uint16_t host_status;  /* DID_* */
+	uint8_t status;		/* SCSI status byte */
+	uint16_t host_status;	/* DID_* */
 	uint16_t driver_status; /* without DRIVER_SENSE */
 	int32_t resid;
-	uint8_t sense_len;     /* valid bytes in sense */
+	uint8_t sense_len; /* valid bytes in sense */
 	uint8_t sense[SCSI_SENSE_MAX];
 };
 

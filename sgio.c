@@ -20,6 +20,7 @@ enum cmd_state { CMD_RUNNING, CMD_COMPLETING, CMD_INTERRUPTED };
 struct sgio_cmd {
 	struct pool_work work;
 	struct daemon *d;
+	int chan; /* the opener's channel to the target */
 	fuse_req_t req;
 	uint64_t arg; /* the client's header */
 	pid_t tid;
@@ -72,6 +73,7 @@ static int cmd_new(struct ioctx *x, const struct scsi_req *r, struct sgio_cmd **
 	}
 	clock_gettime(CLOCK_MONOTONIC, &cmd->start);
 	cmd->d = x->o->d;
+	cmd->chan = x->o->chan;
 	cmd->req = x->req;
 	cmd->arg = x->arg;
 	cmd->tid = x->tid;
@@ -145,8 +147,7 @@ static int copy_out_direct(struct sgio_cmd *cmd, unsigned sense_len)
 	if (!err)
 		err = uaccess_write(cmd->tid, cmd->r.sense_addr, cmd->c.res.sense, sense_len);
 	if (!err)
-		err = uaccess_write(cmd->tid, cmd->arg, cmd->r.hdr.raw,
-				    cmd->r.hdr_len);
+		err = uaccess_write(cmd->tid, cmd->arg, cmd->r.hdr.raw, cmd->r.hdr_len);
 	return err;
 }
 
@@ -191,13 +192,14 @@ static void finish(struct sgio_cmd *cmd, int ret)
 
 static void run(struct pool_work *w, unsigned slot)
 {
+	(void)slot;
 	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)w - offsetof(struct sgio_cmd, work));
 	int expect = CMD_RUNNING;
 	int ret;
 
 	if (atomic_load(&cmd->state) != CMD_RUNNING)
 		goto drop; /* interrupted while queued: never started */
-	ret = cmd->d->target->ops->sg_io(cmd->d->target, slot, &cmd->c);
+	ret = cmd->d->target->ops->sg_io(cmd->d->target, cmd->chan, &cmd->c);
 	stat_inc(cmd->d, STAT_SG_IO);
 	if (!atomic_compare_exchange_strong(&cmd->state, &expect, CMD_COMPLETING))
 		goto drop;
@@ -336,8 +338,8 @@ static void sgio_retry(struct ioctx *x)
 	}
 	err = cmd_new(x, &r, &cmd);
 	if (!err)
-		err = cmd_set_segs(cmd, (const struct sg_iovec *)((const char *)x->in_buf +
-								  r.hdr_len));
+		err = cmd_set_segs(cmd,
+				   (const struct sg_iovec *)((const char *)x->in_buf + r.hdr_len));
 	if (!err)
 		err = make_plan(x, cmd, &p);
 	if (!err && x->out_len == 0) {

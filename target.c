@@ -18,28 +18,39 @@
 
 #include "target.h"
 
-#define SG_MAJOR 21
+#define SG_MAJOR	  21
 #define FALLBACK_MAX_XFER (64u << 10)
 
 struct real_target {
 	struct target base;
-	unsigned nslots;
-	int fds[];
+	int open_flags; /* O_RDWR, or O_RDONLY for a write-protected medium */
 };
 
 #define to_real(t) ((struct real_target *)(t))
 
 const char *target_kind_name(enum target_kind kind)
 {
-	static const char *const names[] = { [TARGET_SG] = "sg", [TARGET_SD] = "sd",
-					     [TARGET_BSG] = "bsg" };
+	static const char *const names[] = {
+		[TARGET_SG] = "sg", [TARGET_SD] = "sd", [TARGET_BSG] = "bsg"
+	};
 	return names[kind];
 }
 
-static int real_sg_io(struct target *t, unsigned slot, struct scsi_cmd *c)
+static int real_chan_open(struct target *t)
 {
-	int fd = to_real(t)->fds[slot];
+	int fd = open(t->info.path, to_real(t)->open_flags | O_NONBLOCK | O_CLOEXEC);
 
+	return fd < 0 ? -errno : fd;
+}
+
+static void real_chan_close(struct target *t, int chan)
+{
+	(void)t;
+	close(chan);
+}
+
+static int real_sg_io(struct target *t, int fd, struct scsi_cmd *c)
+{
 	if (t->info.kind == TARGET_BSG) {
 		struct sg_io_v4 h;
 
@@ -60,15 +71,12 @@ static int real_sg_io(struct target *t, unsigned slot, struct scsi_cmd *c)
 
 static void real_free(struct target *t)
 {
-	struct real_target *rt = to_real(t);
-
-	for (unsigned i = 0; i < rt->nslots; i++)
-		if (rt->fds[i] >= 0)
-			close(rt->fds[i]);
-	free(rt);
+	free(to_real(t));
 }
 
 static const struct target_ops real_ops = {
+	.chan_open = real_chan_open,
+	.chan_close = real_chan_close,
 	.sg_io = real_sg_io,
 	.free = real_free,
 };
@@ -114,8 +122,8 @@ static int bsg_major(void)
 }
 
 /* sysfs: the node's directory in /sys/dev; its "device" is the scsi_device. */
-static int classify(const char *path, struct target_info *info, char *sysdir, size_t len,
-		    char *why, size_t why_len)
+static int classify(const char *path, struct target_info *info, char *sysdir, size_t len, char *why,
+		    size_t why_len)
 {
 	struct stat st;
 	char probe[PATH_MAX];
@@ -212,23 +220,46 @@ static void read_queue_limits(const char *sysdir, struct target_info *info)
 	info->max_xfer_errno = info->kind == TARGET_SD ? EIO : EINVAL;
 }
 
-static int open_slots(struct real_target *rt, char *why, size_t why_len)
+/* The first channel: read-write if the medium allows it. */
+static int open_first(struct real_target *rt, char *why, size_t why_len)
 {
-	const char *path = rt->base.info.path;
-	int flags = O_RDWR;
+	int fd;
 
-	for (unsigned i = 0; i < rt->nslots; i++) {
-		rt->fds[i] = open(path, flags | O_NONBLOCK | O_CLOEXEC);
-		if (rt->fds[i] < 0 && i == 0 && (errno == EROFS || errno == EACCES)) {
-			flags = O_RDONLY; /* write-protected medium: reads still work */
-			rt->fds[i] = open(path, flags | O_NONBLOCK | O_CLOEXEC);
-		}
-		if (rt->fds[i] < 0) {
-			snprintf(why, why_len, "cannot open %s: %s", path, strerror(errno));
-			return -errno;
-		}
+	rt->open_flags = O_RDWR;
+	fd = real_chan_open(&rt->base);
+	if (fd == -EROFS || fd == -EACCES) {
+		rt->open_flags = O_RDONLY; /* write-protected medium: reads still work */
+		fd = real_chan_open(&rt->base);
 	}
-	return 0;
+	if (fd < 0)
+		snprintf(why, why_len, "cannot open %s: %s", rt->base.info.path, strerror(-fd));
+	return fd;
+}
+
+/*
+ * SG_EMULATED_HOST as sg answers it: the block layer (sd, bsg) always says
+ * 1, so ask the device's sg node where there is one.
+ */
+static int read_emulated(const char *sysdir, int fd, enum target_kind kind)
+{
+	char pattern[PATH_MAX + 32], dev[64];
+	int val = 0;
+	glob_t g;
+
+	if (kind == TARGET_SG)
+		return ioctl(fd, SG_EMULATED_HOST, &val) < 0 ? 0 : val;
+	snprintf(pattern, sizeof(pattern), "%s/device/scsi_generic/sg*", sysdir);
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return 0;
+	snprintf(dev, sizeof(dev), "/dev/%s", strrchr(g.gl_pathv[0], '/') + 1);
+	globfree(&g);
+	fd = open(dev, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (ioctl(fd, SG_EMULATED_HOST, &val) < 0)
+		val = 0;
+	close(fd);
+	return val;
 }
 
 static void copy_trimmed(char *dst, const uint8_t *src, size_t len)
@@ -239,7 +270,7 @@ static void copy_trimmed(char *dst, const uint8_t *src, size_t len)
 		dst[--len] = '\0';
 }
 
-static int probe_inquiry(struct target *t, char *why, size_t why_len)
+static int probe_inquiry(struct target *t, int chan, char *why, size_t why_len)
 {
 	uint8_t buf[36] = { 0 };
 	struct scsi_cmd c = {
@@ -250,7 +281,7 @@ static int probe_inquiry(struct target *t, char *why, size_t why_len)
 		.data_len = sizeof(buf),
 		.timeout_ms = 20000,
 	};
-	int ret = t->ops->sg_io(t, 0, &c);
+	int ret = t->ops->sg_io(t, chan, &c);
 
 	if (ret < 0) {
 		snprintf(why, why_len, "%s answers no SG_IO: %s", t->info.path, strerror(-ret));
@@ -267,34 +298,33 @@ static int probe_inquiry(struct target *t, char *why, size_t why_len)
 	return 0;
 }
 
-int target_open(const char *path, unsigned nslots, struct target **ret, char *why, size_t why_len)
+int target_open(const char *path, struct target **ret, char *why, size_t why_len)
 {
 	struct real_target *rt;
 	char sysdir[PATH_MAX];
-	int err;
+	int err, fd = -1;
 
-	rt = calloc(1, sizeof(*rt) + nslots * sizeof(int));
+	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
 	rt->base.ops = &real_ops;
-	rt->nslots = nslots;
-	for (unsigned i = 0; i < nslots; i++)
-		rt->fds[i] = -1;
 	snprintf(rt->base.info.path, sizeof(rt->base.info.path), "%s", path);
 	err = classify(path, &rt->base.info, sysdir, sizeof(sysdir), why, why_len);
 	if (!err)
 		err = read_address(sysdir, &rt->base.info, why, why_len);
 	if (!err)
-		err = open_slots(rt, why, why_len);
-	if (!err)
-		err = probe_inquiry(&rt->base, why, why_len);
-	if (err) {
+		err = fd = open_first(rt, why, why_len);
+	if (fd >= 0)
+		err = probe_inquiry(&rt->base, fd, why, why_len);
+	if (err < 0) {
+		if (fd >= 0)
+			close(fd);
 		real_free(&rt->base);
 		return err;
 	}
 	read_queue_limits(sysdir, &rt->base.info);
-	if (ioctl(rt->fds[0], SG_EMULATED_HOST, &rt->base.info.emulated) < 0)
-		rt->base.info.emulated = 0;
+	rt->base.info.emulated = read_emulated(sysdir, fd, rt->base.info.kind);
+	close(fd);
 	*ret = &rt->base;
 	return 0;
 }

@@ -2,9 +2,10 @@
 /*
  * The one seam to the hardware.  A target runs a struct scsi_cmd with a real
  * SG_IO on a SCSI pass-through device (sg, sd or bsg), or, in the unit tests,
- * on a fake.  Each pool worker uses its own slot, so a target may keep one
- * file descriptor per worker; sg_io() is called from several threads at once,
- * one per slot.
+ * on a fake.  Commands go through a channel: each opener of the node gets its
+ * own, a file descriptor of the target, so that per-file kernel state (sg's
+ * reserve buffer and what it last held) is never shared between openers.
+ * sg_io() is called from several threads at once.
  */
 #ifndef CUSE_BSG_TARGET_H
 #define CUSE_BSG_TARGET_H
@@ -37,8 +38,11 @@ struct target_info {
 struct target;
 
 struct target_ops {
+	/* A new channel: a handle >= 0, or -errno (the target's open() errno). */
+	int (*chan_open)(struct target *t);
+	void (*chan_close)(struct target *t, int chan);
 	/* Run c on the target; fill c->res.  0, or the SG_IO ioctl's -errno. */
-	int (*sg_io)(struct target *t, unsigned slot, struct scsi_cmd *c);
+	int (*sg_io)(struct target *t, int chan, struct scsi_cmd *c);
 	void (*free)(struct target *t);
 };
 
@@ -48,11 +52,11 @@ struct target {
 };
 
 /*
- * Open path with nslots descriptors, check that it is a SCSI pass-through
- * device that answers a real INQUIRY, and fill its info.  On failure,
- * returns -errno and writes a reason naming the device to why.
+ * Check that path is a SCSI pass-through device that answers a real INQUIRY,
+ * and fill its info.  On failure, returns -errno and writes a reason naming
+ * the device to why.
  */
-int target_open(const char *path, unsigned nslots, struct target **ret, char *why, size_t why_len);
+int target_open(const char *path, struct target **ret, char *why, size_t why_len);
 void target_free(struct target *t);
 
 const char *target_kind_name(enum target_kind kind);

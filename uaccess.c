@@ -13,7 +13,7 @@
 #include "uaccess.h"
 
 #define CAP_SYS_PTRACE_BIT 19
-#define CHUNK 64 /* remote segments per system call */
+#define CHUNK		   64 /* remote segments per system call */
 
 static int vm_errno(int err)
 {
@@ -103,8 +103,8 @@ void ioctx_reply(struct ioctx *x, int result)
 		fuse_reply_ioctl(x->req, result, NULL, 0);
 }
 
-static void ask_retry(struct ioctx *x, const struct iovec *in, size_t n_in,
-		      const struct iovec *out, size_t n_out)
+static void ask_retry(struct ioctx *x, const struct iovec *in, size_t n_in, const struct iovec *out,
+		      size_t n_out)
 {
 	stat_inc(x->o->d, STAT_IOCTL_RETRY);
 	fuse_reply_ioctl_retry(x->req, in, n_in, out, n_out);

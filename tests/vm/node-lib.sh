@@ -1,0 +1,82 @@
+# shellcheck shell=bash
+# Helpers for guest scripts that run cuse_bsg: start, stop, counters, compare.
+# Source after guest-lib.sh.  CUSE_BSG is the daemon binary to run.
+
+CUSE_BSG=${CUSE_BSG:-$PWD/cuse_bsg}
+SGCLIENT=${SGCLIENT:-$PWD/tests/sgclient}
+NODE_PID=''
+NODE=''
+NODE_LOG=''
+PASSED=0
+FAILED=0
+
+# node_start NAME TARGET [OPTIONS...]: run cuse_bsg in the foreground, wait for /dev/NAME
+node_start() {
+    local name=$1 target=$2
+    shift 2
+    NODE=/dev/$name
+    NODE_LOG=$VM_OUT/daemon-${name//\//_}.log
+    "$CUSE_BSG" -f -v --name "$name" "$@" "$target" >>"$NODE_LOG" 2>&1 &
+    NODE_PID=$!
+    vm_wait 10 test -c "$NODE" || { cat "$NODE_LOG" >&2; vm_fail "$NODE did not appear"; }
+    grep -q 'serving' "$NODE_LOG" || vm_wait 5 grep -q 'serving' "$NODE_LOG" ||
+        vm_fail "cuse_bsg did not report readiness"
+}
+
+# node_stop: SIGTERM, the daemon must exit 0 and take its node away
+node_stop() {
+    local rc=0
+    kill -TERM "$NODE_PID"
+    wait "$NODE_PID" || rc=$?
+    [ "$rc" -eq 0 ] || { cat "$NODE_LOG" >&2; vm_fail "cuse_bsg exited $rc on SIGTERM"; }
+    vm_wait 5 test ! -e "$NODE" || vm_fail "$NODE still exists after the daemon stopped"
+    NODE_PID=''
+}
+
+# node_stat FIELD: a counter from the daemon's SIGUSR1 report
+node_stat() {
+    local before
+    before=$(grep -c 'stats:' "$NODE_LOG" || true)
+    kill -USR1 "$NODE_PID"
+    vm_wait 5 test "$(grep -c 'stats:' "$NODE_LOG")" -gt "$before" || vm_fail "no stats line"
+    grep 'stats:' "$NODE_LOG" | tail -n1 | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
+
+# check NAME CMD...: a test that passes when CMD succeeds
+check() {
+    local name=$1
+    shift
+    if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# normalise: device names and times out of a tool's output
+normalise() {
+    sed -e "s#$1#DEV#g" -e "s#${1#/dev/}#DEV#g" -e 's/^Local Time is:.*//' \
+        -e 's/[0-9]\+ *ms//g'
+}
+
+# same NAME DIRECT CMD-with-@DEV@...: the output through the node equals the
+# output against DIRECT, exit status included.  KNOWN, if set, is a sed
+# script for the direct side's output: a documented, deliberate difference.
+same() {
+    local name=$1 direct=$2 a b ra=0 rb=0
+    shift 2
+    a=$("${@//@DEV@/$direct}" 2>&1) || ra=$?
+    b=$("${@//@DEV@/$NODE}" 2>&1) || rb=$?
+    a="$(printf '%s\nexit %s\n' "$a" "$ra" | normalise "$direct" | sed -e "${KNOWN:-}")"
+    b="$(printf '%s\nexit %s\n' "$b" "$rb" | normalise "$NODE")"
+    if [ "$a" = "$b" ]; then
+        pass "$name"
+    else
+        fail "$name"
+        diff <(echo "$a") <(echo "$b") | head -n 40
+    fi
+}
+
+summary() {
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ]
+}

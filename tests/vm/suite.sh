@@ -1,0 +1,183 @@
+#!/bin/bash
+# The integration suite: cuse_bsg on scsi_debug in the VM, every client's
+# output through the node compared with its output against the kernel's node.
+set -uo pipefail
+. "$(dirname "$0")/guest-lib.sh"
+. "$(dirname "$0")/node-lib.sh"
+
+BLOCKS=32768 # dev_size_mb=16 at 512-byte sectors
+T0=$SECONDS
+
+sg3_clients() {  # compare each sg3_utils / smartmontools client against $1
+    local ref=$1
+    same "sg_inq" "$ref" sg_inq @DEV@
+    same "sg_inq -p 0x00" "$ref" sg_inq -p 0x00 @DEV@
+    same "sg_inq -p 0x80" "$ref" sg_inq -p 0x80 @DEV@
+    same "sg_inq -p 0x83" "$ref" sg_inq -p 0x83 @DEV@
+    same "sg_readcap" "$ref" sg_readcap @DEV@
+    same "sg_readcap -l" "$ref" sg_readcap -l @DEV@
+    same "sg_turs" "$ref" sg_turs -n 20 @DEV@
+    same "sg_luns" "$ref" sg_luns @DEV@
+    same "sg_modes" "$ref" sg_modes @DEV@
+    same "sg_requests" "$ref" sg_requests @DEV@
+    same "smartctl -i" "$ref" smartctl -d scsi -i @DEV@
+    same "sdparm" "$ref" sdparm @DEV@
+    same "sdparm --all" "$ref" sdparm --all @DEV@
+    same "hdparm -I" "$ref" hdparm -I @DEV@
+    same "READ beyond the last LBA" "$ref" sg_raw -r 512 @DEV@ 28 00 00 00 80 00 00 00 01 00
+    same "sgclient ioctls" "$VM_SG" "$SGCLIENT" ioctls @DEV@
+    same "sgclient ioctls, O_RDONLY" "$VM_SG" env SGCLIENT_RDONLY=1 "$SGCLIENT" ioctls @DEV@
+    # FUSE turns an ioctl's ENOSYS into ENOTTY: the one errno CUSE cannot pass
+    KNOWN='s/^v3_interface_id: ENOSYS$/v3_interface_id: ENOTTY/' \
+        same "bad input, v3" "$VM_SG" "$SGCLIENT" errors-v3 @DEV@
+    same "bad input, v4" "$VM_BSG" "$SGCLIENT" errors-v4 @DEV@
+    same "v4 INQUIRY" "$VM_BSG" "$SGCLIENT" v4-inquiry @DEV@
+    same "v4 INQUIRY VPD 0x83" "$VM_BSG" "$SGCLIENT" v4-inquiry @DEV@ 0x83
+}
+
+raw_rw() {  # sg_raw READ(10)/WRITE(10) through the node, read back directly
+    local t=/tmp/rw
+    head -c 4096 /dev/urandom >$t.in
+    check "sg_raw WRITE(10) through the node" \
+        sg_raw -s 4096 -i $t.in "$NODE" 2a 00 00 00 01 00 00 00 08 00
+    sg_raw -o $t.direct -r 4096 "$VM_SG" 28 00 00 00 01 00 00 00 08 00 >/dev/null 2>&1
+    sg_raw -o $t.node -r 4096 "$NODE" 28 00 00 00 01 00 00 00 08 00 >/dev/null 2>&1
+    check "sg_raw READ(10) read-back, direct" cmp $t.in $t.direct
+    check "sg_raw READ(10) read-back, node" cmp $t.in $t.node
+    head -c 512 /dev/urandom >$t.v4
+    "$SGCLIENT" v4-write "$NODE" 300 1 <$t.v4 2>/dev/null
+    check "v4 WRITE(10), read back with v4" \
+        cmp $t.v4 <("$SGCLIENT" v4-read "$VM_BSG" 300 1 2>/dev/null)
+}
+
+transfers() {  # $1: largest size that must work
+    local size blocks cdb
+    for size in 65536 1048576 4194304; do
+        [ "$size" -le "$1" ] || continue
+        blocks=$((size / 512))
+        cdb="28 00 00 00 00 00 00 $(printf '%02x %02x' $((blocks >> 8)) $((blocks & 255))) 00"
+        # shellcheck disable=SC2086
+        sg_raw -o /tmp/x.direct -r $size "$VM_SG" $cdb >/dev/null 2>&1
+        # shellcheck disable=SC2086
+        sg_raw -o /tmp/x.node -r $size "$NODE" $cdb >/dev/null 2>&1
+        check "READ of $size bytes" cmp /tmp/x.direct /tmp/x.node
+    done
+}
+
+whole_disk() {  # write every block through the node, compare both ways
+    local i lba cdb
+    head -c $((BLOCKS * 512)) /dev/urandom >/tmp/disk.in
+    split -b 1048576 -d -a 2 /tmp/disk.in /tmp/disk.part.
+    for i in $(seq 0 15); do
+        lba=$((i * 2048))
+        cdb="2a 00 $(printf '%02x %02x %02x %02x' $((lba >> 24)) $((lba >> 16 & 255)) $((lba >> 8 & 255)) $((lba & 255))) 00 08 00 00"
+        # shellcheck disable=SC2086
+        sg_raw -s 1048576 -i "/tmp/disk.part.$(printf %02d "$i")" "$NODE" $cdb >/dev/null 2>&1 ||
+            { fail "whole-disk write, MiB $i"; return; }
+        cdb="28 ${cdb#2a }"
+        # shellcheck disable=SC2086
+        sg_raw -o "/tmp/disk.back.$(printf %02d "$i")" -r 1048576 "$NODE" $cdb >/dev/null 2>&1
+    done
+    check "whole disk written through the node = the disk" \
+        cmp /tmp/disk.in <(dd if="$VM_SD" iflag=direct bs=1M status=none)
+    check "whole disk read back through the node" cmp /tmp/disk.in <(cat /tmp/disk.back.*)
+}
+
+request_count() {  # $1: expected FUSE ioctl requests per SG_IO
+    local i0 s0 i1 s1
+    i0=$(node_stat ioctl) s0=$(node_stat sg_io)
+    "$SGCLIENT" tur "$NODE" 200 >/dev/null
+    i1=$(node_stat ioctl) s1=$(node_stat sg_io)
+    echo "   FUSE ioctl requests: $((i1 - i0)) for $((s1 - s0)) SG_IO"
+    check "$1 FUSE request(s) per SG_IO" test $((i1 - i0)) -eq $(($1 * 200)) -a $((s1 - s0)) -eq 200
+}
+
+signals() {  # a blocked SG_IO client killed or interrupted: no hang anywhere
+    local delay=/sys/bus/pseudo/drivers/scsi_debug/delay pid t out
+    # 2.5 s a command (HZ=250); scsi_debug says EBUSY while commands are queued
+    vm_wait 10 bash -c "echo 625 >$delay" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
+    "$SGCLIENT" tur "$NODE" 5 >/dev/null 2>&1 &
+    pid=$!
+    sleep 0.5
+    t=$SECONDS
+    kill -9 $pid
+    wait $pid 2>/dev/null
+    check "kill -9 of a client blocked in SG_IO returns at once" test $((SECONDS - t)) -le 1
+    out=$("$SGCLIENT" tur-intr "$NODE" 300)
+    echo "   $out"
+    check "a signal ends a blocked SG_IO with EINTR at once" \
+        bash -c "[[ '$out' =~ ^EINTR\ after\ ([0-9]+)\ ms$ ]] && [ \${BASH_REMATCH[1]} -lt 1500 ]"
+    vm_wait 10 bash -c "echo 0 >$delay" 2>/dev/null || vm_fail "cannot reset scsi_debug delay"
+    check "daemon serves after killed clients" sg_turs "$NODE"
+}
+
+suite_for() {  # suite_for TARGET
+    local target=$1
+    vm_log "target $target, direct copy"
+    node_start bsg/test-cuse "$target" --copy=direct
+    sg3_clients "$VM_SG"
+    raw_rw
+    transfers 4194304
+    request_count 1
+    signals
+    node_stop
+}
+
+retry_path() {
+    vm_log "target $VM_SG, ioctl retry path"
+    node_start bsg/test-cuse "$VM_SG" --copy=retry
+    same "sg_inq (retry path)" "$VM_SG" sg_inq @DEV@
+    same "sg_readcap (retry path)" "$VM_SG" sg_readcap -l @DEV@
+    # FUSE turns an ioctl's ENOSYS into ENOTTY: the one errno CUSE cannot pass
+    KNOWN='s/^v3_interface_id: ENOSYS$/v3_interface_id: ENOTTY/' \
+        same "bad input, v3 (retry path)" "$VM_SG" "$SGCLIENT" errors-v3 @DEV@
+    same "bad input, v4 (retry path)" "$VM_BSG" "$SGCLIENT" errors-v4 @DEV@
+    raw_rw
+    transfers 65536
+    check "a 1 MiB READ on the retry path is ENOMEM" \
+        bash -c "sg_raw -r 1048576 $NODE 28 00 00 00 00 00 00 08 00 00 2>&1 | grep -q 'Cannot allocate memory'"
+    check "BLKSECTGET reports the retry ceiling" \
+        bash -c "'$SGCLIENT' ioctls $NODE | grep -q 'BLKSECTGET: ret=0 val=126976'"
+    request_count 3
+    node_stop
+}
+
+refused() {  # refused NAME PATTERN CMD...: CMD fails and says PATTERN
+    local name=$1 pattern=$2 out rc=0
+    shift 2
+    out=$("$@" 2>&1) || rc=$?
+    echo "   $out"
+    check "$name" test "$rc" -ne 0 -a -n "$(grep -e "$pattern" <<<"$out")"
+}
+
+startup_failures() {
+    local out rc
+    refused "no target: refused" "/dev/nonexistent: No such file" "$CUSE_BSG" -f /dev/nonexistent
+    refused "not a SCSI device: refused" "is not an sg, bsg or SCSI disk" "$CUSE_BSG" -f /dev/null
+    refused "unprivileged: refused" "must run as root" \
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$CUSE_BSG" -f "$VM_SG"
+    node_start bsg/test-cuse "$VM_SG"
+    refused "node name taken: refused" "already exists" "$CUSE_BSG" -f --name bsg/test-cuse "$VM_SG"
+    node_stop
+    out=$("$CUSE_BSG" --name bsg/bg-cuse "$VM_SG" 2>&1); rc=$?
+    check "background start returns once the node exists" test $rc -eq 0 -a -c /dev/bsg/bg-cuse
+    pkill -TERM -f 'bsg/bg-cuse'
+    vm_wait 5 test ! -e /dev/bsg/bg-cuse
+    check "SIGTERM removes the node" test ! -e /dev/bsg/bg-cuse
+    vm_run modprobe -r cuse
+    refused "no /dev/cuse: says modprobe cuse" "modprobe cuse" "$CUSE_BSG" -f "$VM_SG"
+    vm_run modprobe cuse
+}
+
+vm_load_scsi_debug dev_size_mb=16
+vm_log "scsi_debug: sg=$VM_SG sd=$VM_SD bsg=$VM_BSG"
+startup_failures
+suite_for "$VM_SG"
+node_start bsg/test-cuse "$VM_SG"
+whole_disk
+node_stop
+suite_for "$VM_SD"
+suite_for "$VM_BSG"
+retry_path
+echo "suite took $((SECONDS - T0)) s in the guest"
+summary
