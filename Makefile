@@ -18,7 +18,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio
 VM_RUN := tests/vm/vm-run
 
-all: cuse_bsg tests/sgclient
+all: cuse_bsg tests/sgclient tests/sgclient32 build/cuse_bsg.asan
 
 cuse_bsg: cuse_bsg.o $(MODULES)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
@@ -43,6 +43,14 @@ tests/test_sgio: build/san/tests/test_sgio.o build/san/tests/fake.o $(SAN_MODULE
 tests/sgclient: tests/sgclient.o
 	$(CC) $(LDFLAGS) $^ -o $@
 
+# a 32-bit caller, which the node refuses cleanly
+tests/sgclient32: tests/sgclient.c
+	$(CC) -m32 $(CPPFLAGS) $(CFLAGS) $< -o $@
+
+# the daemon with ASan+UBSan, for the part of the VM suite that checks for leaks
+build/cuse_bsg.asan: build/san/cuse_bsg.o $(SAN_MODULES)
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(LIBS) -o $@
+
 unit: $(UNIT_TESTS)
 	@rc=0; for t in $(UNIT_TESTS); do ./$$t --jobs 2 || rc=1; done; exit $$rc
 
@@ -55,6 +63,10 @@ check: unit vm-check
 demo: all
 	$(VM_RUN) tests/vm/demo.sh
 
+# Not a test: a side-by-side comparison, printed
+bench: all
+	$(VM_RUN) tests/vm/bench.sh
+
 format-check:
 	clang-format --dry-run -Werror *.c *.h tests/*.c tests/*.h
 
@@ -65,7 +77,7 @@ uninstall:
 	$(RM) $(DESTDIR)$(SBINDIR)/cuse_bsg
 
 clean:
-	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/sgclient
+	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/sgclient tests/sgclient32
 
-.PHONY: all unit vm-check check demo format-check install uninstall clean
+.PHONY: all unit vm-check check demo bench format-check install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d

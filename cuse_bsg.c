@@ -573,6 +573,10 @@ int main(int argc, char **argv)
 	snprintf(prefix, sizeof(prefix), "cuse_bsg[%s]", rt.opt.name);
 	log_set_prefix(prefix);
 	raise_fd_limit();
+	/* a shell starts background jobs with SIGINT ignored, and libfuse
+	 * only handles signals left at their default */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	if (open_target(&rt) < 0 || node_taken(&rt.opt) < 0)
 		return 1;
 	if (!rt.opt.foreground && daemonize(&rt) < 0) {

@@ -10,9 +10,10 @@
  *   sgclient v4-write DEV LBA BLOCKS     WRITE(10) through v4 from stdin
  *   sgclient errors-v3 DEV               the v3 bad-input table
  *   sgclient errors-v4 DEV               the v4 bad-input table
- *   sgclient tur DEV N                   N x TEST UNIT READY (v3)
+ *   sgclient tur DEV N                   N x TEST UNIT READY (v3), prints ops/s
  *   sgclient ioctls DEV                  the informational ioctls' answers
  *   sgclient tur-intr DEV MS             one TEST UNIT READY, SIGALRM after MS ms
+ *   sgclient read-loop DEV N BYTES       N x READ(10) of BYTES (v3), prints ops/s
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -326,11 +327,20 @@ static int run_table(const struct bad_case *cases, bool v4)
 	return 0;
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
 static int tur(char **argv)
 {
 	long n = strtol(argv[3], NULL, 0);
 	uint8_t cdb[6] = { 0 }, sense[32];
 	struct sg_io_hdr h;
+	double t0 = now_s();
 
 	for (long i = 0; i < n; i++) {
 		memset(&h, 0, sizeof(h));
@@ -348,7 +358,38 @@ static int tur(char **argv)
 			return 3;
 		}
 	}
-	printf("%ld\n", n);
+	printf("%.0f\n", n / (now_s() - t0));
+	return 0;
+}
+
+/* Synchronous READ(10)s of one size from LBA 0, for the benchmark. */
+static int read_loop(char **argv)
+{
+	long n = strtol(argv[3], NULL, 0), bytes = strtol(argv[4], NULL, 0);
+	uint8_t cdb[10], sense[32], *buf = malloc(bytes);
+	struct sg_io_hdr h;
+	double t0 = now_s();
+
+	if (!buf || bytes < BLOCK || bytes % BLOCK)
+		die("read-loop: BYTES must be a multiple of 512");
+	read10(cdb, 0, bytes / BLOCK, 0x28);
+	for (long i = 0; i < n; i++) {
+		h = (struct sg_io_hdr){ .interface_id = 'S',
+					.cmdp = cdb,
+					.cmd_len = 10,
+					.dxfer_direction = SG_DXFER_FROM_DEV,
+					.dxferp = buf,
+					.dxfer_len = bytes,
+					.sbp = sense,
+					.mx_sb_len = sizeof(sense),
+					.timeout = 20000 };
+		if (ioctl(fd, SG_IO, &h) < 0)
+			die("SG_IO");
+		if (h.info & SG_INFO_CHECK)
+			return 3;
+	}
+	printf("%.0f\n", n / (now_s() - t0));
+	free(buf);
 	return 0;
 }
 
@@ -481,6 +522,8 @@ int main(int argc, char **argv)
 		return ioctls();
 	if (!strcmp(argv[1], "tur-intr") && argc == 4)
 		return tur_intr(argv);
+	if (!strcmp(argv[1], "read-loop") && argc == 5)
+		return read_loop(argv);
 	fprintf(stderr, "sgclient: unknown command %s\n", argv[1]);
 	return 2;
 }

@@ -111,16 +111,28 @@ signals() {  # a blocked SG_IO client killed or interrupted: no hang anywhere
     check "daemon serves after killed clients" sg_turs "$NODE"
 }
 
-suite_for() {  # suite_for TARGET
+compat() {  # a 32-bit caller is refused cleanly, the daemon logs why
+    local out
+    out=$("$PWD/tests/sgclient32" tur "$NODE" 1 2>&1)
+    echo "   $out"
+    check "32-bit caller refused with ENOTTY" grep -q 'Inappropriate ioctl' <<<"$out"
+    check "32-bit caller logged" grep -q '32-bit caller refused' "$NODE_LOG"
+    check "32-bit caller works on the kernel's sg" bash -c "'$PWD/tests/sgclient32' tur $VM_SG 1 >/dev/null"
+}
+
+suite_for() {  # suite_for TARGET [DAEMON]
     local target=$1
-    vm_log "target $target, direct copy"
+    CUSE_BSG=${2:-$PWD/cuse_bsg}
+    vm_log "target $target, direct copy, $(basename "$CUSE_BSG")"
     node_start bsg/test-cuse "$target" --copy=direct
     sg3_clients "$VM_SG"
     raw_rw
     transfers 4194304
     request_count 1
     signals
+    compat
     node_stop
+    CUSE_BSG=$PWD/cuse_bsg
 }
 
 retry_path() {
@@ -164,6 +176,13 @@ startup_failures() {
     pkill -TERM -f 'bsg/bg-cuse'
     vm_wait 5 test ! -e /dev/bsg/bg-cuse
     check "SIGTERM removes the node" test ! -e /dev/bsg/bg-cuse
+    node_start bsg/twice-cuse "$VM_SG"
+    rm "$NODE" # the name is still the kernel's; only the pre-check is fooled
+    refused "kernel refuses the name: start-up fails" "did not appear" \
+        "$CUSE_BSG" -f --name bsg/twice-cuse "$VM_SG"
+    kill -INT "$NODE_PID"
+    wait "$NODE_PID"
+    check "SIGINT stops the daemon with status 0" test $? -eq 0
     vm_run modprobe -r cuse
     refused "no /dev/cuse: says modprobe cuse" "modprobe cuse" "$CUSE_BSG" -f "$VM_SG"
     vm_run modprobe cuse
@@ -172,7 +191,8 @@ startup_failures() {
 vm_load_scsi_debug dev_size_mb=16
 vm_log "scsi_debug: sg=$VM_SG sd=$VM_SD bsg=$VM_BSG"
 startup_failures
-suite_for "$VM_SG"
+# with ASan and LeakSanitizer: any leak or memory error fails node_stop
+suite_for "$VM_SG" "$PWD/build/cuse_bsg.asan"
 node_start bsg/test-cuse "$VM_SG"
 whole_disk
 node_stop
