@@ -28,6 +28,8 @@
 
 #define CUSE_BSG_VERSION "0.1.0"
 #define NODE_WAIT_MS	 5000
+#define FUSE_THREADS	 16 /* libfuse workers at most */
+#define FUSE_SPARE	 4  /* of which never busy with a command */
 
 enum copy_mode { COPY_AUTO, COPY_DIRECT, COPY_RETRY };
 
@@ -539,6 +541,8 @@ static int serve(struct runtime *rt)
 		cuse_lowlevel_teardown(rt->se);
 		return -ENOMEM;
 	}
+	fuse_loop_cfg_set_max_threads(cfg, FUSE_THREADS);
+	rt->d.inline_max = FUSE_THREADS - FUSE_SPARE;
 	ret = fuse_session_loop_mt(rt->se, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	/* answer what the workers still hold while the session can take it */

@@ -127,11 +127,13 @@ int scsi_iov_segs(const struct scsi_req *r, const struct sg_iovec *uiov, struct 
 	uint64_t left = r->data_len;
 	unsigned i, n = 0;
 
+	/* import_iovec() checks every entry before the list is cut to dxfer_len */
+	for (i = 0; i < r->iov_count; i++)
+		if (uiov[i].iov_len > (size_t)SSIZE_MAX)
+			return -EINVAL;
 	for (i = 0; i < r->iov_count && left; i++) {
 		uint64_t len = uiov[i].iov_len;
 
-		if (len > (uint64_t)SSIZE_MAX)
-			return -EINVAL; /* import_iovec() refuses negative ssize_t */
 		if (!len)
 			continue;
 		segs[n].addr = (uintptr_t)uiov[i].iov_base;

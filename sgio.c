@@ -218,12 +218,32 @@ drop:
 static void interrupted(fuse_req_t req, void *data)
 {
 	struct sgio_cmd *cmd = data;
+	struct daemon *d = cmd->d; /* read before the exchange: cmd may go after it */
 	int expect = CMD_RUNNING;
 
 	if (atomic_compare_exchange_strong(&cmd->state, &expect, CMD_INTERRUPTED)) {
-		stat_inc(cmd->d, STAT_INTERRUPT);
+		stat_inc(d, STAT_INTERRUPT);
 		fuse_reply_err(req, EINTR);
 	}
+}
+
+/*
+ * Run the command on this libfuse worker while few enough of them are busy
+ * so: that saves two thread hand-offs, half a command's cost under TCG.
+ * Past the budget it queues to the pool, so that libfuse always has workers
+ * free to read interrupts and other callers' requests.
+ */
+static void run_or_queue(struct sgio_cmd *cmd)
+{
+	struct daemon *d = cmd->d; /* run() frees cmd */
+
+	if (atomic_fetch_add(&d->inline_busy, 1) < d->inline_max) {
+		run(&cmd->work, 0);
+		atomic_fetch_sub(&d->inline_busy, 1);
+		return;
+	}
+	atomic_fetch_sub(&d->inline_busy, 1);
+	pool_submit(d->pool, &cmd->work);
 }
 
 static void submit(struct sgio_cmd *cmd)
@@ -235,7 +255,7 @@ static void submit(struct sgio_cmd *cmd)
 		cmd_free(cmd); /* the signal came first; already answered */
 		return;
 	}
-	pool_submit(cmd->d->pool, &cmd->work);
+	run_or_queue(cmd);
 }
 
 static int plan_add(struct iovec *v, unsigned *n, size_t *len, uint64_t addr, size_t size)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Synchronous SG_IO through the node, v3 or v4.  A command moves:
- * ioctl callback (decode, copy in) -> pool -> worker (SG_IO on the target,
- * copy out, reply).  The caller stays blocked in its ioctl throughout, so its
+ * ioctl callback (decode, copy in) -> the same libfuse worker, or the pool
+ * when too many of those are busy -> SG_IO on the target, copy out, reply.  The caller stays blocked in its ioctl throughout, so its
  * memory may be touched until the reply; an interrupt ends the call with
  * EINTR at once and the command's result is dropped, never copied.
  */

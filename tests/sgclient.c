@@ -10,10 +10,11 @@
  *   sgclient v4-write DEV LBA BLOCKS     WRITE(10) through v4 from stdin
  *   sgclient errors-v3 DEV               the v3 bad-input table
  *   sgclient errors-v4 DEV               the v4 bad-input table
- *   sgclient tur DEV N                   N x TEST UNIT READY (v3), prints ops/s
+ *   sgclient tur DEV N                   N x TEST UNIT READY, prints ops/s
  *   sgclient ioctls DEV                  the informational ioctls' answers
  *   sgclient tur-intr DEV MS             one TEST UNIT READY, SIGALRM after MS ms
- *   sgclient read-loop DEV N BYTES       N x READ(10) of BYTES (v3), prints ops/s
+ *   sgclient read-loop DEV N BYTES       N x READ(10) of BYTES, prints ops/s
+ *                                        (tur, read-loop: v4 if SGCLIENT_V4 is set)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -335,62 +336,71 @@ static double now_s(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static int tur(char **argv)
+/* One data-in (or no-data) command, v3 or v4 as SGCLIENT_V4 says; returns info. */
+static unsigned one_cmd(bool v4, uint8_t *cdb, unsigned cdb_len, uint8_t *buf, unsigned len)
 {
-	long n = strtol(argv[3], NULL, 0);
-	uint8_t cdb[6] = { 0 }, sense[32];
-	struct sg_io_hdr h;
+	uint8_t sense[32];
+	struct sg_io_hdr h3 = { .interface_id = 'S',
+				.cmdp = cdb,
+				.cmd_len = cdb_len,
+				.dxfer_direction = len ? SG_DXFER_FROM_DEV : SG_DXFER_NONE,
+				.dxferp = buf,
+				.dxfer_len = len,
+				.sbp = sense,
+				.mx_sb_len = sizeof(sense),
+				.timeout = 20000 };
+	struct sg_io_v4 h4;
+
+	if (!v4) {
+		if (ioctl(fd, SG_IO, &h3) < 0)
+			die("SG_IO");
+		return h3.info;
+	}
+	v4_init(&h4, cdb, cdb_len, sense);
+	h4.din_xferp = (uintptr_t)buf;
+	h4.din_xfer_len = len;
+	if (ioctl(fd, SG_IO, &h4) < 0)
+		die("SG_IO");
+	return h4.info;
+}
+
+/* n synchronous commands; prints commands a second. */
+static int loop(long n, uint8_t *cdb, unsigned cdb_len, unsigned len)
+{
+	bool v4 = getenv("SGCLIENT_V4");
+	uint8_t *buf = calloc(1, len ? len : 1);
 	double t0 = now_s();
 
+	if (!buf)
+		die("calloc");
 	for (long i = 0; i < n; i++) {
-		memset(&h, 0, sizeof(h));
-		h.interface_id = 'S';
-		h.cmdp = cdb;
-		h.cmd_len = 6;
-		h.dxfer_direction = SG_DXFER_NONE;
-		h.sbp = sense;
-		h.mx_sb_len = sizeof(sense);
-		h.timeout = 20000;
-		if (ioctl(fd, SG_IO, &h) < 0)
-			die("SG_IO");
-		if (h.info & SG_INFO_CHECK) {
-			fprintf(stderr, "TEST UNIT READY %ld: status 0x%x\n", i, h.status);
+		if (one_cmd(v4, cdb, cdb_len, buf, len) & SG_INFO_CHECK) {
+			fprintf(stderr, "command %ld of %ld failed\n", i, n);
 			return 3;
 		}
 	}
 	printf("%.0f\n", n / (now_s() - t0));
+	free(buf);
 	return 0;
 }
 
-/* Synchronous READ(10)s of one size from LBA 0, for the benchmark. */
+static int tur(char **argv)
+{
+	uint8_t cdb[6] = { 0 };
+
+	return loop(strtol(argv[3], NULL, 0), cdb, sizeof(cdb), 0);
+}
+
+/* READ(10)s of one size from LBA 0, for the benchmark. */
 static int read_loop(char **argv)
 {
-	long n = strtol(argv[3], NULL, 0), bytes = strtol(argv[4], NULL, 0);
-	uint8_t cdb[10], sense[32], *buf = malloc(bytes);
-	struct sg_io_hdr h;
-	double t0 = now_s();
+	long bytes = strtol(argv[4], NULL, 0);
+	uint8_t cdb[10];
 
-	if (!buf || bytes < BLOCK || bytes % BLOCK)
-		die("read-loop: BYTES must be a multiple of 512");
+	if (bytes < BLOCK || bytes % BLOCK || bytes > (1 << 24))
+		die("read-loop: BYTES must be a multiple of 512, at most 16 MiB");
 	read10(cdb, 0, bytes / BLOCK, 0x28);
-	for (long i = 0; i < n; i++) {
-		h = (struct sg_io_hdr){ .interface_id = 'S',
-					.cmdp = cdb,
-					.cmd_len = 10,
-					.dxfer_direction = SG_DXFER_FROM_DEV,
-					.dxferp = buf,
-					.dxfer_len = bytes,
-					.sbp = sense,
-					.mx_sb_len = sizeof(sense),
-					.timeout = 20000 };
-		if (ioctl(fd, SG_IO, &h) < 0)
-			die("SG_IO");
-		if (h.info & SG_INFO_CHECK)
-			return 3;
-	}
-	printf("%.0f\n", n / (now_s() - t0));
-	free(buf);
-	return 0;
+	return loop(strtol(argv[3], NULL, 0), cdb, sizeof(cdb), bytes);
 }
 
 static void on_alarm(int sig)

@@ -18,7 +18,8 @@ bench() {
     declare -A res=()
     for r in $(seq "$ROUNDS"); do
         for dev in sg bsg direct retry; do
-            res[$dev]+="$("$SGCLIENT" "${@//@DEV@/${DEVS[$dev]}}") "
+            # kernel bsg takes only v4 headers; the others get sg's v3
+            res[$dev]+="$(env ${V4[$dev]:-} "$SGCLIENT" "${@//@DEV@/${DEVS[$dev]}}") "
         done
     done
     for dev in sg bsg direct retry; do
@@ -29,7 +30,7 @@ bench() {
 }
 
 vm_load_scsi_debug dev_size_mb=16 delay=0
-declare -A DEVS=([sg]=$VM_SG [bsg]=$VM_BSG)
+declare -A DEVS=([sg]=$VM_SG [bsg]=$VM_BSG) V4=([bsg]=SGCLIENT_V4=1)
 "$CUSE_BSG" --name bsg/direct-cuse --copy=direct "$VM_SG" || vm_fail "no direct daemon"
 "$CUSE_BSG" --name bsg/retry-cuse --copy=retry "$VM_SG" || vm_fail "no retry daemon"
 DEVS[direct]=/dev/bsg/direct-cuse DEVS[retry]=/dev/bsg/retry-cuse

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The fake libfuse reply layer and the fake target.  Locking follows libfuse:
+ * each request has its own lock, held while an interrupt callback runs; the
+ * callback and reply bookkeeping sit under the session lock, which a reply
+ * takes alone, so a callback may reply.  Replies arrive from pool workers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fake.h"
+
+struct fuse_req {
+	struct fake_session *s;
+	struct fuse_req *next_req;  /* the session's list, for freeing */
+	pthread_mutex_t lock;	    /* libfuse's req->lock */
+	fuse_interrupt_func_t func; /* protected by s->lock */
+	void *data;		    /* protected by s->lock */
+	bool interrupted;	    /* protected by s->lock */
+	unsigned replies;	    /* protected by s->lock */
+};
+
+struct session_reqs {
+	struct fake_session s;
+	pthread_mutex_t reqs_lock;
+	struct fuse_req *reqs; /* protected by reqs_lock */
+};
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p) {
+		fprintf(stderr, "fake: out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+struct fake_session *fake_session_new(void)
+{
+	struct session_reqs *sr = xcalloc(1, sizeof(*sr));
+	pthread_condattr_t attr;
+
+	pthread_mutex_init(&sr->s.lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&sr->s.cond, &attr);
+	pthread_condattr_destroy(&attr);
+	pthread_mutex_init(&sr->reqs_lock, NULL);
+	return &sr->s;
+}
+
+void fake_session_free(struct fake_session *s)
+{
+	struct session_reqs *sr = (struct session_reqs *)s;
+	struct fuse_req *req, *next;
+
+	if (!s)
+		return;
+	for (unsigned i = 0; i < s->n_replies; i++) {
+		free(s->replies[i]->data);
+		free(s->replies[i]);
+	}
+	for (req = sr->reqs; req; req = next) {
+		next = req->next_req;
+		pthread_mutex_destroy(&req->lock);
+		free(req);
+	}
+	pthread_mutex_destroy(&sr->reqs_lock);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(sr);
+}
+
+fuse_req_t fake_req_new(struct fake_session *s)
+{
+	struct session_reqs *sr = (struct session_reqs *)s;
+	struct fuse_req *req = xcalloc(1, sizeof(*req));
+
+	req->s = s;
+	pthread_mutex_init(&req->lock, NULL);
+	pthread_mutex_lock(&sr->reqs_lock);
+	req->next_req = sr->reqs;
+	sr->reqs = req;
+	pthread_mutex_unlock(&sr->reqs_lock);
+	return req;
+}
+
+unsigned fake_req_replies(fuse_req_t req)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&req->s->lock);
+	n = req->replies;
+	pthread_mutex_unlock(&req->s->lock);
+	return n;
+}
+
+struct fake_reply *fake_wait_reply(struct fake_session *s)
+{
+	struct fake_reply *r = NULL;
+	struct timespec deadline;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += FAKE_WAIT_SECONDS;
+	pthread_mutex_lock(&s->lock);
+	while (s->next >= s->n_replies && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&s->cond, &s->lock, &deadline);
+	if (s->next < s->n_replies)
+		r = s->replies[s->next++];
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+unsigned fake_reply_count(struct fake_session *s)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->n_replies;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+unsigned fake_misuse_count(struct fake_session *s)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->misuse;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+static struct fake_reply *reply_new(fuse_req_t req, enum fake_kind kind)
+{
+	struct fake_reply *r = xcalloc(1, sizeof(*r));
+
+	r->kind = kind;
+	r->req = req;
+	return r;
+}
+
+/* Log r; like fuse_free_req(), forget the request's interrupt callback. */
+static int record(struct fake_reply *r)
+{
+	struct fake_session *s = r->req->s;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->n_replies >= FAKE_MAX_REPLIES) {
+		fprintf(stderr, "fake: more than %d replies\n", FAKE_MAX_REPLIES);
+		abort();
+	}
+	r->req->func = NULL;
+	r->req->data = NULL;
+	r->req->replies++;
+	s->replies[s->n_replies++] = r;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int fuse_reply_err(fuse_req_t req, int err)
+{
+	struct fake_reply *r = reply_new(req, FAKE_ERR);
+
+	r->err = err;
+	return record(r);
+}
+
+int fuse_reply_ioctl(fuse_req_t req, int result, const void *buf, size_t size)
+{
+	struct fake_reply *r = reply_new(req, FAKE_IOCTL);
+
+	r->result = result;
+	r->data = xcalloc(1, size);
+	if (size)
+		memcpy(r->data, buf, size);
+	r->len = size;
+	return record(r);
+}
+
+int fuse_reply_ioctl_iov(fuse_req_t req, int result, const struct iovec *iov, int count)
+{
+	struct fake_reply *r = reply_new(req, FAKE_IOCTL_IOV);
+	size_t total = 0, off = 0;
+
+	if (count < 0 || count > FUSE_IOCTL_MAX_IOV) {
+		fprintf(stderr, "fake: fuse_reply_ioctl_iov with %d iovecs\n", count);
+		abort();
+	}
+	for (int i = 0; i < count; i++)
+		total += iov[i].iov_len;
+	r->result = result;
+	r->data = xcalloc(1, total);
+	r->len = total;
+	r->n_iov = count;
+	for (int i = 0; i < count; i++) {
+		r->iov_len[i] = iov[i].iov_len;
+		if (iov[i].iov_len)
+			memcpy(r->data + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	return record(r);
+}
+
+int fuse_reply_ioctl_retry(fuse_req_t req, const struct iovec *in_iov, size_t in_count,
+			   const struct iovec *out_iov, size_t out_count)
+{
+	struct fake_reply *r = reply_new(req, FAKE_RETRY);
+
+	/* counts are kept as given for the test to check; at most the maximum is copied */
+	r->n_in = in_count;
+	r->n_out = out_count;
+	if (in_count)
+		memcpy(r->in, in_iov,
+		       (in_count < FUSE_IOCTL_MAX_IOV ? in_count : FUSE_IOCTL_MAX_IOV) *
+			       sizeof(*in_iov));
+	if (out_count)
+		memcpy(r->out, out_iov,
+		       (out_count < FUSE_IOCTL_MAX_IOV ? out_count : FUSE_IOCTL_MAX_IOV) *
+			       sizeof(*out_iov));
+	return record(r);
+}
+
+void fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func, void *data)
+{
+	struct fake_session *s = req->s;
+	bool interrupted;
+
+	pthread_mutex_lock(&req->lock);
+	pthread_mutex_lock(&s->lock);
+	if (req->replies)
+		s->misuse++; /* libfuse has freed req by now */
+	req->func = func;
+	req->data = data;
+	interrupted = req->interrupted;
+	pthread_mutex_unlock(&s->lock);
+	if (interrupted && func)
+		func(req, data);
+	pthread_mutex_unlock(&req->lock);
+}
+
+void fake_interrupt(fuse_req_t req)
+{
+	struct fake_session *s = req->s;
+	fuse_interrupt_func_t func;
+	void *data;
+
+	pthread_mutex_lock(&req->lock);
+	pthread_mutex_lock(&s->lock);
+	req->interrupted = true;
+	func = req->func;
+	data = req->data;
+	pthread_mutex_unlock(&s->lock);
+	if (func)
+		func(req, data);
+	pthread_mutex_unlock(&req->lock);
+}
+
+static bool dir_reads(enum scsi_dir dir)
+{
+	return dir == SCSI_DIR_FROM_DEV || dir == SCSI_DIR_TO_FROM_DEV;
+}
+
+static bool dir_writes(enum scsi_dir dir)
+{
+	return dir == SCSI_DIR_TO_DEV || dir == SCSI_DIR_TO_FROM_DEV;
+}
+
+static void seen_record(struct fake_seen *seen, int chan, const struct scsi_cmd *c)
+{
+	seen->chan = chan;
+	memcpy(seen->cdb, c->cdb, sizeof(seen->cdb));
+	seen->cdb_len = c->cdb_len;
+	seen->dir = c->dir;
+	seen->data_len = c->data_len;
+	seen->timeout_ms = c->timeout_ms;
+	seen->q_at_head = c->q_at_head;
+	seen->data_out_len = 0;
+	if (dir_writes(c->dir) && c->data) {
+		seen->data_out_len =
+			c->data_len < sizeof(seen->data_out) ? c->data_len : sizeof(seen->data_out);
+		memcpy(seen->data_out, c->data, seen->data_out_len);
+	}
+}
+
+static void answer(const struct fake_script *s, struct scsi_cmd *c)
+{
+	size_t n = s->data_in_len < c->data_len ? s->data_in_len : c->data_len;
+
+	if (dir_reads(c->dir) && c->data && n)
+		memcpy(c->data, s->data_in, n);
+	c->res.status = s->status;
+	c->res.host_status = s->host_status;
+	c->res.driver_status = s->driver_status;
+	c->res.resid = s->resid;
+	c->res.sense_len = s->sense_len < SCSI_SENSE_MAX ? s->sense_len : SCSI_SENSE_MAX;
+	memcpy(c->res.sense, s->sense, sizeof(c->res.sense));
+}
+
+static int fake_chan_open(struct target *bt)
+{
+	struct fake_target *t = (struct fake_target *)bt;
+	int chan;
+
+	pthread_mutex_lock(&t->lock);
+	chan = t->next_chan++;
+	t->chans_open++;
+	pthread_mutex_unlock(&t->lock);
+	return chan;
+}
+
+static void fake_chan_close(struct target *bt, int chan)
+{
+	struct fake_target *t = (struct fake_target *)bt;
+
+	(void)chan;
+	pthread_mutex_lock(&t->lock);
+	t->chans_open--;
+	pthread_mutex_unlock(&t->lock);
+}
+
+static int fake_sg_io(struct target *bt, int chan, struct scsi_cmd *c)
+{
+	struct fake_target *t = (struct fake_target *)bt;
+
+	pthread_mutex_lock(&t->lock);
+	t->calls++;
+	seen_record(&t->seen, chan, c);
+	if (t->block) {
+		t->entered++;
+		pthread_cond_broadcast(&t->cond);
+		while (!t->released)
+			pthread_cond_wait(&t->cond, &t->lock);
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (t->script.ret < 0)
+		return t->script.ret;
+	answer(&t->script, c);
+	return 0;
+}
+
+static void fake_free(struct target *bt)
+{
+	struct fake_target *t = (struct fake_target *)bt;
+
+	pthread_cond_destroy(&t->cond);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static const struct target_ops fake_ops = {
+	.chan_open = fake_chan_open,
+	.chan_close = fake_chan_close,
+	.sg_io = fake_sg_io,
+	.free = fake_free,
+};
+
+struct fake_target *fake_target_new(void)
+{
+	struct fake_target *t = xcalloc(1, sizeof(*t));
+	struct target_info *info = &t->base.info;
+
+	t->base.ops = &fake_ops;
+	snprintf(info->path, sizeof(info->path), "/dev/fake0");
+	info->kind = TARGET_SG;
+	info->host = FAKE_HOST;
+	info->channel = FAKE_CHANNEL;
+	info->id = FAKE_ID;
+	info->lun = FAKE_LUN;
+	info->scsi_type = 0;
+	info->cmd_per_lun = 3;
+	info->queue_depth = 31;
+	info->unique_id = FAKE_UNIQUE_ID;
+	info->max_sectors_bytes = FAKE_MAX_SECTORS_BYTES;
+	info->max_xfer = 1u << 20;
+	info->max_xfer_errno = EINVAL;
+	info->max_segments = 128;
+	snprintf(info->vendor, sizeof(info->vendor), "FAKE");
+	snprintf(info->product, sizeof(info->product), "TARGET");
+	snprintf(info->revision, sizeof(info->revision), "0001");
+	t->next_chan = FAKE_FIRST_CHAN;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	return t;
+}
+
+void fake_target_set_block(struct fake_target *t, bool block)
+{
+	pthread_mutex_lock(&t->lock);
+	t->block = block;
+	t->released = false;
+	pthread_mutex_unlock(&t->lock);
+}
+
+bool fake_target_wait_entered(struct fake_target *t, unsigned n)
+{
+	struct timespec deadline;
+	int err = 0;
+	bool ok;
+
+	/* t->cond uses CLOCK_REALTIME: it was initialised without attributes */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += FAKE_WAIT_SECONDS;
+	pthread_mutex_lock(&t->lock);
+	while (t->entered < n && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&t->cond, &t->lock, &deadline);
+	ok = t->entered >= n;
+	pthread_mutex_unlock(&t->lock);
+	return ok;
+}
+
+void fake_target_release(struct fake_target *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->released = true;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+unsigned fake_target_calls(struct fake_target *t)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&t->lock);
+	n = t->calls;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+unsigned fake_target_chans_open(struct fake_target *t)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&t->lock);
+	n = t->chans_open;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Test doubles for the SG_IO pipeline: a fake libfuse reply layer and a fake
+ * target.  The fake libfuse records every reply in a fake_session; replies
+ * come from pool worker threads, so the log is locked and a test waits for
+ * the next entry on a condition variable.  The fake target records what it
+ * was asked to run and answers from a script; it can be made to block until
+ * the test releases it.
+ */
+#ifndef CUSE_BSG_TESTS_FAKE_H
+#define CUSE_BSG_TESTS_FAKE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "daemon.h"
+#include "scsi.h"
+#include "target.h"
+
+#define FAKE_MAX_REPLIES  64
+#define FAKE_WAIT_SECONDS 10 /* a bound on a wait, never a way to synchronise */
+
+enum fake_kind {
+	FAKE_ERR,	/* fuse_reply_err() */
+	FAKE_IOCTL,	/* fuse_reply_ioctl() */
+	FAKE_IOCTL_IOV, /* fuse_reply_ioctl_iov() */
+	FAKE_RETRY,	/* fuse_reply_ioctl_retry() */
+};
+
+/* One reply as libfuse was asked to send it. */
+struct fake_reply {
+	enum fake_kind kind;
+	fuse_req_t req;
+	int err;	     /* FAKE_ERR: the positive errno */
+	int result;	     /* FAKE_IOCTL, FAKE_IOCTL_IOV */
+	unsigned char *data; /* FAKE_IOCTL(_IOV): a copy of the bytes, concatenated */
+	size_t len;	     /* their total */
+	size_t n_iov;	     /* FAKE_IOCTL_IOV: the iovec lengths, in order */
+	size_t iov_len[FUSE_IOCTL_MAX_IOV];
+	size_t n_in, n_out; /* FAKE_RETRY: what was asked for, as given */
+	struct iovec in[FUSE_IOCTL_MAX_IOV], out[FUSE_IOCTL_MAX_IOV];
+};
+
+/* The reply log of one test. */
+struct fake_session {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct fake_reply *replies[FAKE_MAX_REPLIES]; /* protected by lock */
+	unsigned n_replies;			      /* protected by lock */
+	unsigned next;				      /* the next one fake_wait_reply() returns */
+	unsigned misuse; /* protected by lock: calls on a request already answered */
+};
+
+struct fake_session *fake_session_new(void);
+void fake_session_free(struct fake_session *s);
+
+/* A request of s; libfuse would free it on reply, we keep it until the session goes. */
+fuse_req_t fake_req_new(struct fake_session *s);
+
+/* How many times req was answered (exactly once is right). */
+unsigned fake_req_replies(fuse_req_t req);
+
+/* The next reply not yet returned, waiting for it; NULL after FAKE_WAIT_SECONDS. */
+struct fake_reply *fake_wait_reply(struct fake_session *s);
+
+/* The number of replies recorded so far. */
+unsigned fake_reply_count(struct fake_session *s);
+
+/* Calls that libfuse would have made on a freed request (0 is right). */
+unsigned fake_misuse_count(struct fake_session *s);
+
+/*
+ * Deliver an interrupt for req as libfuse's find_interrupted() does: with the
+ * request's lock held, mark it interrupted and call the registered callback,
+ * if any.  A callback registered later is called at registration.
+ */
+void fake_interrupt(fuse_req_t req);
+
+/* What the fake target answers. */
+struct fake_script {
+	int ret; /* sg_io()'s return: 0 or -errno */
+	uint8_t status;
+	uint16_t host_status, driver_status;
+	int32_t resid;
+	uint8_t sense_len; /* at most SCSI_SENSE_MAX */
+	uint8_t sense[SCSI_SENSE_MAX];
+	size_t data_in_len; /* copied to c->data, at most c->data_len */
+	uint8_t data_in[256 << 10];
+};
+
+/* What the fake target was asked, on its last call. */
+struct fake_seen {
+	int chan;
+	uint8_t cdb[SCSI_CDB_MAX];
+	unsigned cdb_len;
+	enum scsi_dir dir;
+	uint32_t data_len;
+	uint32_t timeout_ms;
+	bool q_at_head;
+	size_t data_out_len; /* bytes of c->data copied when dir writes */
+	uint8_t data_out[256 << 10];
+};
+
+struct fake_target {
+	struct target base;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct fake_script script; /* set before the command is submitted */
+	struct fake_seen seen;	   /* protected by lock */
+	unsigned calls;		   /* protected by lock */
+	unsigned chans_open;	   /* protected by lock: opened and not yet closed */
+	int next_chan;		   /* protected by lock */
+	bool block;		   /* protected by lock: calls wait for release */
+	unsigned entered;	   /* protected by lock: calls that reached the block */
+	bool released;		   /* protected by lock */
+};
+
+/* A target with H:C:T:L 7:1:5:3 and the limits below; channels are 100, 101, ... */
+#define FAKE_HOST	       7
+#define FAKE_CHANNEL	       1
+#define FAKE_ID		       5
+#define FAKE_LUN	       3
+#define FAKE_UNIQUE_ID	       4242
+#define FAKE_MAX_SECTORS_BYTES (512u << 10)
+#define FAKE_FIRST_CHAN	       100
+
+struct fake_target *fake_target_new(void);
+void fake_target_set_block(struct fake_target *t, bool block);
+/* Wait until n calls have reached the block; false after FAKE_WAIT_SECONDS. */
+bool fake_target_wait_entered(struct fake_target *t, unsigned n);
+void fake_target_release(struct fake_target *t);
+unsigned fake_target_calls(struct fake_target *t);
+unsigned fake_target_chans_open(struct fake_target *t);
+
+#endif /* CUSE_BSG_TESTS_FAKE_H */

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pool: FIFO order, every item run exactly once, slots in range, pool_free
+ * drains the queue, the constructor's contract.  Items that must wait are
+ * held on a gate (mutex + condition variable), never with a sleep.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "pool.h"
+
+TestSuite(pool, .timeout = 20);
+
+/* A gate items can wait at, and a counter of how many have arrived. */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool open;	  /* protected by lock */
+	unsigned arrived; /* protected by lock */
+};
+
+static void gate_init(struct gate *g)
+{
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	g->open = false;
+	g->arrived = 0;
+}
+
+static void gate_pass(struct gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->arrived++;
+	pthread_cond_broadcast(&g->cond);
+	while (!g->open)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* Count an arrival without waiting for the gate to open. */
+static void gate_arrive(struct gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->arrived++;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_wait_arrived(struct gate *g, unsigned n)
+{
+	pthread_mutex_lock(&g->lock);
+	while (g->arrived < n)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_open(struct gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->open = true;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+struct log {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned n;	      /* protected by lock */
+	unsigned order[1000]; /* protected by lock */
+};
+
+struct item {
+	struct pool_work work;
+	unsigned id;
+	atomic_uint runs;
+	atomic_uint slot;
+	struct log *log;
+	struct gate *gate; /* wait here first, if set */
+};
+
+#define to_item(w) ((struct item *)((char *)(w)-offsetof(struct item, work)))
+
+static void item_run(struct pool_work *w, unsigned slot)
+{
+	struct item *it = to_item(w);
+
+	if (it->gate)
+		gate_pass(it->gate);
+	atomic_fetch_add(&it->runs, 1);
+	atomic_store(&it->slot, slot);
+	if (it->log) {
+		pthread_mutex_lock(&it->log->lock);
+		if (it->log->n < sizeof(it->log->order) / sizeof(it->log->order[0]))
+			it->log->order[it->log->n] = it->id;
+		it->log->n++;
+		pthread_cond_broadcast(&it->log->cond);
+		pthread_mutex_unlock(&it->log->lock);
+	}
+}
+
+static void log_init(struct log *l)
+{
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	l->n = 0;
+}
+
+static void log_wait(struct log *l, unsigned n)
+{
+	pthread_mutex_lock(&l->lock);
+	while (l->n < n)
+		pthread_cond_wait(&l->cond, &l->lock);
+	pthread_mutex_unlock(&l->lock);
+}
+
+static void item_init(struct item *it, unsigned id, struct log *l, struct gate *g)
+{
+	it->work.run = item_run;
+	it->id = id;
+	atomic_init(&it->runs, 0);
+	atomic_init(&it->slot, ~0u);
+	it->log = l;
+	it->gate = g;
+}
+
+Test(pool, new_zero_threads_is_einval)
+{
+	struct pool *p = (struct pool *)0x1;
+
+	cr_expect(eq(int, pool_new(0, &p), -EINVAL));
+	cr_expect(eq(ptr, p, (struct pool *)0x1), "*ret written on failure");
+}
+
+Test(pool, free_null_is_fine)
+{
+	pool_free(NULL);
+}
+
+Test(pool, one_worker_runs_items_in_fifo_order)
+{
+	static struct item items[100];
+	static struct log l;
+	struct gate g;
+	struct pool *p;
+
+	log_init(&l);
+	gate_init(&g);
+	cr_assert(zero(int, pool_new(1, &p)));
+	/* hold the worker on the first item so the rest are all queued together */
+	item_init(&items[0], 0, &l, &g);
+	pool_submit(p, &items[0].work);
+	gate_wait_arrived(&g, 1);
+	for (unsigned i = 1; i < 100; i++) {
+		item_init(&items[i], i, &l, NULL);
+		pool_submit(p, &items[i].work);
+	}
+	cr_expect(eq(u32, pool_backlog(p), 99));
+	gate_open(&g);
+	log_wait(&l, 100);
+	pool_free(p);
+	cr_assert(eq(u32, l.n, 100));
+	for (unsigned i = 0; i < 100; i++) {
+		cr_expect(eq(u32, l.order[i], i), "position %u", i);
+		cr_expect(zero(u32, atomic_load(&items[i].slot)), "item %u", i);
+	}
+}
+
+Test(pool, four_workers_run_each_of_1000_items_once)
+{
+	static struct item items[1000];
+	static struct log l;
+	struct pool *p;
+
+	log_init(&l);
+	cr_assert(zero(int, pool_new(4, &p)));
+	for (unsigned i = 0; i < 1000; i++) {
+		item_init(&items[i], i, &l, NULL);
+		pool_submit(p, &items[i].work);
+	}
+	log_wait(&l, 1000);
+	pool_free(p);
+	cr_expect(eq(u32, l.n, 1000));
+	for (unsigned i = 0; i < 1000; i++) {
+		cr_expect(eq(u32, atomic_load(&items[i].runs), 1), "item %u", i);
+		cr_expect(lt(u32, atomic_load(&items[i].slot), 4), "item %u", i);
+	}
+}
+
+Test(pool, four_workers_run_at_once_with_distinct_slots)
+{
+	static struct item items[4];
+	struct gate g;
+	struct pool *p;
+	unsigned seen = 0;
+
+	gate_init(&g);
+	cr_assert(zero(int, pool_new(4, &p)));
+	for (unsigned i = 0; i < 4; i++) {
+		item_init(&items[i], i, NULL, &g);
+		pool_submit(p, &items[i].work);
+	}
+	/* all four are inside run() at the same time, or this never returns */
+	gate_wait_arrived(&g, 4);
+	cr_expect(zero(u32, pool_backlog(p)));
+	gate_open(&g);
+	pool_free(p);
+	for (unsigned i = 0; i < 4; i++) {
+		unsigned slot = atomic_load(&items[i].slot);
+
+		cr_assert(lt(u32, slot, 4), "item %u", i);
+		seen |= 1u << slot;
+	}
+	cr_expect(eq(u32, seen, 0xf), "slots used: 0x%x", seen);
+}
+
+/*
+ * pool_free() joins its workers only after it has set the stop flag and
+ * woken them.  This wrapper (the executable's pthread_join() comes before
+ * libc's) tells a test when that point is reached, once, so the test can
+ * let the worker go knowing the pool is already stopping.
+ */
+static _Atomic(struct gate *) join_hook;
+
+int pthread_join(pthread_t thread, void **ret)
+{
+	static int (*real_join)(pthread_t, void **);
+	struct gate *g = atomic_exchange(&join_hook, NULL);
+
+	if (!real_join)
+		real_join = (int (*)(pthread_t, void **))dlsym(RTLD_NEXT, "pthread_join");
+	if (g)
+		gate_arrive(g);
+	return real_join(thread, ret);
+}
+
+struct freer {
+	struct pool *p;
+	pthread_t thread;
+};
+
+static void *free_pool(void *arg)
+{
+	struct freer *f = arg;
+
+	pool_free(f->p);
+	return NULL;
+}
+
+Test(pool, free_runs_what_is_still_queued)
+{
+	static struct item items[11];
+	struct gate g, joining;
+	struct freer f;
+
+	gate_init(&g);
+	gate_init(&joining);
+	cr_assert(zero(int, pool_new(1, &f.p)));
+	item_init(&items[0], 0, NULL, &g);
+	pool_submit(f.p, &items[0].work);
+	gate_wait_arrived(&g, 1);
+	for (unsigned i = 1; i < 11; i++) {
+		item_init(&items[i], i, NULL, NULL);
+		pool_submit(f.p, &items[i].work);
+	}
+	cr_assert(eq(u32, pool_backlog(f.p), 10));
+	/* the pool is told to stop while its worker is held with ten items queued */
+	atomic_store(&join_hook, &joining);
+	cr_assert(zero(int, pthread_create(&f.thread, NULL, free_pool, &f)));
+	gate_wait_arrived(&joining, 1);
+	gate_open(&g);
+	cr_assert(zero(int, pthread_join(f.thread, NULL)));
+	for (unsigned i = 0; i < 11; i++)
+		cr_expect(eq(u32, atomic_load(&items[i].runs), 1), "item %u", i);
+}
+
+Test(pool, backlog_counts_queued_not_running)
+{
+	static struct item items[4];
+	static struct log l;
+	struct gate g;
+	struct pool *p;
+
+	log_init(&l);
+	gate_init(&g);
+	cr_assert(zero(int, pool_new(1, &p)));
+	cr_expect(zero(u32, pool_backlog(p)));
+	item_init(&items[0], 0, &l, &g);
+	pool_submit(p, &items[0].work);
+	gate_wait_arrived(&g, 1);
+	cr_expect(zero(u32, pool_backlog(p)), "the running item is not backlog");
+	for (unsigned i = 1; i < 4; i++) {
+		item_init(&items[i], i, &l, NULL);
+		pool_submit(p, &items[i].work);
+		cr_expect(eq(u32, pool_backlog(p), i));
+	}
+	gate_open(&g);
+	log_wait(&l, 4);
+	cr_expect(zero(u32, pool_backlog(p)));
+	pool_free(p);
+}
+
+Test(pool, items_can_be_resubmitted_after_running)
+{
+	static struct item it;
+	static struct log l;
+	struct pool *p;
+
+	log_init(&l);
+	cr_assert(zero(int, pool_new(2, &p)));
+	item_init(&it, 7, &l, NULL);
+	for (unsigned i = 0; i < 50; i++) {
+		pool_submit(p, &it.work);
+		log_wait(&l, i + 1);
+	}
+	pool_free(p);
+	cr_expect(eq(u32, atomic_load(&it.runs), 50));
+}

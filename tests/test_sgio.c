@@ -1,0 +1,1563 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * SG_IO and the informational ioctls end to end: ioctl_dispatch() with a
+ * real pool, a fake target and a fake libfuse (tests/fake.c).  The retry
+ * path is driven round by round the way fs/fuse/ioctl.c drives it; the
+ * direct path copies with process_vm_readv/writev on this very process, so
+ * x.tid is the test's own thread.  Waits use condition variables only.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <scsi/scsi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fake.h"
+#include "ioctl.h"
+#include "sgio.h"
+
+#ifndef SG_GET_ACCESS_COUNT
+#define SG_GET_ACCESS_COUNT 0x2289
+#endif
+#define KERNEL_MAX_BYTES (32u * 4096) /* CUSE: 32 pages each way a round */
+#define DATA_MAX	 8192
+
+TestSuite(sgio, .timeout = 30);
+TestSuite(ioctl, .timeout = 30);
+
+/* ---- the rig: a daemon with a real pool and the fake target ---- */
+
+struct rig {
+	struct fake_session *fs;
+	struct fake_target *ft;
+	struct daemon d;
+	struct opener o;
+	pid_t tid;
+};
+
+static void rig_init(struct rig *g, bool direct, unsigned threads, int open_flags)
+{
+	memset(g, 0, sizeof(*g));
+	g->fs = fake_session_new();
+	g->ft = fake_target_new();
+	g->d.name = "fake";
+	g->d.target = &g->ft->base;
+	g->d.direct = direct;
+	/* as main() sets them for each path */
+	g->d.max_xfer = direct ? g->ft->base.info.max_xfer : RETRY_MAX_XFER;
+	g->d.max_xfer_errno = direct ? g->ft->base.info.max_xfer_errno : ENOMEM;
+	cr_assert(zero(int, pool_new(threads, &g->d.pool)));
+	g->o.d = &g->d;
+	g->o.open_flags = open_flags;
+	ioctl_opener_init(&g->o);
+	/* as cb_open() does */
+	g->o.chan = g->d.target->ops->chan_open(g->d.target);
+	cr_assert(ge(int, g->o.chan, 0));
+	g->tid = gettid();
+}
+
+/* Joins the workers: after this no command of the rig can still run. */
+static void rig_stop(struct rig *g)
+{
+	pool_free(g->d.pool);
+	g->d.pool = NULL;
+}
+
+static void rig_fini(struct rig *g)
+{
+	rig_stop(g);
+	cr_expect(zero(u32, fake_misuse_count(g->fs)), "a call on a request already answered");
+	g->d.target->ops->chan_close(g->d.target, g->o.chan);
+	target_free(&g->ft->base);
+	fake_session_free(g->fs);
+}
+
+static unsigned long stat_get(struct rig *g, enum stat_id id)
+{
+	return atomic_load(&g->d.stats[id]);
+}
+
+/* ---- the kernel's side of one FUSE_IOCTL request ---- */
+
+static fuse_req_t send_ioctl(struct rig *g, unsigned cmd, unsigned flags, bool direct, void *arg,
+			     const void *in, size_t in_len, size_t out_len)
+{
+	struct ioctx x = {
+		.req = fake_req_new(g->fs),
+		.o = &g->o,
+		.arg = (uintptr_t)arg,
+		.in_buf = in,
+		.in_len = in_len,
+		.out_len = out_len,
+		.tid = g->tid,
+		.direct = direct,
+	};
+
+	ioctl_dispatch(&x, cmd, flags);
+	return x.req;
+}
+
+static struct fake_reply *wait_reply(struct rig *g, fuse_req_t req)
+{
+	struct fake_reply *rep = fake_wait_reply(g->fs);
+
+	cr_assert(not(eq(ptr, rep, NULL)), "no reply within %d s", FAKE_WAIT_SECONDS);
+	cr_assert(eq(ptr, rep->req, req), "a reply to another request");
+	return rep;
+}
+
+/* One request and its reply. */
+static struct fake_reply *round_trip(struct rig *g, unsigned cmd, bool direct, void *arg,
+				     const void *in, size_t in_len, size_t out_len)
+{
+	fuse_req_t req = send_ioctl(g, cmd, 0, direct, arg, in, in_len, out_len);
+
+	return wait_reply(g, req);
+}
+
+/* What the kernel carries to the next round after a retry reply. */
+struct kround {
+	unsigned char *in;
+	size_t in_len, out_len;
+	size_t n_out;
+	struct iovec out[FUSE_IOCTL_MAX_IOV];
+};
+
+static size_t iov_total(const struct iovec *v, size_t n)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++)
+		len += v[i].iov_len;
+	return len;
+}
+
+/* fs/fuse/ioctl.c: check the retry, gather the in iovecs from "user" memory. */
+static void kernel_retry(const struct fake_reply *rep, struct kround *k)
+{
+	size_t off = 0;
+
+	cr_assert(eq(int, rep->kind, FAKE_RETRY));
+	cr_assert(le(sz, rep->n_in + rep->n_out, FUSE_IOCTL_MAX_IOV));
+	free(k->in);
+	k->in_len = iov_total(rep->in, rep->n_in);
+	k->out_len = iov_total(rep->out, rep->n_out);
+	cr_assert(le(sz, k->in_len, KERNEL_MAX_BYTES));
+	cr_assert(le(sz, k->out_len, KERNEL_MAX_BYTES));
+	k->in = malloc(k->in_len ? k->in_len : 1);
+	cr_assert(not(eq(ptr, k->in, NULL)));
+	for (size_t i = 0; i < rep->n_in; i++) {
+		memcpy(k->in + off, rep->in[i].iov_base, rep->in[i].iov_len);
+		off += rep->in[i].iov_len;
+	}
+	k->n_out = rep->n_out;
+	memcpy(k->out, rep->out, rep->n_out * sizeof(rep->out[0]));
+}
+
+/* The final reply's bytes go to the last round's out iovecs, in order. */
+static void kernel_scatter(const struct fake_reply *rep, const struct kround *k)
+{
+	size_t off = 0;
+
+	cr_assert(le(sz, rep->len, k->out_len), "reply longer than out_size: EIO");
+	for (size_t i = 0; i < k->n_out && off < rep->len; i++) {
+		size_t n = rep->len - off < k->out[i].iov_len ? rep->len - off : k->out[i].iov_len;
+
+		memcpy(k->out[i].iov_base, rep->data + off, n);
+		off += n;
+	}
+}
+
+/* A whole ioctl on the retry path; returns the final reply, its data scattered. */
+static struct fake_reply *kernel_ioctl(struct rig *g, unsigned cmd, void *arg, unsigned *rounds)
+{
+	struct kround k = { 0 };
+	struct fake_reply *rep;
+	unsigned n = 0;
+
+	for (;;) {
+		cr_assert(lt(u32, n, 8), "the retry exchange does not end");
+		rep = round_trip(g, cmd, false, arg, k.in, k.in_len, k.out_len);
+		n++;
+		if (rep->kind != FAKE_RETRY)
+			break;
+		kernel_retry(rep, &k);
+	}
+	if (rep->kind == FAKE_IOCTL || rep->kind == FAKE_IOCTL_IOV)
+		kernel_scatter(rep, &k);
+	free(k.in);
+	if (rounds)
+		*rounds = n;
+	return rep;
+}
+
+/* ---- clients and scripts ---- */
+
+struct client {
+	union scsi_hdr h;
+	unsigned char cdb[16];
+	unsigned char sense[32];
+	unsigned char data[DATA_MAX];
+};
+
+#define UNTOUCHED 0xaa
+
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)(i * 7 + 3);
+}
+
+static void client_v3(struct client *c, int dxfer_direction, unsigned len)
+{
+	memset(c, UNTOUCHED, sizeof(*c));
+	memset(c->cdb, 0, sizeof(c->cdb));
+	c->cdb[0] = dxfer_direction == SG_DXFER_TO_DEV ? 0x2a : 0x28; /* WRITE/READ(10) */
+	c->cdb[8] = len / 512;
+	memset(&c->h, 0, sizeof(c->h));
+	c->h.v3 = (struct sg_io_hdr){
+		.interface_id = 'S',
+		.dxfer_direction = dxfer_direction,
+		.cmd_len = 10,
+		.mx_sb_len = sizeof(c->sense),
+		.dxfer_len = len,
+		.dxferp = c->data,
+		.cmdp = c->cdb,
+		.sbp = c->sense,
+		.timeout = 20000,
+		.pack_id = 1234,
+		.usr_ptr = (void *)0xfeed,
+	};
+}
+
+static void client_v4(struct client *c, bool write, unsigned len)
+{
+	memset(c, UNTOUCHED, sizeof(*c));
+	memset(c->cdb, 0, sizeof(c->cdb));
+	c->cdb[0] = write ? 0x2a : 0x28;
+	c->cdb[8] = len / 512;
+	memset(&c->h, 0, sizeof(c->h));
+	c->h.v4 = (struct sg_io_v4){
+		.guard = 'Q',
+		.request_len = 10,
+		.request = (uintptr_t)c->cdb,
+		.max_response_len = sizeof(c->sense),
+		.response = (uintptr_t)c->sense,
+		.timeout = 20000,
+		.usr_ptr = 0xfeed,
+	};
+	if (write) {
+		c->h.v4.dout_xfer_len = len;
+		c->h.v4.dout_xferp = (uintptr_t)c->data;
+	} else {
+		c->h.v4.din_xfer_len = len;
+		c->h.v4.din_xferp = (uintptr_t)c->data;
+	}
+}
+
+static void script_good(struct fake_target *t, size_t data_in_len, int32_t resid)
+{
+	memset(&t->script, 0, sizeof(t->script));
+	t->script.data_in_len = data_in_len;
+	for (size_t i = 0; i < data_in_len; i++)
+		t->script.data_in[i] = pattern(i);
+	t->script.resid = resid;
+}
+
+/* CHECK CONDITION, fixed sense: ILLEGAL REQUEST, LBA OUT OF RANGE (18 bytes) */
+static void script_check(struct fake_target *t, size_t data_in_len, int32_t resid)
+{
+	script_good(t, data_in_len, resid);
+	t->script.status = 0x02;
+	t->script.sense[0] = 0x70;
+	t->script.sense[2] = 0x05;
+	t->script.sense[7] = 10;
+	t->script.sense[12] = 0x21;
+	t->script.sense_len = 18;
+	for (unsigned i = 18; i < SCSI_SENSE_MAX; i++)
+		t->script.sense[i] = 0xee; /* beyond the sense: must not reach the client */
+}
+
+static bool all_bytes(const unsigned char *p, size_t n, unsigned char v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+static bool is_pattern(const unsigned char *p, size_t from, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != pattern(from + i))
+			return false;
+	return true;
+}
+
+static void expect_iov(const struct iovec *v, const void *base, size_t len, const char *what)
+{
+	cr_expect(eq(ptr, v->iov_base, (void *)base), "%s: base", what);
+	cr_expect(eq(sz, v->iov_len, len), "%s: length", what);
+}
+
+/* ---- retry path, v3 ---- */
+
+Test(sgio, retry_v3_read_rounds)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct kround k = { 0 };
+	const struct sg_io_hdr *out;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	script_good(g.ft, 4096, 0);
+
+	/* round 1: nothing yet; ask for the header */
+	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_RETRY));
+	cr_assert(eq(sz, rep->n_in, 1));
+	cr_expect(zero(sz, rep->n_out));
+	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "round 1 in[0]");
+	kernel_retry(rep, &k);
+
+	/* round 2: the header, out_len 0; ask for everything */
+	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_RETRY));
+	cr_assert(eq(sz, rep->n_in, 2));
+	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "round 2 in[0]");
+	expect_iov(&rep->in[1], c.cdb, 10, "round 2 in[1]");
+	cr_assert(eq(sz, rep->n_out, 3));
+	expect_iov(&rep->out[0], &c.h, SCSI_V3_HDR_LEN, "round 2 out[0]");
+	expect_iov(&rep->out[1], c.data, 4096, "round 2 out[1]");
+	expect_iov(&rep->out[2], c.sense, sizeof(c.sense), "round 2 out[2]");
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	kernel_retry(rep, &k);
+	cr_assert(eq(sz, k.in_len, SCSI_V3_HDR_LEN + 10));
+	cr_assert(eq(sz, k.out_len, SCSI_V3_HDR_LEN + 4096 + sizeof(c.sense)));
+
+	/* round 3: runs the command once; header, data, no sense */
+	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
+	cr_expect(zero(int, rep->result));
+	cr_assert(eq(sz, rep->n_iov, 2), "GOOD status: no sense iovec");
+	cr_expect(eq(sz, rep->iov_len[0], SCSI_V3_HDR_LEN));
+	cr_expect(eq(sz, rep->iov_len[1], 4096));
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(zero(int, memcmp(g.ft->seen.cdb, c.cdb, 10)));
+	cr_expect(eq(u32, g.ft->seen.cdb_len, 10));
+	cr_expect(eq(int, g.ft->seen.dir, SCSI_DIR_FROM_DEV));
+	cr_expect(eq(u32, g.ft->seen.data_len, 4096));
+	cr_expect(eq(u32, g.ft->seen.timeout_ms, 20000));
+	cr_expect(g.ft->seen.q_at_head);
+	cr_expect(eq(int, g.ft->seen.chan, g.o.chan), "the opener's own channel");
+
+	out = (const struct sg_io_hdr *)rep->data;
+	cr_expect(zero(u8, out->status));
+	cr_expect(zero(u8, out->masked_status));
+	cr_expect(zero(u16, out->host_status));
+	cr_expect(zero(u16, out->driver_status));
+	cr_expect(zero(u8, out->sb_len_wr));
+	cr_expect(zero(i32, out->resid));
+	cr_expect(zero(u32, out->info));
+	cr_expect(eq(int, out->pack_id, 1234));
+	cr_expect(eq(ptr, out->usr_ptr, (void *)0xfeed));
+	cr_expect(eq(ptr, out->dxferp, c.data));
+	cr_expect(is_pattern(rep->data + SCSI_V3_HDR_LEN, 0, 4096));
+
+	kernel_scatter(rep, &k);
+	cr_expect(zero(u8, c.h.v3.status));
+	cr_expect(is_pattern(c.data, 0, 4096));
+	cr_expect(all_bytes(c.sense, sizeof(c.sense), UNTOUCHED));
+	cr_expect(eq(u32, fake_req_replies(rep->req), 1));
+	cr_expect(eq(ulong, stat_get(&g, STAT_IOCTL_RETRY), 2));
+	cr_expect(eq(ulong, stat_get(&g, STAT_SG_IO), 1));
+	free(k.in);
+	rig_fini(&g);
+}
+
+Test(sgio, retry_v3_read_check_condition)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	unsigned rounds;
+	const struct sg_io_hdr *out;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	script_check(g.ft, 512, 3584);
+	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
+	cr_expect(eq(u32, rounds, 3));
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
+	cr_expect(zero(int, rep->result));
+	cr_assert(eq(sz, rep->n_iov, 3));
+	cr_expect(eq(sz, rep->iov_len[0], SCSI_V3_HDR_LEN));
+	cr_expect(eq(sz, rep->iov_len[1], 4096));
+	cr_expect(eq(sz, rep->iov_len[2], 18), "only sb_len_wr sense bytes");
+
+	out = &c.h.v3;
+	cr_expect(eq(u8, out->status, 0x02));
+	cr_expect(eq(u8, out->masked_status, CHECK_CONDITION));
+	cr_expect(eq(u16, out->driver_status, SCSI_DRIVER_SENSE));
+	cr_expect(eq(u8, out->sb_len_wr, 18));
+	cr_expect(eq(u32, out->info, SG_INFO_CHECK));
+	cr_expect(eq(i32, out->resid, 3584));
+	cr_expect(eq(int, out->pack_id, 1234));
+	cr_expect(is_pattern(c.data, 0, 512));
+	cr_expect(all_bytes(c.data + 512, 4096 - 512, 0), "the rest of the buffer is zeroed");
+	cr_expect(all_bytes(c.data + 4096, sizeof(c.data) - 4096, UNTOUCHED));
+	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
+	cr_expect(all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	rig_fini(&g);
+}
+
+Test(sgio, retry_v3_write_data_reaches_target)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct kround k = { 0 };
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_TO_DEV, 2048);
+	for (size_t i = 0; i < 2048; i++)
+		c.data[i] = pattern(i + 11);
+	script_good(g.ft, 0, 0);
+
+	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	kernel_retry(rep, &k);
+	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_RETRY));
+	cr_assert(eq(sz, rep->n_in, 3));
+	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "in[0]");
+	expect_iov(&rep->in[1], c.cdb, 10, "in[1]");
+	expect_iov(&rep->in[2], c.data, 2048, "in[2]");
+	cr_assert(eq(sz, rep->n_out, 2), "no data comes back from a write");
+	expect_iov(&rep->out[0], &c.h, SCSI_V3_HDR_LEN, "out[0]");
+	expect_iov(&rep->out[1], c.sense, sizeof(c.sense), "out[1]");
+	kernel_retry(rep, &k);
+	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
+	cr_expect(eq(sz, rep->n_iov, 1));
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(eq(int, g.ft->seen.dir, SCSI_DIR_TO_DEV));
+	cr_expect(eq(u32, g.ft->seen.cdb[0], 0x2a));
+	cr_assert(eq(sz, g.ft->seen.data_out_len, 2048));
+	cr_expect(is_pattern(g.ft->seen.data_out, 11, 2048));
+	free(k.in);
+	rig_fini(&g);
+}
+
+Test(sgio, retry_v3_iovec_plan_lists_each_segment)
+{
+	struct rig g;
+	struct client c;
+	struct sg_iovec uiov[3];
+	struct fake_reply *rep;
+	struct kround k = { 0 };
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	uiov[0] = (struct sg_iovec){ c.data + 6000, 1000 };
+	uiov[1] = (struct sg_iovec){ c.data, 2000 };
+	uiov[2] = (struct sg_iovec){ c.data + 3000, 1096 };
+	c.h.v3.iovec_count = 3;
+	c.h.v3.dxferp = uiov;
+	script_good(g.ft, 4096, 0);
+
+	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	kernel_retry(rep, &k);
+	/* round 2: the header names an sg_iovec array; fetch it */
+	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_RETRY));
+	cr_assert(eq(sz, rep->n_in, 2));
+	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "in[0]");
+	expect_iov(&rep->in[1], uiov, sizeof(uiov), "in[1]");
+	cr_expect(zero(sz, rep->n_out));
+	kernel_retry(rep, &k);
+	/* round 3: the plan */
+	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_RETRY));
+	cr_assert(eq(sz, rep->n_in, 3));
+	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "plan in[0]");
+	expect_iov(&rep->in[1], uiov, sizeof(uiov), "plan in[1]");
+	expect_iov(&rep->in[2], c.cdb, 10, "plan in[2]");
+	cr_assert(eq(sz, rep->n_out, 5));
+	expect_iov(&rep->out[0], &c.h, SCSI_V3_HDR_LEN, "plan out[0]");
+	expect_iov(&rep->out[1], c.data + 6000, 1000, "plan out[1]");
+	expect_iov(&rep->out[2], c.data, 2000, "plan out[2]");
+	expect_iov(&rep->out[3], c.data + 3000, 1096, "plan out[3]");
+	expect_iov(&rep->out[4], c.sense, sizeof(c.sense), "plan out[4]");
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	kernel_retry(rep, &k);
+	/* round 4: run, then the data lands segment by segment */
+	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
+	cr_expect(eq(u32, g.ft->seen.data_len, 4096));
+	kernel_scatter(rep, &k);
+	cr_expect(is_pattern(c.data + 6000, 0, 1000));
+	cr_expect(is_pattern(c.data, 1000, 2000));
+	cr_expect(is_pattern(c.data + 3000, 3000, 1096));
+	cr_expect(all_bytes(c.data + 2000, 1000, UNTOUCHED));
+	free(k.in);
+	rig_fini(&g);
+}
+
+Test(sgio, retry_v3_iovec_write_truncated_to_dxfer_len)
+{
+	struct rig g;
+	struct client c;
+	struct sg_iovec uiov[3];
+	struct fake_reply *rep;
+	unsigned rounds;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_TO_DEV, 2500);
+	for (size_t i = 0; i < sizeof(c.data); i++)
+		c.data[i] = pattern(i);
+	uiov[0] = (struct sg_iovec){ c.data, 1000 };
+	uiov[1] = (struct sg_iovec){ c.data + 1000, 2000 };
+	uiov[2] = (struct sg_iovec){ c.data + 3000, 1096 };
+	c.h.v3.iovec_count = 3;
+	c.h.v3.dxferp = uiov;
+	script_good(g.ft, 0, 0);
+	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
+	cr_expect(eq(u32, rounds, 4));
+	cr_expect(eq(u32, g.ft->seen.data_len, 2500));
+	cr_assert(eq(sz, g.ft->seen.data_out_len, 2500));
+	cr_expect(is_pattern(g.ft->seen.data_out, 0, 2500));
+	rig_fini(&g);
+}
+
+/* ---- retry path, v4 ---- */
+
+Test(sgio, retry_v4_read_rounds)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct kround k = { 0 };
+	const struct sg_io_v4 *out;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v4(&c, false, 4096);
+	script_check(g.ft, 4096, 96);
+
+	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_RETRY));
+	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "round 1 in[0]");
+	kernel_retry(rep, &k);
+	/* round 2: 88 bytes say 'Q'; ask for the whole v4 header */
+	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_RETRY));
+	cr_assert(eq(sz, rep->n_in, 1));
+	cr_expect(zero(sz, rep->n_out));
+	expect_iov(&rep->in[0], &c.h, SCSI_V4_HDR_LEN, "round 2 in[0]");
+	kernel_retry(rep, &k);
+	/* round 3: the plan */
+	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_RETRY));
+	cr_assert(eq(sz, rep->n_in, 2));
+	expect_iov(&rep->in[0], &c.h, SCSI_V4_HDR_LEN, "plan in[0]");
+	expect_iov(&rep->in[1], c.cdb, 10, "plan in[1]");
+	cr_assert(eq(sz, rep->n_out, 3));
+	expect_iov(&rep->out[0], &c.h, SCSI_V4_HDR_LEN, "plan out[0]");
+	expect_iov(&rep->out[1], c.data, 4096, "plan out[1]");
+	expect_iov(&rep->out[2], c.sense, sizeof(c.sense), "plan out[2]");
+	kernel_retry(rep, &k);
+	/* round 4 */
+	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
+	cr_expect(zero(int, rep->result));
+	cr_assert(eq(sz, rep->n_iov, 3));
+	cr_expect(eq(sz, rep->iov_len[0], SCSI_V4_HDR_LEN));
+	cr_expect(eq(sz, rep->iov_len[1], 4096));
+	cr_expect(eq(sz, rep->iov_len[2], 18));
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(eq(int, g.ft->seen.dir, SCSI_DIR_FROM_DEV));
+	kernel_scatter(rep, &k);
+
+	out = &c.h.v4;
+	cr_expect(eq(u32, out->device_status, 0x02));
+	cr_expect(zero(u32, out->transport_status));
+	cr_expect(eq(u32, out->driver_status, SCSI_DRIVER_SENSE));
+	cr_expect(eq(u32, out->info, SG_INFO_CHECK));
+	cr_expect(eq(u32, out->response_len, 18));
+	cr_expect(eq(i32, out->din_resid, 96));
+	cr_expect(zero(i32, out->dout_resid));
+	cr_expect(eq(u64, out->usr_ptr, 0xfeed));
+	cr_expect(is_pattern(c.data, 0, 4096));
+	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
+	cr_expect(all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	free(k.in);
+	rig_fini(&g);
+}
+
+Test(sgio, retry_v4_write)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	unsigned rounds;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v4(&c, true, 1024);
+	for (size_t i = 0; i < 1024; i++)
+		c.data[i] = pattern(i + 5);
+	script_good(g.ft, 0, 24);
+	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
+	cr_expect(eq(u32, rounds, 4));
+	cr_assert(eq(sz, g.ft->seen.data_out_len, 1024));
+	cr_expect(is_pattern(g.ft->seen.data_out, 5, 1024));
+	cr_expect(eq(i32, c.h.v4.dout_resid, 24));
+	cr_expect(zero(i32, c.h.v4.din_resid));
+	cr_expect(zero(u32, c.h.v4.info));
+	rig_fini(&g);
+}
+
+/* ---- retry path, refusals ---- */
+
+Test(sgio, retry_over_the_exchange_limit_is_enomem)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	unsigned rounds;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.dxfer_len = 200 << 10; /* dxferp is never used */
+	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, ENOMEM));
+	cr_expect(eq(u32, rounds, 2));
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	cr_expect(eq(ulong, stat_get(&g, STAT_SG_IO_ERR), 1));
+	cr_expect(zero(ulong, stat_get(&g, STAT_SG_IO)));
+	rig_fini(&g);
+}
+
+Test(sgio, retry_too_many_iovecs_is_enomem)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.iovec_count = RETRY_MAX_IOVS + 1;
+	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, ENOMEM));
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	rig_fini(&g);
+}
+
+/* Play rounds 1 and 2 of a v3 READ; k then holds what round 3 carries. */
+static void retry_to_final(struct rig *g, struct client *c, struct kround *k)
+{
+	struct fake_reply *rep;
+
+	rep = round_trip(g, SG_IO, false, &c->h, NULL, 0, 0);
+	kernel_retry(rep, k);
+	rep = round_trip(g, SG_IO, false, &c->h, k->in, k->in_len, k->out_len);
+	kernel_retry(rep, k);
+}
+
+struct mismatch_case {
+	char name[40];
+	int in_delta, out_delta;
+};
+
+ParameterizedTestParameters(sgio, retry_final_round_not_matching_plan_is_einval)
+{
+	static struct mismatch_case cases[] = {
+		{ "out_len one more", 0, 1 },
+		{ "out_len one less", 0, -1 },
+		{ "in_len one more", 1, 0 },
+	};
+
+	return cr_make_param_array(struct mismatch_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct mismatch_case *tc, sgio, retry_final_round_not_matching_plan_is_einval)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct kround k = { 0 };
+	unsigned char in[512] = { 0 };
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	script_good(g.ft, 4096, 0);
+	retry_to_final(&g, &c, &k);
+	cr_assert(lt(sz, k.in_len + 1, sizeof(in)));
+	memcpy(in, k.in, k.in_len);
+	rep = round_trip(&g, SG_IO, false, &c.h, in, k.in_len + tc->in_delta,
+			 k.out_len + tc->out_delta);
+	cr_assert(eq(int, rep->kind, FAKE_ERR), "%s", tc->name);
+	cr_expect(eq(int, rep->err, EINVAL), "%s", tc->name);
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)), "%s", tc->name);
+	free(k.in);
+	rig_fini(&g);
+}
+
+Test(sgio, retry_header_changed_between_rounds_is_einval)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct kround k = { 0 };
+	struct sg_io_hdr *h;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_to_final(&g, &c, &k);
+	/* another thread of the client grew the transfer after round 2 */
+	h = (struct sg_io_hdr *)k.in;
+	h->dxfer_len = 8192;
+	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EINVAL));
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	free(k.in);
+	rig_fini(&g);
+}
+
+Test(sgio, retry_bad_interface_id_is_enosys)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.interface_id = 'Z';
+	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, ENOSYS));
+	rig_fini(&g);
+}
+
+Test(sgio, retry_target_errno_is_the_reply)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	script_good(g.ft, 4096, 0);
+	g.ft->script.ret = -EIO;
+	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EIO));
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	rig_fini(&g);
+}
+
+/* ---- direct path ---- */
+
+Test(sgio, direct_v3_read_in_one_request)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	const struct sg_io_hdr *h = &c.h.v3;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	script_check(g.ft, 1000, 3096);
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, rep->result));
+	cr_expect(zero(sz, rep->len));
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(zero(int, memcmp(g.ft->seen.cdb, c.cdb, 10)));
+	cr_expect(zero(ulong, stat_get(&g, STAT_IOCTL_RETRY)));
+
+	cr_expect(eq(u8, h->status, 0x02));
+	cr_expect(eq(u8, h->masked_status, CHECK_CONDITION));
+	cr_expect(eq(u16, h->driver_status, SCSI_DRIVER_SENSE));
+	cr_expect(eq(u8, h->sb_len_wr, 18));
+	cr_expect(eq(u32, h->info, SG_INFO_CHECK));
+	cr_expect(eq(i32, h->resid, 3096));
+	cr_expect(eq(int, h->pack_id, 1234));
+	cr_expect(eq(ptr, h->usr_ptr, (void *)0xfeed));
+	cr_expect(is_pattern(c.data, 0, 1000));
+	cr_expect(all_bytes(c.data + 1000, 4096 - 1000, 0), "zero-filled to dxfer_len");
+	cr_expect(all_bytes(c.data + 4096, sizeof(c.data) - 4096, UNTOUCHED));
+	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
+	cr_expect(all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	rig_fini(&g);
+}
+
+Test(sgio, direct_v4_read_in_one_request)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	const struct sg_io_v4 *h = &c.h.v4;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v4(&c, false, 4096);
+	script_check(g.ft, 2048, 2048);
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, rep->result));
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(eq(int, g.ft->seen.dir, SCSI_DIR_FROM_DEV));
+	cr_expect(eq(u32, h->device_status, 0x02));
+	cr_expect(eq(u32, h->driver_status, SCSI_DRIVER_SENSE));
+	cr_expect(eq(u32, h->info, SG_INFO_CHECK));
+	cr_expect(eq(u32, h->response_len, 18));
+	cr_expect(eq(i32, h->din_resid, 2048));
+	cr_expect(eq(u64, h->usr_ptr, 0xfeed));
+	cr_expect(is_pattern(c.data, 0, 2048));
+	cr_expect(all_bytes(c.data + 2048, 2048, 0));
+	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
+	cr_expect(all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	rig_fini(&g);
+}
+
+Test(sgio, direct_v3_write)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_TO_DEV, 4096);
+	for (size_t i = 0; i < 4096; i++)
+		c.data[i] = pattern(i + 1);
+	script_good(g.ft, 0, 0);
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, rep->result));
+	cr_assert(eq(sz, g.ft->seen.data_out_len, 4096));
+	cr_expect(is_pattern(g.ft->seen.data_out, 1, 4096));
+	cr_expect(is_pattern(c.data, 1, 4096), "a write leaves the client's buffer alone");
+	cr_expect(zero(u32, c.h.v3.info));
+	cr_expect(all_bytes(c.sense, sizeof(c.sense), UNTOUCHED));
+	rig_fini(&g);
+}
+
+Test(sgio, direct_v3_iovec_read)
+{
+	struct rig g;
+	struct client c;
+	struct sg_iovec uiov[2];
+	struct fake_reply *rep;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 3000);
+	uiov[0] = (struct sg_iovec){ c.data + 4000, 1000 };
+	uiov[1] = (struct sg_iovec){ c.data, 2000 };
+	c.h.v3.iovec_count = 2;
+	c.h.v3.dxferp = uiov;
+	script_good(g.ft, 3000, 0);
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(is_pattern(c.data + 4000, 0, 1000));
+	cr_expect(is_pattern(c.data, 1000, 2000));
+	cr_expect(all_bytes(c.data + 2000, 2000, UNTOUCHED));
+	rig_fini(&g);
+}
+
+Test(sgio, direct_moves_more_than_the_retry_limit)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	size_t len = 256 << 10;
+	unsigned char *buf = malloc(len);
+
+	cr_assert(not(eq(ptr, buf, NULL)));
+	memset(buf, UNTOUCHED, len);
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.dxfer_len = len;
+	c.h.v3.dxferp = buf;
+	script_good(g.ft, len, 0);
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(is_pattern(buf, 0, len));
+	rig_fini(&g);
+	free(buf);
+}
+
+Test(sgio, direct_over_target_limit_is_target_errno)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.dxfer_len = g.d.max_xfer + 1;
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, g.d.max_xfer_errno));
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	rig_fini(&g);
+}
+
+Test(sgio, direct_bad_cdb_pointer_is_efault)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.cmdp = (unsigned char *)8;
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EFAULT));
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	cr_expect(all_bytes(c.data, sizeof(c.data), UNTOUCHED));
+	rig_fini(&g);
+}
+
+Test(sgio, direct_bad_header_pointer_is_efault)
+{
+	struct rig g;
+	struct fake_reply *rep;
+
+	rig_init(&g, true, 2, O_RDWR);
+	rep = round_trip(&g, SG_IO, true, (void *)8, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EFAULT));
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	rig_fini(&g);
+}
+
+Test(sgio, direct_bad_data_pointer_is_efault_after_running)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct sg_io_hdr before;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.dxferp = (void *)8;
+	before = c.h.v3;
+	script_good(g.ft, 4096, 0);
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EFAULT));
+	cr_expect(zero(int, memcmp(&c.h.v3, &before, sizeof(before))),
+		  "the header is not filled in when the data could not be copied");
+	rig_fini(&g);
+}
+
+Test(sgio, direct_target_errno_is_the_reply)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct sg_io_hdr before;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	before = c.h.v3;
+	script_good(g.ft, 4096, 0);
+	g.ft->script.ret = -EIO;
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EIO));
+	cr_expect(all_bytes(c.data, sizeof(c.data), UNTOUCHED));
+	cr_expect(zero(int, memcmp(&c.h.v3, &before, sizeof(before))));
+	rig_fini(&g);
+}
+
+/* ---- interrupts ---- */
+
+Test(sgio, interrupt_while_running_answers_eintr_at_once)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct sg_io_hdr before;
+	fuse_req_t req;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	before = c.h.v3;
+	script_check(g.ft, 4096, 0);
+	fake_target_set_block(g.ft, true);
+	req = send_ioctl(&g, SG_IO, 0, true, &c.h, NULL, 0, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1), "the command never reached the target");
+	cr_expect(zero(u32, fake_reply_count(g.fs)), "the caller stays blocked while it runs");
+
+	fake_interrupt(req);
+	cr_assert(eq(u32, fake_reply_count(g.fs), 1), "EINTR comes from the callback itself");
+	rep = wait_reply(&g, req);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EINTR));
+
+	fake_target_release(g.ft);
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_reply_count(g.fs), 1), "a second reply after EINTR");
+	cr_expect(eq(u32, fake_req_replies(req), 1));
+	cr_expect(all_bytes(c.data, sizeof(c.data), UNTOUCHED), "data copied after EINTR");
+	cr_expect(all_bytes(c.sense, sizeof(c.sense), UNTOUCHED), "sense copied after EINTR");
+	cr_expect(zero(int, memcmp(&c.h.v3, &before, sizeof(before))), "header written");
+	cr_expect(eq(ulong, stat_get(&g, STAT_INTERRUPT), 1));
+	rig_fini(&g);
+}
+
+Test(sgio, interrupt_while_queued_never_runs)
+{
+	struct rig g;
+	struct client a, b;
+	struct fake_reply *rep;
+	fuse_req_t req_a, req_b;
+
+	rig_init(&g, true, 1, O_RDWR);
+	client_v3(&a, SG_DXFER_FROM_DEV, 4096);
+	client_v3(&b, SG_DXFER_FROM_DEV, 4096);
+	script_good(g.ft, 4096, 0);
+	fake_target_set_block(g.ft, true);
+	req_a = send_ioctl(&g, SG_IO, 0, true, &a.h, NULL, 0, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	req_b = send_ioctl(&g, SG_IO, 0, true, &b.h, NULL, 0, 0);
+	cr_expect(eq(u32, pool_backlog(g.d.pool), 1));
+
+	fake_interrupt(req_b);
+	rep = wait_reply(&g, req_b);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EINTR));
+
+	fake_target_release(g.ft);
+	rep = wait_reply(&g, req_a);
+	cr_expect(eq(int, rep->kind, FAKE_IOCTL));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "the interrupted command ran");
+	cr_expect(eq(u32, fake_reply_count(g.fs), 2));
+	cr_expect(eq(u32, fake_req_replies(req_b), 1));
+	cr_expect(is_pattern(a.data, 0, 4096));
+	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	rig_fini(&g);
+}
+
+Test(sgio, interrupt_before_submission_never_runs)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct ioctx x;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	script_good(g.ft, 4096, 0);
+	x = (struct ioctx){
+		.req = fake_req_new(g.fs),
+		.o = &g.o,
+		.arg = (uintptr_t)&c.h,
+		.tid = g.tid,
+		.direct = true,
+	};
+	/* the INTERRUPT arrived before the callback was registered */
+	fake_interrupt(x.req);
+	ioctl_dispatch(&x, SG_IO, 0);
+	rep = wait_reply(&g, x.req);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EINTR));
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	cr_expect(eq(u32, fake_reply_count(g.fs), 1));
+	cr_expect(all_bytes(c.data, sizeof(c.data), UNTOUCHED));
+	rig_fini(&g);
+}
+
+Test(sgio, interrupt_on_retry_path_final_round)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct kround k = { 0 };
+	fuse_req_t req;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	script_good(g.ft, 4096, 0);
+	retry_to_final(&g, &c, &k);
+	fake_target_set_block(g.ft, true);
+	req = send_ioctl(&g, SG_IO, 0, false, &c.h, k.in, k.in_len, k.out_len);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	fake_interrupt(req);
+	rep = wait_reply(&g, req);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EINTR));
+	fake_target_release(g.ft);
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_req_replies(req), 1));
+	cr_expect(eq(u32, fake_reply_count(g.fs), 3), "two retries and EINTR, nothing more");
+	free(k.in);
+	rig_fini(&g);
+}
+
+Test(sgio, interrupt_after_reply_is_ignored)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	script_good(g.ft, 4096, 0);
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	fake_interrupt(rep->req);
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_reply_count(g.fs), 1));
+	cr_expect(zero(ulong, stat_get(&g, STAT_INTERRUPT)));
+	rig_fini(&g);
+}
+
+Test(sgio, concurrent_commands_each_get_one_reply)
+{
+	enum { N = 16 };
+	static struct client c[N];
+	struct rig g;
+	fuse_req_t req[N];
+
+	rig_init(&g, true, 4, O_RDWR);
+	script_good(g.ft, 4096, 0);
+	for (int i = 0; i < N; i++) {
+		client_v3(&c[i], SG_DXFER_FROM_DEV, 4096);
+		req[i] = send_ioctl(&g, SG_IO, 0, true, &c[i].h, NULL, 0, 0);
+	}
+	for (int i = 0; i < N; i++) {
+		struct fake_reply *rep = fake_wait_reply(g.fs);
+
+		cr_assert(not(eq(ptr, rep, NULL)));
+		cr_expect(eq(int, rep->kind, FAKE_IOCTL));
+	}
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), N));
+	for (int i = 0; i < N; i++) {
+		cr_expect(eq(u32, fake_req_replies(req[i]), 1), "command %d", i);
+		cr_expect(is_pattern(c[i].data, 0, 4096), "command %d", i);
+		cr_expect(lt(u32, c[i].h.v3.duration, 10000), "command %d", i);
+	}
+	rig_fini(&g);
+}
+
+Test(sgio, each_opener_uses_its_own_channel)
+{
+	struct rig g;
+	struct client c;
+	struct opener o2 = { .d = NULL };
+	struct fake_reply *rep;
+	struct ioctx x;
+
+	rig_init(&g, true, 2, O_RDWR);
+	o2.d = &g.d;
+	o2.open_flags = O_RDWR;
+	ioctl_opener_init(&o2);
+	o2.chan = g.d.target->ops->chan_open(g.d.target);
+	cr_assert(not(eq(int, o2.chan, g.o.chan)));
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	script_good(g.ft, 4096, 0);
+
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(eq(int, g.ft->seen.chan, g.o.chan));
+	x = (struct ioctx){
+		.req = fake_req_new(g.fs),
+		.o = &o2,
+		.arg = (uintptr_t)&c.h,
+		.tid = g.tid,
+		.direct = true,
+	};
+	ioctl_dispatch(&x, SG_IO, 0);
+	rep = wait_reply(&g, x.req);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(eq(int, g.ft->seen.chan, o2.chan));
+	rig_stop(&g);
+	g.d.target->ops->chan_close(g.d.target, o2.chan);
+	rig_fini(&g);
+}
+
+/* ---- informational ioctls ---- */
+
+Test(ioctl, get_version_num_retry)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	struct kround k = { 0 };
+	int v = -1;
+
+	rig_init(&g, false, 1, O_RDWR);
+	rep = round_trip(&g, SG_GET_VERSION_NUM, false, &v, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_RETRY));
+	cr_expect(zero(sz, rep->n_in));
+	cr_assert(eq(sz, rep->n_out, 1));
+	expect_iov(&rep->out[0], &v, sizeof(int), "out[0]");
+	kernel_retry(rep, &k);
+	rep = round_trip(&g, SG_GET_VERSION_NUM, false, &v, k.in, k.in_len, k.out_len);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, rep->result));
+	cr_assert(eq(sz, rep->len, sizeof(int)));
+	memcpy(&v, rep->data, sizeof(v));
+	cr_expect(eq(int, v, 30536));
+	free(k.in);
+	rig_fini(&g);
+}
+
+Test(ioctl, get_version_num_direct)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	int v = -1;
+
+	rig_init(&g, true, 1, O_RDWR);
+	rep = round_trip(&g, SG_GET_VERSION_NUM, true, &v, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, rep->result));
+	cr_expect(zero(sz, rep->len));
+	cr_expect(eq(int, v, 30536));
+	rig_fini(&g);
+}
+
+Test(ioctl, get_timeout_is_the_result_without_argument_access)
+{
+	struct rig g;
+	struct fake_reply *rep;
+
+	rig_init(&g, true, 1, O_RDWR);
+	/* direct path with an argument that would fault if touched */
+	rep = round_trip(&g, SG_GET_TIMEOUT, true, (void *)8, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(eq(int, rep->result, 6000));
+	cr_expect(zero(sz, rep->len));
+	/* retry path: answered in the first round, no retry */
+	rep = round_trip(&g, SG_GET_TIMEOUT, false, (void *)8, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(eq(int, rep->result, 6000));
+	cr_expect(zero(sz, rep->len));
+	rig_fini(&g);
+}
+
+Test(ioctl, set_timeout)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	int v = -1;
+
+	rig_init(&g, true, 1, O_RDWR);
+	rep = round_trip(&g, SG_SET_TIMEOUT, true, &v, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EIO));
+	rep = round_trip(&g, SG_GET_TIMEOUT, true, NULL, NULL, 0, 0);
+	cr_expect(eq(int, rep->result, 6000), "unchanged by a refused set");
+	v = 1234;
+	rep = round_trip(&g, SG_SET_TIMEOUT, true, &v, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, rep->result));
+	rep = round_trip(&g, SG_GET_TIMEOUT, true, NULL, NULL, 0, 0);
+	cr_expect(eq(int, rep->result, 1234));
+	rig_fini(&g);
+}
+
+Test(ioctl, set_timeout_negative_retry_is_eio)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	unsigned rounds;
+	int v = -1;
+
+	rig_init(&g, false, 1, O_RDWR);
+	rep = round_trip(&g, SG_SET_TIMEOUT, false, &v, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_RETRY));
+	cr_assert(eq(sz, rep->n_in, 1));
+	expect_iov(&rep->in[0], &v, sizeof(int), "in[0]");
+	cr_expect(zero(sz, rep->n_out));
+	rep = kernel_ioctl(&g, SG_SET_TIMEOUT, &v, &rounds);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EIO));
+	cr_expect(eq(u32, rounds, 2));
+	rig_fini(&g);
+}
+
+static int get_int_direct(struct rig *g, unsigned cmd)
+{
+	struct fake_reply *rep;
+	int v = 0x5a5a5a5a;
+
+	rep = round_trip(g, cmd, true, &v, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL), "ioctl 0x%x", cmd);
+	cr_assert(zero(int, rep->result), "ioctl 0x%x", cmd);
+	return v;
+}
+
+static int set_int_direct(struct rig *g, unsigned cmd, int v)
+{
+	struct fake_reply *rep = round_trip(g, cmd, true, &v, NULL, 0, 0);
+
+	return rep->kind == FAKE_ERR ? -rep->err : rep->result;
+}
+
+Test(ioctl, reserved_size_clamps_to_the_daemon_max)
+{
+	struct rig g;
+	uint32_t max;
+
+	rig_init(&g, true, 1, O_RDWR);
+	max = daemon_max_sectors_bytes(&g.d);
+	cr_assert(eq(u32, max, FAKE_MAX_SECTORS_BYTES));
+	cr_expect(eq(int, get_int_direct(&g, SG_GET_RESERVED_SIZE), 32768));
+	cr_expect(zero(int, set_int_direct(&g, SG_SET_RESERVED_SIZE, 4096)));
+	cr_expect(eq(int, get_int_direct(&g, SG_GET_RESERVED_SIZE), 4096));
+	cr_expect(zero(int, set_int_direct(&g, SG_SET_RESERVED_SIZE, 1 << 30)));
+	cr_expect(eq(int, atomic_load(&g.o.reserved), (int)max), "clamped when set");
+	cr_expect(eq(int, get_int_direct(&g, SG_GET_RESERVED_SIZE), (int)max));
+	cr_expect(eq(int, set_int_direct(&g, SG_SET_RESERVED_SIZE, -1), -EINVAL));
+	cr_expect(eq(int, get_int_direct(&g, SG_GET_RESERVED_SIZE), (int)max));
+	rig_fini(&g);
+}
+
+Test(ioctl, retry_path_max_is_the_exchange_limit)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	int v = 0;
+
+	rig_init(&g, false, 1, O_RDWR);
+	rep = kernel_ioctl(&g, BLKSECTGET, &v, NULL);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(eq(int, v, (int)RETRY_MAX_XFER));
+	rig_fini(&g);
+}
+
+Test(ioctl, get_scsi_id_encodes_hctl)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	struct sg_scsi_id id;
+	unsigned rounds;
+
+	memset(&id, 0xff, sizeof(id));
+	rig_init(&g, false, 1, O_RDWR);
+	rep = kernel_ioctl(&g, SG_GET_SCSI_ID, &id, &rounds);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(eq(u32, rounds, 2));
+	cr_expect(eq(sz, rep->len, sizeof(id)));
+	cr_expect(eq(int, id.host_no, FAKE_HOST));
+	cr_expect(eq(int, id.channel, FAKE_CHANNEL));
+	cr_expect(eq(int, id.scsi_id, FAKE_ID));
+	cr_expect(eq(int, id.lun, FAKE_LUN));
+	cr_expect(zero(int, id.scsi_type));
+	cr_expect(eq(i16, id.h_cmd_per_lun, 3));
+	cr_expect(eq(i16, id.d_queue_depth, 31));
+	cr_expect(zero(int, id.unused[0]));
+	cr_expect(zero(int, id.unused[1]));
+	rig_fini(&g);
+}
+
+Test(ioctl, get_idlun_encodes_hctl)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	struct {
+		int dev_id;
+		int host_unique_id;
+	} idlun = { -1, -1 };
+
+	rig_init(&g, true, 1, O_RDWR);
+	rep = round_trip(&g, SCSI_IOCTL_GET_IDLUN, true, &idlun, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, rep->result));
+	cr_expect(eq(int, idlun.dev_id,
+		     FAKE_ID | FAKE_LUN << 8 | FAKE_CHANNEL << 16 | FAKE_HOST << 24));
+	cr_expect(eq(int, idlun.host_unique_id, FAKE_UNIQUE_ID));
+	rig_fini(&g);
+}
+
+struct get_case {
+	char name[32];
+	unsigned cmd;
+	int expect;
+};
+
+ParameterizedTestParameters(ioctl, get_int)
+{
+	static struct get_case cases[] = {
+		{ "SG_GET_VERSION_NUM", SG_GET_VERSION_NUM, 30536 },
+		{ "SG_GET_RESERVED_SIZE", SG_GET_RESERVED_SIZE, 32768 },
+		{ "SG_EMULATED_HOST", SG_EMULATED_HOST, 0 },
+		{ "SCSI_IOCTL_GET_BUS_NUMBER", SCSI_IOCTL_GET_BUS_NUMBER, FAKE_HOST },
+		{ "SG_GET_SG_TABLESIZE", SG_GET_SG_TABLESIZE, 128 },
+		{ "SG_GET_ACCESS_COUNT", SG_GET_ACCESS_COUNT, 1 },
+		{ "BLKSECTGET", BLKSECTGET, FAKE_MAX_SECTORS_BYTES },
+		{ "SG_GET_COMMAND_Q", SG_GET_COMMAND_Q, 0 },
+		{ "SG_GET_PACK_ID", SG_GET_PACK_ID, -1 },
+		{ "SG_GET_NUM_WAITING", SG_GET_NUM_WAITING, 0 },
+		{ "SG_GET_KEEP_ORPHAN", SG_GET_KEEP_ORPHAN, 0 },
+		{ "SG_GET_LOW_DMA", SG_GET_LOW_DMA, 0 },
+	};
+
+	return cr_make_param_array(struct get_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct get_case *tc, ioctl, get_int)
+{
+	struct rig g;
+
+	rig_init(&g, true, 1, O_RDWR);
+	cr_expect(eq(int, get_int_direct(&g, tc->cmd), tc->expect), "%s", tc->name);
+	rig_fini(&g);
+}
+
+Test(ioctl, set_flags_read_back)
+{
+	struct rig g;
+
+	rig_init(&g, true, 1, O_RDWR);
+	cr_expect(zero(int, set_int_direct(&g, SG_SET_COMMAND_Q, 5)));
+	cr_expect(eq(int, get_int_direct(&g, SG_GET_COMMAND_Q), 1));
+	cr_expect(zero(int, set_int_direct(&g, SG_SET_KEEP_ORPHAN, 1)));
+	cr_expect(eq(int, get_int_direct(&g, SG_GET_KEEP_ORPHAN), 1));
+	cr_expect(zero(int, set_int_direct(&g, SG_SET_KEEP_ORPHAN, 0)));
+	cr_expect(zero(int, get_int_direct(&g, SG_GET_KEEP_ORPHAN)));
+	rig_fini(&g);
+}
+
+Test(ioctl, next_cmd_len_over_the_bound_is_enomem)
+{
+	struct rig g;
+
+	rig_init(&g, true, 1, O_RDWR);
+	cr_expect(eq(int, set_int_direct(&g, SG_NEXT_CMD_LEN, SCSI_V3_CDB_MAX + 1), -ENOMEM));
+	cr_expect(zero(int, set_int_direct(&g, SG_NEXT_CMD_LEN, 16)));
+	cr_expect(eq(int, atomic_load(&g.o.next_cmd_len), 16));
+	rig_fini(&g);
+}
+
+Test(ioctl, get_request_table_is_zeroed)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	struct sg_req_info table[SG_MAX_QUEUE];
+
+	memset(table, 0xff, sizeof(table));
+	rig_init(&g, true, 1, O_RDWR);
+	rep = round_trip(&g, SG_GET_REQUEST_TABLE, true, table, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(all_bytes((unsigned char *)table, sizeof(table), 0));
+	rig_fini(&g);
+}
+
+struct unknown_case {
+	char name[16];
+	int open_flags;
+	int err;
+};
+
+ParameterizedTestParameters(ioctl, unknown)
+{
+	static struct unknown_case cases[] = {
+		{ "O_RDONLY", O_RDONLY, EPERM },
+		{ "O_WRONLY", O_WRONLY, EPERM },
+		{ "O_RDWR", O_RDWR, EINVAL },
+	};
+
+	return cr_make_param_array(struct unknown_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct unknown_case *tc, ioctl, unknown)
+{
+	struct rig g;
+	struct fake_reply *rep;
+
+	rig_init(&g, false, 1, tc->open_flags);
+	rep = round_trip(&g, 0x1234, false, NULL, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_ERR), "%s", tc->name);
+	cr_expect(eq(int, rep->err, tc->err), "%s", tc->name);
+	rig_fini(&g);
+}
+
+Test(ioctl, compat_caller_is_enotty)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	fuse_req_t req;
+	int v = -1;
+
+	rig_init(&g, true, 1, O_RDWR);
+	req = send_ioctl(&g, SG_GET_VERSION_NUM, FUSE_IOCTL_COMPAT, true, &v, NULL, 0, 0);
+	rep = wait_reply(&g, req);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, ENOTTY));
+	cr_expect(eq(int, v, -1));
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	req = send_ioctl(&g, SG_IO, FUSE_IOCTL_COMPAT, true, &c.h, NULL, 0, 0);
+	rep = wait_reply(&g, req);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, ENOTTY));
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	rig_fini(&g);
+}
+
+/* ---- where a command runs: on the calling libfuse worker, or the pool ---- */
+
+Test(sgio, runs_on_the_libfuse_worker_within_the_budget)
+{
+	struct rig g;
+	struct client c;
+	fuse_req_t req;
+
+	rig_init(&g, true, 2, O_RDWR);
+	g.d.inline_max = 1;
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	script_check(g.ft, 4096, 0);
+	req = send_ioctl(&g, SG_IO, 0, true, &c.h, NULL, 0, 0);
+	/* answered before the callback returned: it ran right here */
+	cr_expect(eq(u32, fake_reply_count(g.fs), 1));
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(eq(int, wait_reply(&g, req)->kind, FAKE_IOCTL));
+	cr_expect(zero(u32, atomic_load(&g.d.inline_busy)), "the budget is given back");
+	rig_fini(&g);
+}
+
+Test(sgio, queues_to_the_pool_past_the_budget)
+{
+	struct rig g;
+	struct client c;
+	fuse_req_t req;
+
+	rig_init(&g, true, 2, O_RDWR);
+	g.d.inline_max = 1;
+	atomic_store(&g.d.inline_busy, 1); /* one libfuse worker already busy */
+	fake_target_set_block(g.ft, true);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	script_check(g.ft, 4096, 0);
+	req = send_ioctl(&g, SG_IO, 0, true, &c.h, NULL, 0, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1), "the pool never ran it");
+	cr_expect(zero(u32, fake_reply_count(g.fs)), "the callback must not wait for the target");
+	fake_target_release(g.ft);
+	cr_expect(eq(int, wait_reply(&g, req)->kind, FAKE_IOCTL));
+	cr_expect(eq(u32, atomic_load(&g.d.inline_busy), 1));
+	rig_fini(&g);
+}
