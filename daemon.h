@@ -39,10 +39,10 @@ struct daemon {
 	const char *name; /* node name under /dev */
 	struct target *target;
 	struct pool *pool;
-	bool direct;	    /* move data with process_vm_readv/writev */
-	uint32_t max_xfer;  /* most data one command may move on our path */
-	int max_xfer_errno; /* and the errno for more */
-	unsigned inline_max;	/* libfuse workers that may run a command themselves */
+	bool direct;		 /* move data with process_vm_readv/writev */
+	uint32_t max_xfer;	 /* most data one command may move on our path */
+	int max_xfer_errno;	 /* and the errno for more */
+	unsigned inline_max;	 /* libfuse workers that may run a command themselves */
 	atomic_uint inline_busy; /* how many do now */
 	atomic_ulong stats[STAT_COUNT];
 };
