@@ -21,8 +21,9 @@ for cmd in "sg_inq" "sg_readcap -l" "sg_vpd -p di" "smartctl -d scsi -i" "sdparm
     fi
 done
 vm_log "sg_raw WRITE(10) then READ(10) of LBA 8 through the node"
-printf 'hello from cuse_bsg %.0s' {1..16} | head -c 512 >/tmp/block
-sg_raw -s 512 -i /tmp/block /dev/bsg/sg0-cuse 2a 00 00 00 00 08 00 00 01 00
+yes 'hello from cuse_bsg ' | head -c 512 >/tmp/block
+sg_raw -s 512 -i /tmp/block /dev/bsg/sg0-cuse 2a 00 00 00 00 08 00 00 01 00 ||
+    vm_fail "WRITE(10) through the node failed"
 sg_raw -r 512 /dev/bsg/sg0-cuse 28 00 00 00 00 08 00 00 01 00 2>&1 | head -n 6
 pkill -TERM -x cuse_bsg
 vm_wait 5 test ! -e /dev/bsg/sg0-cuse || vm_fail "node still there after SIGTERM"
