@@ -287,40 +287,38 @@ static void default_name(struct options *opt)
 	snprintf(opt->name, sizeof(opt->name), "bsg/%s-cuse", base ? base + 1 : opt->target);
 }
 
+/* A user or group given by number. */
+static int parse_id(const char *s, long *ret)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < 0)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
 static int parse_user(const char *s, uid_t *ret)
 {
 	struct passwd *pw = getpwnam(s);
-	char *end;
 	long v;
 
-	if (pw) {
-		*ret = pw->pw_uid;
-		return 0;
-	}
-	v = strtol(s, &end, 10);
-	if (*s && !*end && v >= 0) {
-		*ret = v;
-		return 0;
-	}
-	return -EINVAL;
+	if (!pw && parse_id(s, &v) < 0)
+		return -EINVAL;
+	*ret = pw ? pw->pw_uid : (uid_t)v;
+	return 0;
 }
 
 static int parse_group(const char *s, gid_t *ret)
 {
 	struct group *gr = getgrnam(s);
-	char *end;
 	long v;
 
-	if (gr) {
-		*ret = gr->gr_gid;
-		return 0;
-	}
-	v = strtol(s, &end, 10);
-	if (*s && !*end && v >= 0) {
-		*ret = v;
-		return 0;
-	}
-	return -EINVAL;
+	if (!gr && parse_id(s, &v) < 0)
+		return -EINVAL;
+	*ret = gr ? gr->gr_gid : (gid_t)v;
+	return 0;
 }
 
 static int parse_copy(const char *s, enum copy_mode *ret)
