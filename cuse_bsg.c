@@ -21,12 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "async.h"
 #include "daemon.h"
 #include "ioctl.h"
 #include "log.h"
 #include "uaccess.h"
 
 #define CUSE_BSG_VERSION "0.1.0"
+#define SG_MAJOR	 21 /* the sg driver's char major, which sg_dd and sgp_dd test for */
 #define NODE_WAIT_MS	 5000
 #define FUSE_THREADS	 16 /* libfuse workers at most */
 #define FUSE_SPARE	 4  /* of which never busy with a command */
@@ -42,6 +44,7 @@ struct options {
 	gid_t gid;
 	unsigned threads;
 	enum copy_mode copy;
+	int sg_minor; /* --sg-compat: register as char 21:sg_minor, or -1 */
 };
 
 /* main()'s one instance; libfuse hands it to every callback as userdata. */
@@ -87,41 +90,42 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 		return;
 	}
 	ioctl_opener_init(o);
+	async_opener_init(o, fuse_req_ctx(req)->pid);
 	fi->fh = (uintptr_t)o;
 	fi->nonseekable = 1; /* sg uses nonseekable_open(): pread/pwrite get ESPIPE */
 	fi->direct_io = 1;
-	if (fuse_reply_open(req, fi) < 0) {
-		d->target->ops->chan_close(d->target, o->chan);
-		free(o);
-	}
+	if (fuse_reply_open(req, fi) < 0)
+		async_release(o);
 }
 
-/* Last reference to the file gone: no ioctl of it can be in flight. */
+/* Last reference to the file gone: no call of it can be in flight. */
 static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
 {
-	struct daemon *d = req_daemon(req);
-	struct opener *o = fi_opener(fi);
-
-	stat_inc(d, STAT_RELEASE);
-	d->target->ops->chan_close(d->target, o->chan);
-	free(o);
+	stat_inc(req_daemon(req), STAT_RELEASE);
+	async_release(fi_opener(fi));
 	fuse_reply_err(req, 0);
 }
 
-/* Like bsg since 4.19, the node has no read()/write() interface. */
+/* fi->flags is the file's flags now: O_NONBLOCK set later by fcntl() shows. */
 static void cb_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	(void)size, (void)off, (void)fi;
+	(void)off;
 	stat_inc(req_daemon(req), STAT_READ);
-	fuse_reply_err(req, EINVAL);
+	async_read(req, fi_opener(fi), size, fi->flags);
 }
 
 static void cb_write(fuse_req_t req, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
-	(void)buf, (void)size, (void)off, (void)fi;
+	(void)off;
 	stat_inc(req_daemon(req), STAT_WRITE);
-	fuse_reply_err(req, EINVAL);
+	async_write(req, fi_opener(fi), buf, size, fi->flags);
+}
+
+static void cb_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+{
+	stat_inc(req_daemon(req), STAT_POLL);
+	async_poll(req, fi_opener(fi), ph);
 }
 
 static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
@@ -230,6 +234,7 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 	.read = cb_read,
 	.write = cb_write,
 	.ioctl = cb_ioctl,
+	.poll = cb_poll,
 };
 
 static void log_stats(struct daemon *d)
@@ -273,6 +278,9 @@ static void usage(FILE *f)
 		   "  -g, --group GROUP    node group (default: root)\n"
 		   "  -t, --threads N      worker threads issuing SG_IO (default: 8, 1..64)\n"
 		   "  -c, --copy MODE      data path: auto, direct or retry (default: auto)\n"
+		   "  -s, --sg-compat N    be /dev/sgN, char major 21, for tools that trust only\n"
+		   "                       sg's number (sg_dd, sgp_dd); the sg driver must be "
+		   "unloaded\n"
 		   "  -v, --verbose        more log output (repeat for debug)\n"
 		   "  -h, --help           this text\n"
 		   "  -V, --version        print the version\n"
@@ -350,6 +358,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		{ "group", required_argument, NULL, 'g' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "copy", required_argument, NULL, 'c' },
+		{ "sg-compat", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -359,8 +368,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
 	long v;
 	int c;
 
-	*opt = (struct options){ .mode = 0600, .threads = 8 };
-	while ((c = getopt_long(argc, argv, "n:fm:o:g:t:c:vhV", longopts, NULL)) != -1) {
+	*opt = (struct options){ .mode = 0600, .threads = 8, .sg_minor = -1 };
+	while ((c = getopt_long(argc, argv, "n:fm:o:g:t:c:s:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (!*optarg || strlen(optarg) >= sizeof(opt->name) || optarg[0] == '/' ||
@@ -391,6 +400,12 @@ static int parse_options(int argc, char **argv, struct options *opt)
 				return bad_option("thread count", optarg);
 			opt->threads = v;
 			break;
+		case 's':
+			v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 0 || v > 255)
+				return bad_option("sg minor", optarg);
+			opt->sg_minor = v;
+			break;
 		case 'c':
 			if (parse_copy(optarg, &opt->copy) < 0)
 				return bad_option("copy mode", optarg);
@@ -414,6 +429,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		return 2;
 	}
 	opt->target = argv[optind];
+	if (!opt->name[0] && opt->sg_minor >= 0)
+		snprintf(opt->name, sizeof(opt->name), "sg%d", opt->sg_minor);
 	if (!opt->name[0])
 		default_name(opt);
 	return 0;
@@ -468,6 +485,11 @@ static int open_target(struct runtime *rt)
 		log_err("cannot open /dev/cuse: %s (cuse_bsg must run as root)", strerror(errno));
 		return -EACCES;
 	}
+	if (rt->opt.sg_minor >= 0 && access("/sys/module/sg", F_OK) == 0) {
+		/* sg owns every minor of major 21 while it is loaded */
+		log_err("--sg-compat needs the sg driver unloaded: run 'modprobe -r sg'");
+		return -EBUSY;
+	}
 	err = target_open(rt->opt.target, &rt->d.target, why, sizeof(why));
 	if (err) {
 		log_err("%s%s", why, err == -EACCES || err == -EPERM ? " (run as root)" : "");
@@ -521,6 +543,8 @@ static int serve(struct runtime *rt)
 	const char *dev_info[] = { devname };
 	char *fuse_argv[] = { "cuse_bsg", "-f", NULL };
 	struct cuse_info ci = {
+		.dev_major = rt->opt.sg_minor >= 0 ? SG_MAJOR : 0,
+		.dev_minor = rt->opt.sg_minor >= 0 ? rt->opt.sg_minor : 0,
 		.dev_info_argc = 1,
 		.dev_info_argv = dev_info,
 		.flags = CUSE_UNRESTRICTED_IOCTL,

@@ -7,6 +7,7 @@
 #ifndef CUSE_BSG_DAEMON_H
 #define CUSE_BSG_DAEMON_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,7 +48,24 @@ struct daemon {
 	atomic_ulong stats[STAT_COUNT];
 };
 
-/* Per open file.  Settings are atomics: a forked child shares the file. */
+#define CREDS_MAX_GROUPS 64
+
+/* A thread's credentials as /proc/TID/status shows them. */
+struct creds {
+	unsigned uid[4], gid[4]; /* real, effective, saved, filesystem */
+	unsigned ngroups;
+	unsigned groups[CREDS_MAX_GROUPS];
+	unsigned long long cap_eff;
+};
+
+struct sgio_cmd;
+struct parked;
+
+/*
+ * Per open file.  Settings are atomics: a forked child shares the file.
+ * The asynchronous state is under lock; the opener lives while the file is
+ * open or a command of it is still running (refs).
+ */
 struct opener {
 	struct daemon *d;
 	int open_flags;		 /* fi->flags at open() */
@@ -55,6 +73,15 @@ struct opener {
 	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
 	atomic_int reserved;	 /* SG_SET_RESERVED_SIZE */
 	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
+	struct creds creds; /* of the thread that opened it */
+	pthread_mutex_t lock;
+	struct sgio_cmd *head, *tail;	  /* protected by lock: written, not yet read */
+	unsigned queued, done;		  /* protected by lock: in that list; of which done */
+	struct parked *readers, *writers; /* protected by lock: calls waiting, FIFO */
+	struct fuse_pollhandle *ph;	  /* protected by lock: the newest poller */
+	unsigned refs;			  /* protected by lock: the file + running commands */
+	bool released;			  /* protected by lock: the file is gone */
+	atomic_bool warned;		  /* a credentials refusal was logged */
 };
 
 static inline void stat_inc(struct daemon *d, enum stat_id id)

@@ -10,6 +10,7 @@
 #include <scsi/scsi.h>
 #include <string.h>
 
+#include "async.h"
 #include "ioctl.h"
 #include "log.h"
 #include "sgio.h"
@@ -154,9 +155,23 @@ static void get_request_table(struct ioctx *x)
 {
 	struct sg_req_info table[SG_MAX_QUEUE];
 
-	/* no command is ever queued for read() on this node */
-	memset(table, 0, sizeof(table));
+	async_request_table(x->o, table, SG_MAX_QUEUE);
 	ioctx_reply_out(x, 0, table, sizeof(table));
+}
+
+/* sg: a 0/1 switch; bsg: the queue depth.  Both are kept: 0, 1 or a depth. */
+static void set_command_q(struct ioctx *x)
+{
+	int val;
+
+	if (!get_int(x, &val))
+		return;
+	if (val < 0 || val > 256) {
+		ioctx_reply(x, -EINVAL);
+		return;
+	}
+	atomic_store(&x->o->cmd_q, val);
+	ioctx_reply(x, 0);
 }
 
 /* sg: anything it does not know is refused on a file not opened read-write */
@@ -222,16 +237,16 @@ void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags)
 		put_int(x, atomic_load(&x->o->cmd_q));
 		break;
 	case SG_SET_COMMAND_Q:
-		set_flag(x, &x->o->cmd_q);
+		set_command_q(x);
 		break;
 	case SG_SET_FORCE_PACK_ID:
 		set_flag(x, &x->o->force_pack_id);
 		break;
 	case SG_GET_PACK_ID:
-		put_int(x, -1); /* nothing waiting to be read */
+		put_int(x, async_pack_id(x->o));
 		break;
 	case SG_GET_NUM_WAITING:
-		put_int(x, 0);
+		put_int(x, async_num_waiting(x->o));
 		break;
 	case SG_GET_REQUEST_TABLE:
 		get_request_table(x);

@@ -15,41 +15,23 @@
 #include "log.h"
 #include "sgio.h"
 
-enum cmd_state { CMD_RUNNING, CMD_COMPLETING, CMD_INTERRUPTED };
-
-struct sgio_cmd {
-	struct pool_work work;
-	struct daemon *d;
-	int chan; /* the opener's channel to the target */
-	fuse_req_t req;
-	uint64_t arg; /* the client's header */
-	pid_t tid;
-	bool direct;
-	atomic_int state; /* who answers req: the worker or the interrupt */
-	struct timespec start;
-	struct scsi_req r;
-	struct scsi_cmd c;
-	unsigned nsegs;
-	struct scsi_seg segs[]; /* data, in client memory */
-};
-
 struct plan {
 	struct iovec in[FUSE_IOCTL_MAX_IOV], out[FUSE_IOCTL_MAX_IOV];
 	unsigned n_in, n_out;
 	size_t in_len, out_len;
 };
 
-static bool reads_data(const struct scsi_req *r)
+bool sgio_reads_data(const struct scsi_req *r)
 {
 	return !r->no_dxfer && (r->dir == SCSI_DIR_FROM_DEV || r->dir == SCSI_DIR_TO_FROM_DEV);
 }
 
-static bool writes_data(const struct scsi_req *r)
+bool sgio_writes_data(const struct scsi_req *r)
 {
 	return !r->no_dxfer && (r->dir == SCSI_DIR_TO_DEV || r->dir == SCSI_DIR_TO_FROM_DEV);
 }
 
-static void cmd_free(struct sgio_cmd *cmd)
+void sgio_cmd_free(struct sgio_cmd *cmd)
 {
 	if (!cmd)
 		return;
@@ -57,7 +39,7 @@ static void cmd_free(struct sgio_cmd *cmd)
 	free(cmd);
 }
 
-static int cmd_new(struct ioctx *x, const struct scsi_req *r, struct sgio_cmd **ret)
+int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct sgio_cmd **ret)
 {
 	unsigned nsegs = r->iov_count ? r->iov_count : 1;
 	struct sgio_cmd *cmd;
@@ -72,16 +54,26 @@ static int cmd_new(struct ioctx *x, const struct scsi_req *r, struct sgio_cmd **
 		return -ENOMEM;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &cmd->start);
-	cmd->d = x->o->d;
-	cmd->chan = x->o->chan;
-	cmd->req = x->req;
-	cmd->arg = x->arg;
-	cmd->tid = x->tid;
-	cmd->direct = x->direct;
+	cmd->d = o->d;
+	cmd->o = o;
+	cmd->chan = o->chan;
+	cmd->tid = tid;
 	cmd->r = *r;
 	scsi_cmd_from_req(r, &cmd->c);
 	*ret = cmd;
 	return 0;
+}
+
+static int cmd_new(struct ioctx *x, const struct scsi_req *r, struct sgio_cmd **ret)
+{
+	int err = sgio_cmd_new(x->o, r, x->tid, ret);
+
+	if (!err) {
+		(*ret)->req = x->req;
+		(*ret)->arg = x->arg;
+		(*ret)->direct = x->direct;
+	}
+	return err;
 }
 
 /* Data segments from the client's sg_iovec array, or the flat buffer. */
@@ -104,11 +96,9 @@ static int cmd_set_segs(struct sgio_cmd *cmd, const struct sg_iovec *uiov)
 	return 0;
 }
 
-static int check_limits(const struct ioctx *x, const struct scsi_req *r)
+int sgio_check_limits(const struct daemon *d, bool direct, const struct scsi_req *r)
 {
-	const struct daemon *d = x->o->d;
-
-	if (x->direct)
+	if (direct)
 		return r->data_len > d->max_xfer ? -d->max_xfer_errno : 0;
 	if (r->data_len > RETRY_MAX_XFER || r->data_len > d->max_xfer ||
 	    r->iov_count > RETRY_MAX_IOVS)
@@ -116,7 +106,12 @@ static int check_limits(const struct ioctx *x, const struct scsi_req *r)
 	return 0;
 }
 
-static uint32_t elapsed_ms(const struct timespec *start)
+static int check_limits(const struct ioctx *x, const struct scsi_req *r)
+{
+	return sgio_check_limits(x->o->d, x->direct, r);
+}
+
+uint32_t sgio_elapsed_ms(const struct timespec *start)
 {
 	struct timespec now;
 
@@ -124,7 +119,7 @@ static uint32_t elapsed_ms(const struct timespec *start)
 	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
 }
 
-static void log_cmd(const struct sgio_cmd *cmd, int ret)
+void sgio_log_cmd(const struct sgio_cmd *cmd, int ret)
 {
 	char op[64], sense[256];
 
@@ -138,14 +133,21 @@ static void log_cmd(const struct sgio_cmd *cmd, int ret)
 		  cmd->c.res.status, cmd->c.res.host_status, sense);
 }
 
-static int copy_out_direct(struct sgio_cmd *cmd, unsigned sense_len)
+int sgio_put_data(struct sgio_cmd *cmd, pid_t tid, unsigned sense_len)
 {
 	int err = 0;
 
-	if (reads_data(&cmd->r))
-		err = uaccess_writev(cmd->tid, cmd->segs, cmd->nsegs, cmd->c.data);
+	if (sgio_reads_data(&cmd->r))
+		err = uaccess_writev(tid, cmd->segs, cmd->nsegs, cmd->c.data);
 	if (!err)
-		err = uaccess_write(cmd->tid, cmd->r.sense_addr, cmd->c.res.sense, sense_len);
+		err = uaccess_write(tid, cmd->r.sense_addr, cmd->c.res.sense, sense_len);
+	return err;
+}
+
+static int copy_out_direct(struct sgio_cmd *cmd, unsigned sense_len)
+{
+	int err = sgio_put_data(cmd, cmd->tid, sense_len);
+
 	if (!err)
 		err = uaccess_write(cmd->tid, cmd->arg, cmd->r.hdr.raw, cmd->r.hdr_len);
 	return err;
@@ -157,7 +159,7 @@ static void reply_retry_path(struct sgio_cmd *cmd, unsigned sense_len)
 	int n = 0;
 
 	iov[n++] = (struct iovec){ cmd->r.hdr.raw, cmd->r.hdr_len };
-	if (reads_data(&cmd->r))
+	if (sgio_reads_data(&cmd->r))
 		iov[n++] = (struct iovec){ cmd->c.data, cmd->c.data_len };
 	if (sense_len)
 		iov[n++] = (struct iovec){ cmd->c.res.sense, sense_len };
@@ -170,13 +172,13 @@ static void finish(struct sgio_cmd *cmd, int ret)
 	struct daemon *d = cmd->d;
 	unsigned sense_len;
 
-	log_cmd(cmd, ret);
+	sgio_log_cmd(cmd, ret);
 	if (ret < 0) {
 		stat_inc(d, STAT_SG_IO_ERR);
 		fuse_reply_err(cmd->req, -ret);
 		return;
 	}
-	sense_len = scsi_complete(&cmd->r, &cmd->c.res, elapsed_ms(&cmd->start));
+	sense_len = scsi_complete(&cmd->r, &cmd->c.res, sgio_elapsed_ms(&cmd->start));
 	if (!cmd->direct) {
 		reply_retry_path(cmd, sense_len);
 		return;
@@ -199,15 +201,22 @@ static void run(struct pool_work *w, unsigned slot)
 
 	if (atomic_load(&cmd->state) != CMD_RUNNING)
 		goto drop; /* interrupted while queued: never started */
-	ret = cmd->d->target->ops->sg_io(cmd->d->target, cmd->chan, &cmd->c);
-	stat_inc(cmd->d, STAT_SG_IO);
+	ret = sgio_run_target(cmd);
 	if (!atomic_compare_exchange_strong(&cmd->state, &expect, CMD_COMPLETING))
 		goto drop;
 	/* waits out an interrupt callback running now; none can start after */
 	fuse_req_interrupt_func(cmd->req, NULL, NULL);
 	finish(cmd, ret);
 drop:
-	cmd_free(cmd);
+	sgio_cmd_free(cmd);
+}
+
+int sgio_run_target(struct sgio_cmd *cmd)
+{
+	int ret = cmd->d->target->ops->sg_io(cmd->d->target, cmd->chan, &cmd->c);
+
+	stat_inc(cmd->d, STAT_SG_IO);
+	return ret;
 }
 
 /*
@@ -252,7 +261,7 @@ static void submit(struct sgio_cmd *cmd)
 	atomic_store(&cmd->state, CMD_RUNNING);
 	fuse_req_interrupt_func(cmd->req, interrupted, cmd);
 	if (atomic_load(&cmd->state) == CMD_INTERRUPTED) {
-		cmd_free(cmd); /* the signal came first; already answered */
+		sgio_cmd_free(cmd); /* the signal came first; already answered */
 		return;
 	}
 	run_or_queue(cmd);
@@ -290,11 +299,11 @@ static int make_plan(const struct ioctx *x, const struct sgio_cmd *cmd, struct p
 			       r->iov_count * sizeof(struct sg_iovec));
 	if (!err)
 		err = plan_add(p->in, &p->n_in, &p->in_len, r->cdb_addr, r->cdb_len);
-	if (!err && writes_data(r))
+	if (!err && sgio_writes_data(r))
 		err = plan_segs(p->in, &p->n_in, &p->in_len, cmd);
 	if (!err)
 		err = plan_add(p->out, &p->n_out, &p->out_len, x->arg, r->hdr_len);
-	if (!err && reads_data(r))
+	if (!err && sgio_reads_data(r))
 		err = plan_segs(p->out, &p->n_out, &p->out_len, cmd);
 	if (!err && r->sense_addr)
 		err = plan_add(p->out, &p->n_out, &p->out_len, r->sense_addr, r->sense_max);
@@ -321,7 +330,7 @@ static int take_final(struct ioctx *x, struct sgio_cmd *cmd, const struct plan *
 		return -EINVAL;
 	}
 	memcpy(cmd->c.cdb, in + off, cmd->r.cdb_len);
-	if (writes_data(&cmd->r))
+	if (sgio_writes_data(&cmd->r))
 		memcpy(cmd->c.data, in + off + cmd->r.cdb_len, cmd->c.data_len);
 	return 0;
 }
@@ -364,7 +373,7 @@ static void sgio_retry(struct ioctx *x)
 		err = make_plan(x, cmd, &p);
 	if (!err && x->out_len == 0) {
 		ask(x, p.in, p.n_in, p.out, p.n_out);
-		cmd_free(cmd);
+		sgio_cmd_free(cmd);
 		return;
 	}
 	if (!err)
@@ -374,12 +383,12 @@ static void sgio_retry(struct ioctx *x)
 		return;
 	}
 out:
-	cmd_free(cmd);
+	sgio_cmd_free(cmd);
 	stat_inc(x->o->d, STAT_SG_IO_ERR);
 	fuse_reply_err(x->req, -err);
 }
 
-static int fetch_direct(struct ioctx *x, struct sgio_cmd *cmd)
+int sgio_fetch(struct sgio_cmd *cmd)
 {
 	const struct scsi_req *r = &cmd->r;
 	struct sg_iovec *uiov = NULL;
@@ -389,15 +398,15 @@ static int fetch_direct(struct ioctx *x, struct sgio_cmd *cmd)
 		uiov = calloc(r->iov_count, sizeof(*uiov));
 		if (!uiov)
 			return -ENOMEM;
-		err = uaccess_read(x->tid, r->data_addr, uiov, r->iov_count * sizeof(*uiov));
+		err = uaccess_read(cmd->tid, r->data_addr, uiov, r->iov_count * sizeof(*uiov));
 	}
 	if (!err)
 		err = cmd_set_segs(cmd, uiov);
 	free(uiov);
 	if (!err)
-		err = uaccess_read(x->tid, r->cdb_addr, cmd->c.cdb, r->cdb_len);
-	if (!err && writes_data(r))
-		err = uaccess_readv(x->tid, cmd->segs, cmd->nsegs, cmd->c.data);
+		err = uaccess_read(cmd->tid, r->cdb_addr, cmd->c.cdb, r->cdb_len);
+	if (!err && sgio_writes_data(r))
+		err = uaccess_readv(cmd->tid, cmd->segs, cmd->nsegs, cmd->c.data);
 	return err;
 }
 
@@ -424,12 +433,12 @@ static void sgio_direct(struct ioctx *x)
 	if (!err)
 		err = cmd_new(x, &r, &cmd);
 	if (!err)
-		err = fetch_direct(x, cmd);
+		err = sgio_fetch(cmd);
 	if (!err) {
 		submit(cmd);
 		return;
 	}
-	cmd_free(cmd);
+	sgio_cmd_free(cmd);
 	stat_inc(x->o->d, STAT_SG_IO_ERR);
 	log_debug("tid %d: SG_IO refused: %s", x->tid, strerror(-err));
 	fuse_reply_err(x->req, -err);

@@ -9,9 +9,49 @@
 #ifndef CUSE_BSG_SGIO_H
 #define CUSE_BSG_SGIO_H
 
+#include <time.h>
+
 #include "uaccess.h"
+
+enum cmd_state { CMD_RUNNING, CMD_COMPLETING, CMD_INTERRUPTED };
+
+/* One command, synchronous (SG_IO) or asynchronous (write/read). */
+struct sgio_cmd {
+	struct pool_work work;
+	struct opener *o;
+	struct sgio_cmd *next; /* async: in the opener's list, submission order */
+	bool done;	       /* async: the target answered */
+	int err;	       /* async: the target's SG_IO errno, or 0 */
+	uint32_t duration;     /* async: ms from write() to completion */
+	struct daemon *d;
+	int chan; /* the opener's channel to the target */
+	fuse_req_t req;
+	uint64_t arg; /* the client's header */
+	pid_t tid;
+	bool direct;
+	atomic_int state; /* who answers req: the worker or the interrupt */
+	struct timespec start;
+	struct scsi_req r;
+	struct scsi_cmd c;
+	unsigned nsegs;
+	struct scsi_seg segs[]; /* data, in client memory */
+};
 
 /* Handle one FUSE_IOCTL round of SG_IO.  Always replies, now or later. */
 void sgio_ioctl(struct ioctx *x);
+
+/* Pieces the asynchronous interface shares.  Each returns 0 or -errno. */
+bool sgio_reads_data(const struct scsi_req *r);
+bool sgio_writes_data(const struct scsi_req *r);
+int sgio_check_limits(const struct daemon *d, bool direct, const struct scsi_req *r);
+int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct sgio_cmd **ret);
+void sgio_cmd_free(struct sgio_cmd *cmd);
+/* The iovec array, CDB and data-out, from cmd->tid's memory. */
+int sgio_fetch(struct sgio_cmd *cmd);
+/* Data-in and sense_len bytes of sense into tid's memory. */
+int sgio_put_data(struct sgio_cmd *cmd, pid_t tid, unsigned sense_len);
+int sgio_run_target(struct sgio_cmd *cmd);
+uint32_t sgio_elapsed_ms(const struct timespec *start);
+void sgio_log_cmd(const struct sgio_cmd *cmd, int ret);
 
 #endif /* CUSE_BSG_SGIO_H */

@@ -72,6 +72,78 @@ int uaccess_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
 	return len ? xfer(tid, &seg, 1, (void *)buf, true) : 0;
 }
 
+static int parse_ids(const char *v, unsigned *ids, unsigned max)
+{
+	unsigned n = 0;
+	char *end;
+
+	while (n < max) {
+		unsigned long id = strtoul(v, &end, 10);
+
+		if (end == v)
+			break;
+		ids[n++] = id;
+		v = end;
+	}
+	return n;
+}
+
+int uaccess_creds(pid_t tid, struct creds *ret)
+{
+	char path[64], line[1024];
+	struct creds c = { 0 };
+	int seen = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Uid:", 4))
+			seen += parse_ids(line + 4, c.uid, 4) == 4;
+		else if (!strncmp(line, "Gid:", 4))
+			seen += parse_ids(line + 4, c.gid, 4) == 4;
+		else if (!strncmp(line, "Groups:", 7))
+			c.ngroups = parse_ids(line + 7, c.groups, CREDS_MAX_GROUPS);
+		else if (sscanf(line, "CapEff: %llx", &c.cap_eff) == 1)
+			seen++;
+	}
+	fclose(f);
+	if (seen != 3)
+		return -ESRCH;
+	*ret = c;
+	return 0;
+}
+
+bool uaccess_creds_equal(const struct creds *a, const struct creds *b)
+{
+	return !memcmp(a->uid, b->uid, sizeof(a->uid)) && !memcmp(a->gid, b->gid, sizeof(a->gid)) &&
+	       a->ngroups == b->ngroups &&
+	       !memcmp(a->groups, b->groups, a->ngroups * sizeof(a->groups[0])) &&
+	       a->cap_eff == b->cap_eff;
+}
+
+int uaccess_read_buffer(pid_t tid, uint64_t *ret)
+{
+	char path[64], line[256];
+	unsigned long long nr, fd, buf;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fgets(line, sizeof(line), f) ? sscanf(line, "%llu %llx %llx", &nr, &fd, &buf) : 0;
+	fclose(f);
+	/* "running" until the thread has gone to sleep in its read() */
+	if (n != 3 || nr != 0 /* __NR_read on x86_64 */)
+		return -EAGAIN;
+	*ret = buf;
+	return 0;
+}
+
 bool uaccess_direct_possible(void)
 {
 	char line[256];

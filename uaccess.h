@@ -22,6 +22,16 @@ int uaccess_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
 int uaccess_readv(pid_t tid, const struct scsi_seg *segs, unsigned n, void *buf);
 int uaccess_writev(pid_t tid, const struct scsi_seg *segs, unsigned n, const void *buf);
 
+/* The credentials of thread tid.  0 or -errno. */
+int uaccess_creds(pid_t tid, struct creds *ret);
+bool uaccess_creds_equal(const struct creds *a, const struct creds *b);
+
+/*
+ * The buffer address of the read() thread tid is blocked in, from
+ * /proc/TID/syscall.  0 or -errno (-EAGAIN: not blocked in read() yet).
+ */
+int uaccess_read_buffer(pid_t tid, uint64_t *ret);
+
 /* True if this process may use the direct copies on other processes. */
 bool uaccess_direct_possible(void);
 

@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The asynchronous interface: write() submits v3 or v4 headers, read()
+ * returns completions, poll() tells which of the two would not block.
+ *
+ * A command moves: write callback (decode, copy CDB and data-out from the
+ * writer) -> the opener's running list -> pool worker (SG_IO) -> the
+ * opener's done list, in completion order -> a read callback, or a parked
+ * read, which copies data-in and sense into the reader and answers with the
+ * header.  Everything is per opener: no other open file ever sees it.
+ *
+ * Locking: o->lock guards the lists, the parked calls and the poll handle.
+ * No fuse_reply_*, SG_IO or client copy happens under it.  libfuse calls an
+ * interrupt callback with its request lock held and the callback takes
+ * o->lock, so o->lock is never held while calling into libfuse's request
+ * functions, except fuse_req_interrupted(), which takes only the session
+ * lock.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "async.h"
+#include "log.h"
+#include "sgio.h"
+
+#define V4_MAX_QUEUE  256	  /* SG_SET_COMMAND_Q's ceiling for v4 */
+#define SG_HEADER_LEN 36	  /* the legacy struct sg_header */
+#define SPLIT_WRITE   (32u << 12) /* the kernel splits larger writes here */
+
+/* A read() or write() waiting for a completion or for room. */
+struct parked {
+	struct parked *next;
+	fuse_req_t req;
+	pid_t tid;
+	size_t size;	     /* read: room in the reader's buffer */
+	int pack_id;	     /* read: the one wanted, or -1 */
+	size_t len;	     /* write: bytes of headers in buf */
+	unsigned char buf[]; /* write: the headers, copied out of the request */
+};
+
+void async_opener_init(struct opener *o, pid_t tid)
+{
+	/* an opener we cannot see (another pid namespace) matches no caller */
+	if (tid <= 0 || uaccess_creds(tid, &o->creds) < 0)
+		memset(&o->creds, 0xff, sizeof(o->creds));
+	pthread_mutex_init(&o->lock, NULL);
+	o->refs = 1;
+}
+
+static void opener_put(struct opener *o)
+{
+	struct daemon *d = o->d;
+	bool last;
+
+	pthread_mutex_lock(&o->lock);
+	last = --o->refs == 0;
+	pthread_mutex_unlock(&o->lock);
+	if (!last)
+		return;
+	d->target->ops->chan_close(d->target, o->chan);
+	pthread_mutex_destroy(&o->lock);
+	free(o);
+}
+
+static int pack_id_of(const struct sgio_cmd *cmd)
+{
+	return cmd->r.version == 3 ? cmd->r.hdr.v3.pack_id : (int)cmd->r.hdr.v4.request_extra;
+}
+
+/* How many commands an opener may have written and not yet read. */
+static unsigned queue_limit(struct opener *o, unsigned version)
+{
+	int q = atomic_load(&o->cmd_q);
+
+	if (version == 3)
+		return SG_MAX_QUEUE; /* sg's slots; a v3 write turns cmd_q on */
+	return q > 1 ? (unsigned)q : SG_MAX_QUEUE;
+}
+
+/* Caller holds o->lock. */
+static void list_append(struct sgio_cmd **head, struct sgio_cmd **tail, struct sgio_cmd *cmd)
+{
+	cmd->next = NULL;
+	if (*tail)
+		(*tail)->next = cmd;
+	else
+		*head = cmd;
+	*tail = cmd;
+}
+
+/* Caller holds o->lock. */
+static void list_unlink(struct sgio_cmd **head, struct sgio_cmd **tail, struct sgio_cmd *cmd)
+{
+	struct sgio_cmd *prev = NULL;
+
+	for (struct sgio_cmd *c = *head; c; prev = c, c = c->next) {
+		if (c != cmd)
+			continue;
+		if (prev)
+			prev->next = c->next;
+		else
+			*head = c->next;
+		if (*tail == c)
+			*tail = prev;
+		return;
+	}
+}
+
+/* Caller holds o->lock.  The poll handle to notify, taken, or NULL. */
+static struct fuse_pollhandle *take_poller(struct opener *o)
+{
+	struct fuse_pollhandle *ph = o->ph;
+
+	o->ph = NULL;
+	return ph;
+}
+
+static void notify(struct fuse_pollhandle *ph)
+{
+	if (!ph)
+		return;
+	fuse_lowlevel_notify_poll(ph);
+	fuse_pollhandle_destroy(ph);
+}
+
+/* Caller holds o->lock. */
+static void park(struct parked **list, struct parked *p)
+{
+	struct parked **pp = list;
+
+	while (*pp)
+		pp = &(*pp)->next;
+	p->next = NULL;
+	*pp = p;
+}
+
+/* Caller holds o->lock. */
+static struct parked *unpark(struct parked **list, fuse_req_t req)
+{
+	for (struct parked **pp = list; *pp; pp = &(*pp)->next) {
+		struct parked *p = *pp;
+
+		if (p->req == req) {
+			*pp = p->next;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* libfuse, with the request's lock held: a parked call was signalled. */
+static void parked_interrupted(fuse_req_t req, void *data)
+{
+	struct opener *o = data;
+	struct parked *p;
+
+	pthread_mutex_lock(&o->lock);
+	p = unpark(&o->readers, req);
+	if (!p)
+		p = unpark(&o->writers, req);
+	pthread_mutex_unlock(&o->lock);
+	if (!p)
+		return; /* being answered already */
+	stat_inc(o->d, STAT_INTERRUPT);
+	fuse_reply_err(req, EINTR);
+	free(p);
+}
+
+/*
+ * Park p on list (at its head if front), unless the call was interrupted
+ * already: then answer EINTR.  The callback goes first, so that a signal
+ * arriving at any point is seen by one of the two checks.
+ */
+static void park_call(struct opener *o, struct parked **list, struct parked *p, bool front)
+{
+	bool interrupted;
+
+	fuse_req_interrupt_func(p->req, parked_interrupted, o);
+	pthread_mutex_lock(&o->lock);
+	interrupted = fuse_req_interrupted(p->req);
+	if (!interrupted && front) {
+		p->next = *list;
+		*list = p;
+	} else if (!interrupted) {
+		park(list, p);
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (interrupted) {
+		fuse_reply_err(p->req, EINTR);
+		free(p);
+	}
+}
+
+/* Taken off a list to be answered: wait out a running interrupt callback. */
+static void unparked(struct parked *p)
+{
+	fuse_req_interrupt_func(p->req, NULL, NULL);
+}
+
+static int check_caller(struct opener *o, pid_t tid, const char *call)
+{
+	struct creds c;
+
+	if (!o->d->direct || tid <= 0) {
+		if (!atomic_exchange(&o->warned, true))
+			log_warn("tid %d: %s() refused: the asynchronous interface needs the "
+				 "direct-copy path (CAP_SYS_PTRACE over callers)",
+				 tid, call);
+		return -EINVAL;
+	}
+	if (uaccess_creds(tid, &c) == 0 && uaccess_creds_equal(&c, &o->creds))
+		return 0;
+	/* sg's sg_check_file_access(): a file used from another security context */
+	if (!atomic_exchange(&o->warned, true))
+		log_warn("tid %d (uid %u): %s() refused: credentials differ from the opener's", tid,
+			 c.uid[1], call);
+	return -EPERM;
+}
+
+static void run_async(struct pool_work *w, unsigned slot);
+
+/*
+ * Submit one header.  0, -EDOM or -EAGAIN when the opener's queue is full,
+ * or the header's errno.
+ */
+static int submit_one(struct opener *o, pid_t tid, const void *hdr, size_t len)
+{
+	struct sgio_cmd *cmd;
+	struct scsi_req r;
+	int err;
+
+	err = scsi_decode(hdr, len, &r);
+	if (!err)
+		err = sgio_check_limits(o->d, true, &r);
+	if (!err)
+		err = sgio_cmd_new(o, &r, tid, &cmd);
+	if (err)
+		return err;
+	pthread_mutex_lock(&o->lock);
+	if (o->queued >= queue_limit(o, r.version)) {
+		pthread_mutex_unlock(&o->lock);
+		sgio_cmd_free(cmd);
+		return r.version == 3 ? -EDOM : -EAGAIN; /* sg: EDOM, blocking or not */
+	}
+	o->queued++;
+	o->refs++;
+	list_append(&o->head, &o->tail, cmd);
+	pthread_mutex_unlock(&o->lock);
+	if (r.version == 3) {
+		int off = 0;
+
+		atomic_compare_exchange_strong(&o->cmd_q, &off, 1); /* as sg_new_write() */
+	}
+	/* the CDB and data-out, from the writer, during its write() */
+	err = sgio_fetch(cmd);
+	if (err) {
+		pthread_mutex_lock(&o->lock);
+		list_unlink(&o->head, &o->tail, cmd);
+		o->queued--;
+		o->refs--;
+		pthread_mutex_unlock(&o->lock);
+		sgio_cmd_free(cmd);
+		return err;
+	}
+	cmd->work.run = run_async;
+	pool_submit(o->d->pool, &cmd->work);
+	return 0;
+}
+
+/* Submit what fits of a v4 array.  Bytes taken, or -errno if none was. */
+static long submit_headers(struct opener *o, pid_t tid, const unsigned char *buf, size_t len)
+{
+	size_t hdr_len = SCSI_V4_HDR_LEN, off;
+	int err = 0;
+
+	for (off = 0; off + hdr_len <= len; off += hdr_len) {
+		err = submit_one(o, tid, buf + off, hdr_len);
+		if (err)
+			break;
+	}
+	return off ? (long)off : err;
+}
+
+static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *buf, size_t size,
+		     int flags)
+{
+	struct parked *p;
+	long n;
+
+	/* bsg took whole arrays only; the kernel cuts writes over 32 pages
+	 * into pieces, so a piece that size may end inside a header */
+	if (size < SCSI_V4_HDR_LEN || (size % SCSI_V4_HDR_LEN && size < SPLIT_WRITE)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	n = submit_headers(o, tid, (const unsigned char *)buf, size);
+	if (n != -EAGAIN || (flags & O_NONBLOCK)) {
+		if (n < 0)
+			fuse_reply_err(req, -n);
+		else
+			fuse_reply_write(req, n);
+		return;
+	}
+	/* a blocking writer waits for room without holding a libfuse worker */
+	p = malloc(sizeof(*p) + size);
+	if (!p) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	*p = (struct parked){ .req = req, .tid = tid, .len = size };
+	memcpy(p->buf, buf, size);
+	park_call(o, &o->writers, p, false);
+}
+
+void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size, int flags)
+{
+	pid_t tid = fuse_req_ctx(req)->pid;
+	int version, err, reply_len;
+
+	err = check_caller(o, tid, "write");
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	version = scsi_peek_version(buf, size);
+	if (version == 4) {
+		write_v4(req, o, tid, buf, size, flags);
+		return;
+	}
+	/* sg: the second int tells the v3 header (negative) from sg_header */
+	if (size < SG_HEADER_LEN) {
+		fuse_reply_err(req, EIO);
+		return;
+	}
+	memcpy(&reply_len, buf + 4, sizeof(reply_len));
+	if (version < 0 && reply_len >= 0) {
+		log_debug("tid %d: legacy sg_header write() refused", tid);
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	err = size < SCSI_V3_HDR_LEN ? -EINVAL : submit_one(o, tid, buf, SCSI_V3_HDR_LEN);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_write(req, size); /* sg takes one header and says count */
+}
+
+/* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
+static struct sgio_cmd *pick(struct opener *o, int pack_id)
+{
+	for (struct sgio_cmd *c = o->head; c; c = c->next)
+		if (c->done && (pack_id == -1 || pack_id_of(c) == pack_id))
+			return c;
+	return NULL;
+}
+
+/*
+ * Caller holds o->lock.  Take up to room headers' worth of completions for
+ * a reader: one v3, or as many v4 as fit.  Returns how many, in cmds.
+ */
+static unsigned take_done(struct opener *o, int pack_id, size_t room, struct sgio_cmd **cmds)
+{
+	struct sgio_cmd *c = pick(o, pack_id);
+	unsigned n = 0;
+
+	while (c) {
+		struct sgio_cmd *next = c->next;
+
+		list_unlink(&o->head, &o->tail, c);
+		o->queued--;
+		o->done--;
+		cmds[n++] = c;
+		if (c->r.version == 3 || (n + 1) * SCSI_V4_HDR_LEN > room || pack_id != -1 ||
+		    n == SG_MAX_QUEUE)
+			break;
+		while (next && !(next->done && next->r.version == 4))
+			next = next->next;
+		c = next;
+	}
+	return n;
+}
+
+/* Data-in and sense into the reader; the header into out.  0 or -errno. */
+static int deliver_one(struct sgio_cmd *cmd, pid_t tid, unsigned char *out)
+{
+	unsigned sense_len;
+	int err;
+
+	if (cmd->err)
+		return cmd->err; /* the target's SG_IO itself failed */
+	sense_len = scsi_complete(&cmd->r, &cmd->c.res, cmd->duration);
+	err = sgio_put_data(cmd, tid, sense_len);
+	if (!err)
+		memcpy(out, cmd->r.hdr.raw, cmd->r.hdr_len);
+	return err;
+}
+
+/* Answer a read with cmds[0..n), then wake writers and pollers. */
+static void deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
+		    struct sgio_cmd **cmds, unsigned n)
+{
+	unsigned char out[SG_MAX_QUEUE * SCSI_V4_HDR_LEN];
+	size_t len = 0;
+	int err = 0;
+
+	if (cmds[0]->r.hdr_len > size) {
+		err = -EINVAL; /* sg drops the completion too */
+		n = 1;
+	}
+	for (unsigned i = 0; i < n && !err; i++) {
+		err = deliver_one(cmds[i], tid, out + len);
+		len += cmds[i]->r.hdr_len;
+	}
+	for (unsigned i = 0; i < n; i++)
+		sgio_cmd_free(cmds[i]);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_buf(req, (const char *)out, len);
+	async_room(o);
+}
+
+/* The pack_id in the reader's buffer, as sg reads it (SG_SET_FORCE_PACK_ID). */
+static int wanted_pack_id(pid_t tid)
+{
+	struct timespec tick = { 0, 100 * 1000 };
+	uint64_t buf;
+	int reply_len, pack_id;
+
+	for (int i = 0; i < 200; i++) {
+		int err = uaccess_read_buffer(tid, &buf);
+
+		if (err == -EAGAIN) {
+			nanosleep(&tick, NULL);
+			continue;
+		}
+		if (err || uaccess_read(tid, buf + 4, &reply_len, sizeof(reply_len)))
+			break;
+		if (uaccess_read(tid, buf + (reply_len < 0 ? 48 : 8), &pack_id, sizeof(pack_id)))
+			break;
+		return pack_id;
+	}
+	log_debug("tid %d: no pack_id in its read buffer: any completion will do", tid);
+	return -1;
+}
+
+void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
+{
+	pid_t tid = fuse_req_ctx(req)->pid;
+	struct sgio_cmd *cmds[SG_MAX_QUEUE];
+	struct parked *p;
+	unsigned n;
+	int err, pack_id = -1;
+
+	err = check_caller(o, tid, "read");
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	if (atomic_load(&o->force_pack_id))
+		pack_id = wanted_pack_id(tid);
+	pthread_mutex_lock(&o->lock);
+	n = take_done(o, pack_id, size, cmds);
+	pthread_mutex_unlock(&o->lock);
+	if (n) {
+		deliver(o, req, tid, size, cmds, n);
+		return;
+	}
+	if (flags & O_NONBLOCK) {
+		fuse_reply_err(req, EAGAIN);
+		return;
+	}
+	p = malloc(sizeof(*p));
+	if (!p) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	*p = (struct parked){ .req = req, .tid = tid, .size = size, .pack_id = pack_id };
+	park_call(o, &o->readers, p, false);
+}
+
+/* Serve the parked readers that a completion now satisfies. */
+static void serve_readers(struct opener *o)
+{
+	struct sgio_cmd *cmds[SG_MAX_QUEUE];
+	struct parked *p;
+	unsigned n = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&o->lock);
+		for (p = o->readers; p; p = p->next) {
+			n = take_done(o, p->pack_id, p->size, cmds);
+			if (n)
+				break;
+		}
+		if (p)
+			unpark(&o->readers, p->req);
+		pthread_mutex_unlock(&o->lock);
+		if (!p)
+			return;
+		unparked(p);
+		deliver(o, p->req, p->tid, p->size, cmds, n);
+		free(p);
+	}
+}
+
+void async_room(struct opener *o)
+{
+	struct fuse_pollhandle *ph;
+	struct parked *p;
+	long n;
+
+	for (;;) {
+		pthread_mutex_lock(&o->lock);
+		p = o->writers;
+		if (p && o->queued < queue_limit(o, 4))
+			o->writers = p->next;
+		else
+			p = NULL;
+		pthread_mutex_unlock(&o->lock);
+		if (!p)
+			break;
+		unparked(p);
+		n = submit_headers(o, p->tid, p->buf, p->len);
+		if (n == -EAGAIN) { /* filled again meanwhile: wait on, first in line */
+			park_call(o, &o->writers, p, true);
+			break;
+		}
+		if (n < 0)
+			fuse_reply_err(p->req, -n);
+		else
+			fuse_reply_write(p->req, n);
+		free(p);
+	}
+	pthread_mutex_lock(&o->lock);
+	ph = take_poller(o);
+	pthread_mutex_unlock(&o->lock);
+	notify(ph);
+}
+
+static void run_async(struct pool_work *w, unsigned slot)
+{
+	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)w - offsetof(struct sgio_cmd, work));
+	struct opener *o = cmd->o;
+	struct fuse_pollhandle *ph = NULL;
+	bool orphan;
+
+	(void)slot;
+	cmd->err = sgio_run_target(cmd);
+	cmd->duration = sgio_elapsed_ms(&cmd->start);
+	sgio_log_cmd(cmd, cmd->err);
+	pthread_mutex_lock(&o->lock);
+	orphan = o->released;
+	if (orphan) {
+		o->queued--;
+	} else {
+		/* the done list is in completion order: move it to the tail */
+		list_unlink(&o->head, &o->tail, cmd);
+		list_append(&o->head, &o->tail, cmd);
+		cmd->done = true;
+		o->done++;
+		ph = take_poller(o);
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (orphan)
+		sgio_cmd_free(cmd); /* its opener is gone: nobody may read it */
+	else
+		serve_readers(o);
+	notify(ph);
+	opener_put(o);
+}
+
+void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph)
+{
+	struct fuse_pollhandle *old = NULL;
+	unsigned revents = 0;
+
+	pthread_mutex_lock(&o->lock);
+	if (ph) {
+		old = o->ph;
+		o->ph = ph; /* one notification wakes every poller of the file */
+	}
+	if (o->done)
+		revents |= POLLIN | POLLRDNORM;
+	if (o->queued < queue_limit(o, 4))
+		revents |= POLLOUT | POLLWRNORM;
+	pthread_mutex_unlock(&o->lock);
+	if (old)
+		fuse_pollhandle_destroy(old);
+	fuse_reply_poll(req, revents);
+}
+
+void async_release(struct opener *o)
+{
+	struct sgio_cmd *c, *next, *done = NULL;
+	struct fuse_pollhandle *ph;
+
+	pthread_mutex_lock(&o->lock);
+	o->released = true;
+	for (c = o->head; c; c = next) {
+		next = c->next;
+		if (!c->done)
+			continue; /* still running: an orphan, freed when it completes */
+		c->next = done;
+		done = c;
+		o->queued--;
+		o->done--;
+	}
+	o->head = o->tail = NULL;
+	ph = take_poller(o);
+	pthread_mutex_unlock(&o->lock);
+	for (c = done; c; c = next) {
+		next = c->next;
+		sgio_cmd_free(c); /* results nobody will read: no user memory touched */
+	}
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	opener_put(o);
+}
+
+int async_num_waiting(struct opener *o)
+{
+	int n;
+
+	pthread_mutex_lock(&o->lock);
+	n = o->done;
+	pthread_mutex_unlock(&o->lock);
+	return n;
+}
+
+int async_pack_id(struct opener *o)
+{
+	struct sgio_cmd *c;
+	int id;
+
+	pthread_mutex_lock(&o->lock);
+	c = pick(o, -1);
+	id = c ? pack_id_of(c) : -1;
+	pthread_mutex_unlock(&o->lock);
+	return id;
+}
+
+void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
+{
+	unsigned i = 0;
+
+	memset(t, 0, n * sizeof(*t));
+	pthread_mutex_lock(&o->lock);
+	for (struct sgio_cmd *c = o->head; c && i < n; c = c->next, i++) {
+		const struct scsi_result *res = &c->c.res;
+
+		t[i].req_state = c->done ? 2 : 1;
+		/* sg ANDs the three, as coded */
+		t[i].problem = c->done && (((res->status >> 1) & 0x7f) & res->host_status &
+					   res->driver_status);
+		t[i].pack_id = pack_id_of(c);
+		t[i].usr_ptr = c->r.version == 3 ? c->r.hdr.v3.usr_ptr
+						 : (void *)(uintptr_t)c->r.hdr.v4.usr_ptr;
+		t[i].duration = c->done ? c->duration : sgio_elapsed_ms(&c->start);
+	}
+	pthread_mutex_unlock(&o->lock);
+}

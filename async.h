@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The asynchronous interface of the node: write() of v3 or v4 headers,
+ * read() of their completions, poll(), per opener.  Every call below is a
+ * CUSE callback's body and answers its request, now or later: a read with
+ * nothing done, or a blocking v4 write with no room, is parked and answered
+ * from the thread that completes a command or frees a slot.
+ */
+#ifndef CUSE_BSG_ASYNC_H
+#define CUSE_BSG_ASYNC_H
+
+#include <scsi/sg.h>
+
+#include "daemon.h"
+
+/* Set up o's asynchronous state, holding the file's reference; tid opened it. */
+void async_opener_init(struct opener *o, pid_t tid);
+
+void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size, int flags);
+void async_read(fuse_req_t req, struct opener *o, size_t size, int flags);
+void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph);
+
+/* Room may have appeared: resume parked writers, wake pollers. */
+void async_room(struct opener *o);
+
+/*
+ * The file is gone: drop the unread completions, orphan the running
+ * commands (their results are freed unread), release the file's reference.
+ * Touches no user memory.
+ */
+void async_release(struct opener *o);
+
+/* For SG_GET_NUM_WAITING, SG_GET_PACK_ID, SG_GET_REQUEST_TABLE. */
+int async_num_waiting(struct opener *o);
+int async_pack_id(struct opener *o);
+void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n);
+
+#endif /* CUSE_BSG_ASYNC_H */
