@@ -15,10 +15,10 @@ CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio
+UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async
 VM_RUN := tests/vm/vm-run
 
-all: cuse_bsg tests/sgclient tests/sgclient32 build/cuse_bsg.asan
+all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync build/cuse_bsg.asan
 
 cuse_bsg: cuse_bsg.o $(MODULES)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
@@ -40,7 +40,14 @@ tests/test_pool: build/san/tests/test_pool.o build/san/pool.o
 tests/test_sgio: build/san/tests/test_sgio.o build/san/tests/fake.o $(SAN_MODULES)
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
 
+# write()/read()/poll() end to end, the same way
+tests/test_async: build/san/tests/test_async.o build/san/tests/fake.o $(SAN_MODULES)
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
+
 tests/sgclient: tests/sgclient.o
+	$(CC) $(LDFLAGS) $^ -o $@
+
+tests/sgasync: tests/sgasync.o
 	$(CC) $(LDFLAGS) $^ -o $@
 
 # a 32-bit caller, which the node refuses cleanly
@@ -56,6 +63,7 @@ unit: $(UNIT_TESTS)
 
 vm-check: all
 	$(VM_RUN) tests/vm/suite.sh
+	$(VM_RUN) tests/vm/async.sh
 
 # Everything: unit tests under ASan+UBSan, then the integration suite in the VM.
 check: unit vm-check
@@ -77,7 +85,7 @@ uninstall:
 	$(RM) $(DESTDIR)$(SBINDIR)/cuse_bsg
 
 clean:
-	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/sgclient tests/sgclient32
+	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/sgclient tests/sgclient32 tests/sgasync
 
 .PHONY: all unit vm-check check demo bench format-check install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d

@@ -81,6 +81,20 @@ static unsigned queue_limit(struct opener *o, unsigned version)
 	return q > 1 ? (unsigned)q : SG_MAX_QUEUE;
 }
 
+static struct sgio_cmd *pick(struct opener *o, int pack_id);
+
+/* Caller holds o->lock: would a parked reader, or writer, get on now? */
+static bool reader_ready(struct opener *o, const struct parked *p)
+{
+	return pick(o, p->pack_id) != NULL;
+}
+
+static bool writer_ready(struct opener *o, const struct parked *p)
+{
+	(void)p;
+	return o->queued < queue_limit(o, 4);
+}
+
 /* Caller holds o->lock. */
 static void list_append(struct sgio_cmd **head, struct sgio_cmd **tail, struct sgio_cmd *cmd)
 {
@@ -170,29 +184,38 @@ static void parked_interrupted(fuse_req_t req, void *data)
 	free(p);
 }
 
+enum park_result { PARKED, ANSWERED, READY };
+
 /*
- * Park p on list (at its head if front), unless the call was interrupted
- * already: then answer EINTR.  The callback goes first, so that a signal
- * arriving at any point is seen by one of the two checks.
+ * Park p on list (at its head if front), unless it was interrupted already
+ * (then answer EINTR) or ready() says, under the same lock that a completion
+ * or a freed slot takes, that it can go on now (then the caller retries).
+ * The interrupt callback goes first, so that a signal arriving at any point
+ * is seen by one of the two checks.
  */
-static void park_call(struct opener *o, struct parked **list, struct parked *p, bool front)
+static enum park_result park_call(struct opener *o, struct parked **list, struct parked *p,
+				  bool front, bool (*ready)(struct opener *, const struct parked *))
 {
-	bool interrupted;
+	enum park_result res = PARKED;
 
 	fuse_req_interrupt_func(p->req, parked_interrupted, o);
 	pthread_mutex_lock(&o->lock);
-	interrupted = fuse_req_interrupted(p->req);
-	if (!interrupted && front) {
+	if (fuse_req_interrupted(p->req)) {
+		res = ANSWERED;
+	} else if (ready(o, p)) {
+		res = READY;
+	} else if (front) {
 		p->next = *list;
 		*list = p;
-	} else if (!interrupted) {
+	} else {
 		park(list, p);
 	}
 	pthread_mutex_unlock(&o->lock);
-	if (interrupted) {
+	if (res == ANSWERED) {
 		fuse_reply_err(p->req, EINTR);
 		free(p);
 	}
+	return res;
 }
 
 /* Taken off a list to be answered: wait out a running interrupt callback. */
@@ -203,7 +226,7 @@ static void unparked(struct parked *p)
 
 static int check_caller(struct opener *o, pid_t tid, const char *call)
 {
-	struct creds c;
+	struct creds c = { 0 };
 
 	if (!o->d->direct || tid <= 0) {
 		if (!atomic_exchange(&o->warned, true))
@@ -222,6 +245,7 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 }
 
 static void run_async(struct pool_work *w, unsigned slot);
+static void serve_readers(struct opener *o);
 
 /*
  * Submit one header.  0, -EDOM or -EAGAIN when the opener's queue is full,
@@ -288,7 +312,7 @@ static long submit_headers(struct opener *o, pid_t tid, const unsigned char *buf
 static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *buf, size_t size,
 		     int flags)
 {
-	struct parked *p;
+	struct parked *p = NULL;
 	long n;
 
 	/* bsg took whole arrays only; the kernel cuts writes over 32 pages
@@ -297,23 +321,27 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	n = submit_headers(o, tid, (const unsigned char *)buf, size);
-	if (n != -EAGAIN || (flags & O_NONBLOCK)) {
-		if (n < 0)
-			fuse_reply_err(req, -n);
-		else
-			fuse_reply_write(req, n);
-		return;
+	for (;;) {
+		n = submit_headers(o, tid, (const unsigned char *)buf, size);
+		if (n != -EAGAIN || (flags & O_NONBLOCK))
+			break;
+		/* a blocking writer waits for room without holding a libfuse worker */
+		if (!p)
+			p = malloc(sizeof(*p) + size);
+		if (!p) {
+			n = -ENOMEM;
+			break;
+		}
+		*p = (struct parked){ .req = req, .tid = tid, .len = size };
+		memcpy(p->buf, buf, size);
+		if (park_call(o, &o->writers, p, false, writer_ready) != READY)
+			return;
 	}
-	/* a blocking writer waits for room without holding a libfuse worker */
-	p = malloc(sizeof(*p) + size);
-	if (!p) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	*p = (struct parked){ .req = req, .tid = tid, .len = size };
-	memcpy(p->buf, buf, size);
-	park_call(o, &o->writers, p, false);
+	free(p);
+	if (n < 0)
+		fuse_reply_err(req, -n);
+	else
+		fuse_reply_write(req, n);
 }
 
 void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size, int flags)
@@ -399,29 +427,56 @@ static int deliver_one(struct sgio_cmd *cmd, pid_t tid, unsigned char *out)
 	return err;
 }
 
-/* Answer a read with cmds[0..n), then wake writers and pollers. */
-static void deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
+/* Caller holds o->lock: give back completions a reader did not take. */
+static void put_back(struct opener *o, struct sgio_cmd **cmds, unsigned n)
+{
+	while (n--) {
+		struct sgio_cmd *c = cmds[n];
+
+		c->next = o->head; /* still the oldest completions */
+		o->head = c;
+		if (!o->tail)
+			o->tail = c;
+		o->queued++;
+		o->done++;
+	}
+}
+
+/*
+ * Answer a read with cmds[0..n), then wake writers and pollers.  A failure
+ * part-way answers the headers before it; the failed one is dropped if it
+ * was the first, else given back with the rest, as is whatever was not
+ * reached.  True if any was given back.
+ */
+static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
 		    struct sgio_cmd **cmds, unsigned n)
 {
 	unsigned char out[SG_MAX_QUEUE * SCSI_V4_HDR_LEN];
 	size_t len = 0;
+	unsigned i = 0, used;
 	int err = 0;
 
-	if (cmds[0]->r.hdr_len > size) {
+	if (cmds[0]->r.hdr_len > size)
 		err = -EINVAL; /* sg drops the completion too */
-		n = 1;
-	}
-	for (unsigned i = 0; i < n && !err; i++) {
+	for (; i < n && !err; i++) {
 		err = deliver_one(cmds[i], tid, out + len);
-		len += cmds[i]->r.hdr_len;
+		if (!err)
+			len += cmds[i]->r.hdr_len;
 	}
-	for (unsigned i = 0; i < n; i++)
-		sgio_cmd_free(cmds[i]);
-	if (err)
-		fuse_reply_err(req, -err);
-	else
+	used = len || !err ? i - (err ? 1 : 0) : 1;
+	if (used < n) {
+		pthread_mutex_lock(&o->lock);
+		put_back(o, cmds + used, n - used);
+		pthread_mutex_unlock(&o->lock);
+	}
+	for (unsigned k = 0; k < used; k++)
+		sgio_cmd_free(cmds[k]);
+	if (len)
 		fuse_reply_buf(req, (const char *)out, len);
+	else
+		fuse_reply_err(req, -err);
 	async_room(o);
+	return used < n;
 }
 
 /* The pack_id in the reader's buffer, as sg reads it (SG_SET_FORCE_PACK_ID). */
@@ -452,7 +507,7 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 {
 	pid_t tid = fuse_req_ctx(req)->pid;
 	struct sgio_cmd *cmds[SG_MAX_QUEUE];
-	struct parked *p;
+	struct parked *p = NULL;
 	unsigned n;
 	int err, pack_id = -1;
 
@@ -463,24 +518,35 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 	}
 	if (atomic_load(&o->force_pack_id))
 		pack_id = wanted_pack_id(tid);
-	pthread_mutex_lock(&o->lock);
-	n = take_done(o, pack_id, size, cmds);
-	pthread_mutex_unlock(&o->lock);
-	if (n) {
-		deliver(o, req, tid, size, cmds, n);
-		return;
+	for (;;) {
+		pthread_mutex_lock(&o->lock);
+		n = take_done(o, pack_id, size, cmds);
+		if (n)
+			o->refs++; /* deliver() goes on after its answer, when the
+				    * client may already have closed the file */
+		pthread_mutex_unlock(&o->lock);
+		if (n) {
+			free(p);
+			if (deliver(o, req, tid, size, cmds, n))
+				serve_readers(o);
+			opener_put(o);
+			return;
+		}
+		if (flags & O_NONBLOCK) {
+			free(p);
+			fuse_reply_err(req, EAGAIN);
+			return;
+		}
+		if (!p)
+			p = malloc(sizeof(*p));
+		if (!p) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		*p = (struct parked){ .req = req, .tid = tid, .size = size, .pack_id = pack_id };
+		if (park_call(o, &o->readers, p, false, reader_ready) != READY)
+			return;
 	}
-	if (flags & O_NONBLOCK) {
-		fuse_reply_err(req, EAGAIN);
-		return;
-	}
-	p = malloc(sizeof(*p));
-	if (!p) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	*p = (struct parked){ .req = req, .tid = tid, .size = size, .pack_id = pack_id };
-	park_call(o, &o->readers, p, false);
 }
 
 /* Serve the parked readers that a completion now satisfies. */
@@ -503,7 +569,7 @@ static void serve_readers(struct opener *o)
 		if (!p)
 			return;
 		unparked(p);
-		deliver(o, p->req, p->tid, p->size, cmds, n);
+		deliver(o, p->req, p->tid, p->size, cmds, n); /* gave back: the loop serves them */
 		free(p);
 	}
 }
@@ -526,9 +592,15 @@ void async_room(struct opener *o)
 			break;
 		unparked(p);
 		n = submit_headers(o, p->tid, p->buf, p->len);
-		if (n == -EAGAIN) { /* filled again meanwhile: wait on, first in line */
-			park_call(o, &o->writers, p, true);
+		/* filled again meanwhile: wait on, first in line */
+		if (n == -EAGAIN && park_call(o, &o->writers, p, true, writer_ready) != READY)
 			break;
+		if (n == -EAGAIN) {
+			pthread_mutex_lock(&o->lock);
+			p->next = o->writers;
+			o->writers = p; /* READY: taken again at the top */
+			pthread_mutex_unlock(&o->lock);
+			continue;
 		}
 		if (n < 0)
 			fuse_reply_err(p->req, -n);

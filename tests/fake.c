@@ -3,13 +3,16 @@
  * The fake libfuse reply layer and the fake target.  Locking follows libfuse:
  * each request has its own lock, held while an interrupt callback runs; the
  * callback and reply bookkeeping sit under the session lock, which a reply
- * takes alone, so a callback may reply.  Replies arrive from pool workers.
+ * takes alone, so a callback may reply.  fuse_req_interrupted() and the poll
+ * calls take the session lock only, as libfuse's do.  Replies arrive from
+ * pool workers.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fake.h"
 
@@ -21,6 +24,14 @@ struct fuse_req {
 	void *data;		    /* protected by s->lock */
 	bool interrupted;	    /* protected by s->lock */
 	unsigned replies;	    /* protected by s->lock */
+	struct fake_reply *first;   /* protected by s->lock */
+	struct fuse_ctx ctx;	    /* set by the test before the call */
+	void (*hook)(void *);	    /* protected by s->lock: fake_req_on_register() */
+	void *hook_arg;		    /* protected by s->lock */
+};
+
+struct fuse_pollhandle {
+	struct fake_session *s;
 };
 
 struct session_reqs {
@@ -65,6 +76,7 @@ void fake_session_free(struct fake_session *s)
 		free(s->replies[i]->data);
 		free(s->replies[i]);
 	}
+	free(s->replies);
 	for (req = sr->reqs; req; req = next) {
 		next = req->next_req;
 		pthread_mutex_destroy(&req->lock);
@@ -82,6 +94,9 @@ fuse_req_t fake_req_new(struct fake_session *s)
 	struct fuse_req *req = xcalloc(1, sizeof(*req));
 
 	req->s = s;
+	req->ctx.pid = gettid();
+	req->ctx.uid = getuid();
+	req->ctx.gid = getgid();
 	pthread_mutex_init(&req->lock, NULL);
 	pthread_mutex_lock(&sr->reqs_lock);
 	req->next_req = sr->reqs;
@@ -98,6 +113,51 @@ unsigned fake_req_replies(fuse_req_t req)
 	n = req->replies;
 	pthread_mutex_unlock(&req->s->lock);
 	return n;
+}
+
+struct fake_reply *fake_req_wait(fuse_req_t req)
+{
+	struct fake_session *s = req->s;
+	struct timespec deadline;
+	struct fake_reply *r;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += FAKE_WAIT_SECONDS;
+	pthread_mutex_lock(&s->lock);
+	while (!req->first && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&s->cond, &s->lock, &deadline);
+	r = req->first;
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+struct fuse_ctx *fake_req_ctx(fuse_req_t req)
+{
+	return &req->ctx;
+}
+
+const struct fuse_ctx *fuse_req_ctx(fuse_req_t req)
+{
+	return &req->ctx;
+}
+
+void fake_req_on_register(fuse_req_t req, void (*fn)(void *), void *arg)
+{
+	pthread_mutex_lock(&req->s->lock);
+	req->hook = fn;
+	req->hook_arg = arg;
+	pthread_mutex_unlock(&req->s->lock);
+}
+
+int fuse_req_interrupted(fuse_req_t req)
+{
+	int ret;
+
+	pthread_mutex_lock(&req->s->lock);
+	ret = req->interrupted;
+	pthread_mutex_unlock(&req->s->lock);
+	return ret;
 }
 
 struct fake_reply *fake_wait_reply(struct fake_session *s)
@@ -152,13 +212,23 @@ static int record(struct fake_reply *r)
 	struct fake_session *s = r->req->s;
 
 	pthread_mutex_lock(&s->lock);
-	if (s->n_replies >= FAKE_MAX_REPLIES) {
-		fprintf(stderr, "fake: more than %d replies\n", FAKE_MAX_REPLIES);
-		abort();
+	if (s->n_replies == s->cap) {
+		unsigned cap = s->cap ? 2 * s->cap : 64;
+		struct fake_reply **v = realloc(s->replies, cap * sizeof(*v));
+
+		if (!v) {
+			fprintf(stderr, "fake: out of memory\n");
+			abort();
+		}
+		s->replies = v;
+		s->cap = cap;
 	}
+	if (r->req->replies)
+		s->misuse++; /* libfuse has freed req by now */
 	r->req->func = NULL;
 	r->req->data = NULL;
-	r->req->replies++;
+	if (!r->req->replies++)
+		r->req->first = r;
 	s->replies[s->n_replies++] = r;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
@@ -228,11 +298,126 @@ int fuse_reply_ioctl_retry(fuse_req_t req, const struct iovec *in_iov, size_t in
 	return record(r);
 }
 
+int fuse_reply_write(fuse_req_t req, size_t count)
+{
+	struct fake_reply *r = reply_new(req, FAKE_WRITE);
+
+	r->count = count;
+	return record(r);
+}
+
+int fuse_reply_buf(fuse_req_t req, const char *buf, size_t size)
+{
+	struct fake_reply *r = reply_new(req, FAKE_BUF);
+
+	r->data = xcalloc(1, size);
+	if (size)
+		memcpy(r->data, buf, size);
+	r->len = size;
+	return record(r);
+}
+
+int fuse_reply_poll(fuse_req_t req, unsigned revents)
+{
+	struct fake_reply *r = reply_new(req, FAKE_POLL);
+
+	r->revents = revents;
+	return record(r);
+}
+
+struct fuse_pollhandle *fake_pollhandle_new(struct fake_session *s)
+{
+	struct fuse_pollhandle *ph = xcalloc(1, sizeof(*ph));
+
+	ph->s = s;
+	pthread_mutex_lock(&s->lock);
+	s->ph_new++;
+	pthread_mutex_unlock(&s->lock);
+	return ph;
+}
+
+int fuse_lowlevel_notify_poll(struct fuse_pollhandle *ph)
+{
+	struct fake_session *s = ph->s;
+
+	pthread_mutex_lock(&s->lock);
+	s->notifies++;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+void fuse_pollhandle_destroy(struct fuse_pollhandle *ph)
+{
+	struct fake_session *s;
+
+	if (!ph)
+		return;
+	s = ph->s;
+	pthread_mutex_lock(&s->lock);
+	s->ph_destroyed++;
+	pthread_mutex_unlock(&s->lock);
+	free(ph);
+}
+
+unsigned fake_notify_count(struct fake_session *s)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->notifies;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+bool fake_wait_notify(struct fake_session *s, unsigned n)
+{
+	struct timespec deadline;
+	int err = 0;
+	bool ok;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += FAKE_WAIT_SECONDS;
+	pthread_mutex_lock(&s->lock);
+	while (s->notifies <= n && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&s->cond, &s->lock, &deadline);
+	ok = s->notifies > n;
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+unsigned fake_pollhandles_live(struct fake_session *s)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->ph_new - s->ph_destroyed;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+/* The test's hook for req, taken: it runs once. */
+static void run_hook(fuse_req_t req)
+{
+	void (*fn)(void *);
+	void *arg;
+
+	pthread_mutex_lock(&req->s->lock);
+	fn = req->hook;
+	arg = req->hook_arg;
+	req->hook = NULL;
+	pthread_mutex_unlock(&req->s->lock);
+	if (fn)
+		fn(arg);
+}
+
 void fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func, void *data)
 {
 	struct fake_session *s = req->s;
 	bool interrupted;
 
+	if (func)
+		run_hook(req);
 	pthread_mutex_lock(&req->lock);
 	pthread_mutex_lock(&s->lock);
 	if (req->replies)
@@ -293,9 +478,13 @@ static void seen_record(struct fake_seen *seen, int chan, const struct scsi_cmd 
 static void answer(const struct fake_script *s, struct scsi_cmd *c)
 {
 	size_t n = s->data_in_len < c->data_len ? s->data_in_len : c->data_len;
+	uint8_t *data = c->data;
 
-	if (dir_reads(c->dir) && c->data && n)
+	if (dir_reads(c->dir) && c->data && n) {
 		memcpy(c->data, s->data_in, n);
+		for (size_t i = 0; s->xor_tag && i < n; i++)
+			data[i] ^= c->cdb[FAKE_TAG_BYTE];
+	}
 	c->res.status = s->status;
 	c->res.host_status = s->host_status;
 	c->res.driver_status = s->driver_status;
@@ -326,20 +515,28 @@ static void fake_chan_close(struct target *bt, int chan)
 	pthread_mutex_unlock(&t->lock);
 }
 
+static bool held(const struct fake_target *t, uint8_t tag)
+{
+	return (t->block && !t->released) || (t->gated && !t->open_tag[tag]);
+}
+
 static int fake_sg_io(struct target *bt, int chan, struct scsi_cmd *c)
 {
 	struct fake_target *t = (struct fake_target *)bt;
+	uint8_t tag = c->cdb[FAKE_TAG_BYTE];
 
 	pthread_mutex_lock(&t->lock);
 	t->calls++;
 	seen_record(&t->seen, chan, c);
-	if (t->block) {
+	if (t->block || held(t, tag)) {
 		t->entered++;
 		pthread_cond_broadcast(&t->cond);
-		while (!t->released)
+		while (held(t, tag))
 			pthread_cond_wait(&t->cond, &t->lock);
 	}
 	pthread_mutex_unlock(&t->lock);
+	if (t->script.fail_ret && tag == t->script.fail_tag)
+		return t->script.fail_ret;
 	if (t->script.ret < 0)
 		return t->script.ret;
 	answer(&t->script, c);
@@ -420,6 +617,22 @@ void fake_target_release(struct fake_target *t)
 {
 	pthread_mutex_lock(&t->lock);
 	t->released = true;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void fake_target_set_gate(struct fake_target *t, bool gated)
+{
+	pthread_mutex_lock(&t->lock);
+	t->gated = gated;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void fake_target_open(struct fake_target *t, unsigned tag)
+{
+	pthread_mutex_lock(&t->lock);
+	t->open_tag[tag & 0xff] = true;
 	pthread_cond_broadcast(&t->cond);
 	pthread_mutex_unlock(&t->lock);
 }

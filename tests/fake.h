@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Test doubles for the SG_IO pipeline: a fake libfuse reply layer and a fake
- * target.  The fake libfuse records every reply in a fake_session; replies
- * come from pool worker threads, so the log is locked and a test waits for
- * the next entry on a condition variable.  The fake target records what it
+ * Test doubles for the SG_IO pipeline and the asynchronous interface: a
+ * fake libfuse reply layer and a fake target.  The fake libfuse records
+ * every reply in a fake_session; replies come from pool worker threads, so
+ * the log is locked and a test waits for the next entry, or for a given
+ * request's reply, on a condition variable.  Poll handles are objects of the
+ * session that count their notifications.  The fake target records what it
  * was asked to run and answers from a script; it can be made to block until
- * the test releases it.
+ * the test releases it, or to hold each call at a gate until its tag opens.
  */
 #ifndef CUSE_BSG_TESTS_FAKE_H
 #define CUSE_BSG_TESTS_FAKE_H
@@ -20,7 +22,6 @@
 #include "scsi.h"
 #include "target.h"
 
-#define FAKE_MAX_REPLIES  64
 #define FAKE_WAIT_SECONDS 10 /* a bound on a wait, never a way to synchronise */
 
 enum fake_kind {
@@ -28,6 +29,9 @@ enum fake_kind {
 	FAKE_IOCTL,	/* fuse_reply_ioctl() */
 	FAKE_IOCTL_IOV, /* fuse_reply_ioctl_iov() */
 	FAKE_RETRY,	/* fuse_reply_ioctl_retry() */
+	FAKE_WRITE,	/* fuse_reply_write() */
+	FAKE_BUF,	/* fuse_reply_buf() */
+	FAKE_POLL,	/* fuse_reply_poll() */
 };
 
 /* One reply as libfuse was asked to send it. */
@@ -36,8 +40,10 @@ struct fake_reply {
 	fuse_req_t req;
 	int err;	     /* FAKE_ERR: the positive errno */
 	int result;	     /* FAKE_IOCTL, FAKE_IOCTL_IOV */
-	unsigned char *data; /* FAKE_IOCTL(_IOV): a copy of the bytes, concatenated */
+	unsigned char *data; /* FAKE_IOCTL(_IOV), FAKE_BUF: a copy of the bytes, concatenated */
 	size_t len;	     /* their total */
+	size_t count;	     /* FAKE_WRITE */
+	unsigned revents;    /* FAKE_POLL */
 	size_t n_iov;	     /* FAKE_IOCTL_IOV: the iovec lengths, in order */
 	size_t iov_len[FUSE_IOCTL_MAX_IOV];
 	size_t n_in, n_out; /* FAKE_RETRY: what was asked for, as given */
@@ -48,10 +54,12 @@ struct fake_reply {
 struct fake_session {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct fake_reply *replies[FAKE_MAX_REPLIES]; /* protected by lock */
-	unsigned n_replies;			      /* protected by lock */
-	unsigned next;				      /* the next one fake_wait_reply() returns */
-	unsigned misuse; /* protected by lock: calls on a request already answered */
+	struct fake_reply **replies;   /* protected by lock: grows as needed */
+	unsigned n_replies, cap;       /* protected by lock */
+	unsigned next;		       /* the next one fake_wait_reply() returns */
+	unsigned misuse;	       /* protected by lock: calls on a request already answered */
+	unsigned notifies;	       /* protected by lock: fuse_lowlevel_notify_poll() calls */
+	unsigned ph_new, ph_destroyed; /* protected by lock: poll handles made and destroyed */
 };
 
 struct fake_session *fake_session_new(void);
@@ -63,6 +71,22 @@ fuse_req_t fake_req_new(struct fake_session *s);
 /* How many times req was answered (exactly once is right). */
 unsigned fake_req_replies(fuse_req_t req);
 
+/* req's first reply, waiting for it; NULL after FAKE_WAIT_SECONDS. */
+struct fake_reply *fake_req_wait(fuse_req_t req);
+
+/*
+ * What fuse_req_ctx() returns for req, for the test to change: pid is the
+ * thread that made the request (gettid()), uid and gid the process's.
+ */
+struct fuse_ctx *fake_req_ctx(fuse_req_t req);
+
+/*
+ * Call fn(arg) once, at the start of the first fuse_req_interrupt_func() that
+ * registers a callback for req, before anything is stored: lets a test act
+ * in the window between a caller's last check and its registration.
+ */
+void fake_req_on_register(fuse_req_t req, void (*fn)(void *), void *arg);
+
 /* The next reply not yet returned, waiting for it; NULL after FAKE_WAIT_SECONDS. */
 struct fake_reply *fake_wait_reply(struct fake_session *s);
 
@@ -71,6 +95,18 @@ unsigned fake_reply_count(struct fake_session *s);
 
 /* Calls that libfuse would have made on a freed request (0 is right). */
 unsigned fake_misuse_count(struct fake_session *s);
+
+/* A poll handle as libfuse hands one to the poll callback. */
+struct fuse_pollhandle *fake_pollhandle_new(struct fake_session *s);
+
+/* fuse_lowlevel_notify_poll() calls so far, on any handle of s. */
+unsigned fake_notify_count(struct fake_session *s);
+
+/* Wait until there have been more than n notifications; false after FAKE_WAIT_SECONDS. */
+bool fake_wait_notify(struct fake_session *s, unsigned n);
+
+/* Poll handles made and not yet destroyed. */
+unsigned fake_pollhandles_live(struct fake_session *s);
 
 /*
  * Deliver an interrupt for req as libfuse's find_interrupted() does: with the
@@ -88,8 +124,14 @@ struct fake_script {
 	uint8_t sense_len; /* at most SCSI_SENSE_MAX */
 	uint8_t sense[SCSI_SENSE_MAX];
 	size_t data_in_len; /* copied to c->data, at most c->data_len */
+	bool xor_tag;	    /* each byte of data_in goes out XORed with the call's tag */
+	int fail_ret;	    /* if not 0: what a call with tag fail_tag returns instead */
+	uint8_t fail_tag;
 	uint8_t data_in[256 << 10];
 };
+
+/* A call's tag: byte 5 of its CDB, the low byte of a READ(10)/WRITE(10) LBA. */
+#define FAKE_TAG_BYTE 5
 
 /* What the fake target was asked, on its last call. */
 struct fake_seen {
@@ -114,8 +156,10 @@ struct fake_target {
 	unsigned chans_open;	   /* protected by lock: opened and not yet closed */
 	int next_chan;		   /* protected by lock */
 	bool block;		   /* protected by lock: calls wait for release */
-	unsigned entered;	   /* protected by lock: calls that reached the block */
+	unsigned entered;	   /* protected by lock: calls that reached the block or gate */
 	bool released;		   /* protected by lock */
+	bool gated;		   /* protected by lock: calls wait for their tag to open */
+	bool open_tag[256];	   /* protected by lock */
 };
 
 /* A target with H:C:T:L 7:1:5:3 and the limits below; channels are 100, 101, ... */
@@ -132,6 +176,10 @@ void fake_target_set_block(struct fake_target *t, bool block);
 /* Wait until n calls have reached the block; false after FAKE_WAIT_SECONDS. */
 bool fake_target_wait_entered(struct fake_target *t, unsigned n);
 void fake_target_release(struct fake_target *t);
+/* Hold every call until its tag is opened (true), or let all through (false). */
+void fake_target_set_gate(struct fake_target *t, bool gated);
+/* Let the calls with this tag through the gate, now and later. */
+void fake_target_open(struct fake_target *t, unsigned tag);
 unsigned fake_target_calls(struct fake_target *t);
 unsigned fake_target_chans_open(struct fake_target *t);
 

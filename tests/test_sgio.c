@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "async.h"
 #include "fake.h"
 #include "ioctl.h"
 #include "sgio.h"
@@ -55,6 +56,7 @@ static void rig_init(struct rig *g, bool direct, unsigned threads, int open_flag
 	g->o.d = &g->d;
 	g->o.open_flags = open_flags;
 	ioctl_opener_init(&g->o);
+	async_opener_init(&g->o, gettid());
 	/* as cb_open() does */
 	g->o.chan = g->d.target->ops->chan_open(g->d.target);
 	cr_assert(ge(int, g->o.chan, 0));
@@ -1433,8 +1435,13 @@ Test(ioctl, set_flags_read_back)
 	struct rig g;
 
 	rig_init(&g, true, 1, O_RDWR);
-	cr_expect(zero(int, set_int_direct(&g, SG_SET_COMMAND_Q, 5)));
+	/* sg's switch, or bsg's depth for v4 writes: kept as given */
+	cr_expect(zero(int, set_int_direct(&g, SG_SET_COMMAND_Q, 1)));
 	cr_expect(eq(int, get_int_direct(&g, SG_GET_COMMAND_Q), 1));
+	cr_expect(zero(int, set_int_direct(&g, SG_SET_COMMAND_Q, 5)));
+	cr_expect(eq(int, get_int_direct(&g, SG_GET_COMMAND_Q), 5));
+	cr_expect(eq(int, set_int_direct(&g, SG_SET_COMMAND_Q, 257), -EINVAL));
+	cr_expect(eq(int, set_int_direct(&g, SG_SET_COMMAND_Q, -1), -EINVAL));
 	cr_expect(zero(int, set_int_direct(&g, SG_SET_KEEP_ORPHAN, 1)));
 	cr_expect(eq(int, get_int_direct(&g, SG_GET_KEEP_ORPHAN), 1));
 	cr_expect(zero(int, set_int_direct(&g, SG_SET_KEEP_ORPHAN, 0)));

@@ -1,0 +1,1648 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The asynchronous interface end to end: async_write(), async_read() and
+ * async_poll() with a real pool, the fake target and the fake libfuse
+ * (tests/fake.c).  The client is this process: the daemon moves CDBs, data
+ * and sense with process_vm_readv/writev on the thread a fake request names,
+ * which is the test's own unless fake_req_ctx() says otherwise.  The order
+ * in which commands complete is chosen with the fake target's gate (a call
+ * waits until its CDB's tag is opened); waits are on replies and poll
+ * notifications, never on sleeps.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <scsi/scsi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "async.h"
+#include "fake.h"
+#include "ioctl.h"
+#include "sgio.h"
+
+#define DATA_MAX  8192 /* a client's data buffer; commands move less */
+#define UNTOUCHED 0xaa
+#define V3	  SCSI_V3_HDR_LEN
+#define V4	  SCSI_V4_HDR_LEN
+
+TestSuite(async, .timeout = 60);
+
+/* ---- the rig: a daemon with a real pool, the fake target, one opener ---- */
+
+struct rig {
+	struct fake_session *fs;
+	struct fake_target *ft;
+	struct daemon d;
+	struct opener *o; /* NULL once released: async_release() may free it */
+};
+
+static void rig_init(struct rig *g, unsigned threads, int open_flags)
+{
+	memset(g, 0, sizeof(*g));
+	g->fs = fake_session_new();
+	g->ft = fake_target_new();
+	g->d.name = "fake";
+	g->d.target = &g->ft->base;
+	g->d.direct = true;
+	g->d.max_xfer = g->ft->base.info.max_xfer;
+	g->d.max_xfer_errno = g->ft->base.info.max_xfer_errno;
+	cr_assert(zero(int, pool_new(threads, &g->d.pool)));
+	/* as cb_open() does */
+	g->o = calloc(1, sizeof(*g->o));
+	cr_assert(not(eq(ptr, g->o, NULL)));
+	g->o->d = &g->d;
+	g->o->open_flags = open_flags;
+	g->o->chan = g->d.target->ops->chan_open(g->d.target);
+	cr_assert(ge(int, g->o->chan, 0));
+	ioctl_opener_init(g->o);
+	async_opener_init(g->o, gettid());
+}
+
+/* The file's last reference is gone, as cb_release() says. */
+static void rig_release(struct rig *g)
+{
+	async_release(g->o);
+	g->o = NULL;
+}
+
+/* Let every held call finish, then join the workers: nothing runs after this. */
+static void rig_stop(struct rig *g)
+{
+	fake_target_set_gate(g->ft, false);
+	fake_target_release(g->ft);
+	pool_free(g->d.pool);
+	g->d.pool = NULL;
+}
+
+static void rig_fini(struct rig *g)
+{
+	if (g->o)
+		rig_release(g);
+	rig_stop(g);
+	cr_expect(zero(u32, fake_misuse_count(g->fs)), "a call on a request already answered");
+	cr_expect(zero(u32, fake_target_chans_open(g->ft)), "the channel is closed exactly once");
+	cr_expect(zero(u32, fake_pollhandles_live(g->fs)), "a poll handle was never destroyed");
+	target_free(&g->ft->base);
+	fake_session_free(g->fs);
+}
+
+static unsigned long stat_get(struct rig *g, enum stat_id id)
+{
+	return atomic_load(&g->d.stats[id]);
+}
+
+/* ---- the calls, as the CUSE callbacks make them ---- */
+
+static fuse_req_t call_write(struct rig *g, const void *buf, size_t size, int flags)
+{
+	fuse_req_t req = fake_req_new(g->fs);
+
+	async_write(req, g->o, buf, size, flags);
+	return req;
+}
+
+static fuse_req_t call_read(struct rig *g, size_t size, int flags)
+{
+	fuse_req_t req = fake_req_new(g->fs);
+
+	async_read(req, g->o, size, flags);
+	return req;
+}
+
+static struct fake_reply *reply_of(fuse_req_t req)
+{
+	struct fake_reply *rep = fake_req_wait(req);
+
+	cr_assert(not(eq(ptr, rep, NULL)), "no reply within %d s", FAKE_WAIT_SECONDS);
+	return rep;
+}
+
+/* A write that must succeed: the count it answered. */
+static size_t write_ok(struct rig *g, const void *buf, size_t size, int flags)
+{
+	struct fake_reply *rep = reply_of(call_write(g, buf, size, flags));
+
+	cr_assert(eq(int, rep->kind, FAKE_WRITE), "write answered %s %d",
+		  rep->kind == FAKE_ERR ? "errno" : "kind",
+		  rep->kind == FAKE_ERR ? rep->err : (int)rep->kind);
+	return rep->count;
+}
+
+/* The errno a call answered, or 0 for any other reply. */
+static int err_of(fuse_req_t req)
+{
+	struct fake_reply *rep = reply_of(req);
+
+	return rep->kind == FAKE_ERR ? rep->err : 0;
+}
+
+/* A read that must return headers: their bytes. */
+static struct fake_reply *read_ok(struct rig *g, size_t size, int flags)
+{
+	struct fake_reply *rep = reply_of(call_read(g, size, flags));
+
+	cr_assert(eq(int, rep->kind, FAKE_BUF), "read answered errno %d",
+		  rep->kind == FAKE_ERR ? rep->err : -1);
+	return rep;
+}
+
+static unsigned poll_once(struct rig *g, struct fuse_pollhandle *ph)
+{
+	fuse_req_t req = fake_req_new(g->fs);
+	struct fake_reply *rep;
+
+	async_poll(req, g->o, ph);
+	rep = reply_of(req);
+	cr_assert(eq(int, rep->kind, FAKE_POLL));
+	return rep->revents;
+}
+
+/*
+ * Wait until n completions are waiting.  The poll handle is registered
+ * before the count is looked at, so a completion after the look notifies it.
+ */
+static void wait_done(struct rig *g, unsigned n)
+{
+	for (;;) {
+		unsigned seen = fake_notify_count(g->fs);
+
+		poll_once(g, fake_pollhandle_new(g->fs));
+		if (async_num_waiting(g->o) >= (int)n)
+			return;
+		cr_assert(fake_wait_notify(g->fs, seen), "%u completions never arrived", n);
+	}
+}
+
+/* An ioctl on the direct path, as cb_ioctl() makes it: its result or -errno. */
+static int call_ioctl(struct rig *g, unsigned cmd, void *arg)
+{
+	struct ioctx x = {
+		.req = fake_req_new(g->fs),
+		.o = g->o,
+		.arg = (uintptr_t)arg,
+		.tid = gettid(),
+		.direct = true,
+	};
+	struct fake_reply *rep;
+
+	ioctl_dispatch(&x, cmd, 0);
+	rep = reply_of(x.req);
+	if (rep->kind == FAKE_ERR)
+		return -rep->err;
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	return rep->result;
+}
+
+static int ioctl_get(struct rig *g, unsigned cmd)
+{
+	int val = -12345;
+
+	cr_assert(zero(int, call_ioctl(g, cmd, &val)));
+	return val;
+}
+
+static void ioctl_set(struct rig *g, unsigned cmd, int val)
+{
+	cr_assert(zero(int, call_ioctl(g, cmd, &val)));
+}
+
+/* ---- clients and scripts ---- */
+
+/* One command's memory in the client. */
+struct bufs {
+	unsigned char cdb[16];
+	unsigned char sense[32];
+	unsigned char data[DATA_MAX];
+};
+
+static uint8_t pattern(size_t i)
+{
+	return (uint8_t)(i * 7 + 3);
+}
+
+/* READ(10) or WRITE(10) with the fake target's tag in the LBA. */
+static void bufs_init(struct bufs *b, bool write, unsigned tag)
+{
+	memset(b, UNTOUCHED, sizeof(*b));
+	memset(b->cdb, 0, sizeof(b->cdb));
+	b->cdb[0] = write ? 0x2a : 0x28;
+	b->cdb[FAKE_TAG_BYTE] = tag;
+	b->cdb[8] = 8;
+	if (write)
+		for (size_t i = 0; i < sizeof(b->data); i++)
+			b->data[i] = pattern(i + tag);
+}
+
+static struct sg_io_hdr v3_hdr(struct bufs *b, int dxfer_direction, unsigned len, int pack_id)
+{
+	return (struct sg_io_hdr){
+		.interface_id = 'S',
+		.dxfer_direction = dxfer_direction,
+		.cmd_len = 10,
+		.mx_sb_len = sizeof(b->sense),
+		.dxfer_len = len,
+		.dxferp = b->data,
+		.cmdp = b->cdb,
+		.sbp = b->sense,
+		.timeout = 20000,
+		.pack_id = pack_id,
+		.usr_ptr = (void *)(uintptr_t)(0xfeed0000u + pack_id),
+	};
+}
+
+/* A READ of len bytes with tag and pack_id; b is set up too. */
+static struct sg_io_hdr v3_read(struct bufs *b, unsigned tag, unsigned len, int pack_id)
+{
+	bufs_init(b, false, tag);
+	return v3_hdr(b, SG_DXFER_FROM_DEV, len, pack_id);
+}
+
+static struct sg_io_v4 v4_read(struct bufs *b, unsigned tag, unsigned len, int pack_id)
+{
+	bufs_init(b, false, tag);
+	return (struct sg_io_v4){
+		.guard = 'Q',
+		.request_len = 10,
+		.request = (uintptr_t)b->cdb,
+		.max_response_len = sizeof(b->sense),
+		.response = (uintptr_t)b->sense,
+		.din_xfer_len = len,
+		.din_xferp = (uintptr_t)b->data,
+		.timeout = 20000,
+		.request_extra = pack_id, /* what SG_GET_PACK_ID and pick() call its pack_id */
+		.usr_ptr = 0xfeed0000u + pack_id,
+	};
+}
+
+static void script_good(struct fake_target *t, size_t data_in_len)
+{
+	memset(&t->script, 0, sizeof(t->script));
+	t->script.data_in_len = data_in_len;
+	for (size_t i = 0; i < data_in_len; i++)
+		t->script.data_in[i] = pattern(i);
+	t->script.xor_tag = true;
+}
+
+/* CHECK CONDITION, fixed sense: ILLEGAL REQUEST, LBA OUT OF RANGE (18 bytes) */
+static void script_check(struct fake_target *t, size_t data_in_len, int32_t resid)
+{
+	script_good(t, data_in_len);
+	t->script.resid = resid;
+	t->script.status = 0x02;
+	t->script.sense[0] = 0x70;
+	t->script.sense[2] = 0x05;
+	t->script.sense[7] = 10;
+	t->script.sense[12] = 0x21;
+	t->script.sense_len = 18;
+	for (unsigned i = 18; i < SCSI_SENSE_MAX; i++)
+		t->script.sense[i] = 0xee; /* beyond the sense: must not reach the client */
+}
+
+static bool all_bytes(const unsigned char *p, size_t n, unsigned char v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/* The fake target's data-in for a call with this tag (script_good). */
+static bool is_data_in(const unsigned char *p, size_t n, unsigned tag)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != (pattern(i) ^ (uint8_t)tag))
+			return false;
+	return true;
+}
+
+static const struct sg_io_hdr *v3_out(const struct fake_reply *rep)
+{
+	cr_assert(eq(sz, rep->len, V3), "a v3 read returns one header");
+	return (const struct sg_io_hdr *)rep->data;
+}
+
+static struct sg_io_v4 v4_out(const struct fake_reply *rep, unsigned i)
+{
+	struct sg_io_v4 h;
+
+	cr_assert(le(sz, (i + 1) * V4, rep->len));
+	memcpy(&h, rep->data + i * V4, sizeof(h));
+	return h;
+}
+
+/* ---- write, then read: one command ---- */
+
+Test(async, v3_read_write_returns_count_and_read_returns_the_completion)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h, before;
+	struct fake_reply *rep;
+	const struct sg_io_hdr *out;
+
+	rig_init(&g, 2, O_RDWR);
+	h = v3_read(&b, 1, 4096, 1234);
+	before = h;
+	script_check(g.ft, 1000, 3096);
+	cr_expect(eq(sz, write_ok(&g, &h, V3, 0), V3));
+	cr_expect(eq(int, atomic_load(&g.o->cmd_q), 1), "a v3 write turns command queuing on");
+
+	rep = read_ok(&g, V3, 0);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(zero(int, memcmp(g.ft->seen.cdb, b.cdb, 10)), "the CDB, from the writer");
+	cr_expect(eq(u32, g.ft->seen.cdb_len, 10));
+	cr_expect(eq(int, g.ft->seen.dir, SCSI_DIR_FROM_DEV));
+	cr_expect(eq(u32, g.ft->seen.data_len, 4096));
+	cr_expect(eq(u32, g.ft->seen.timeout_ms, 20000));
+	cr_expect(eq(int, g.ft->seen.chan, g.o->chan), "the opener's own channel");
+
+	out = v3_out(rep);
+	cr_expect(eq(int, out->interface_id, 'S'));
+	cr_expect(eq(u8, out->status, 0x02));
+	cr_expect(eq(u8, out->masked_status, CHECK_CONDITION));
+	cr_expect(zero(u16, out->host_status));
+	cr_expect(eq(u16, out->driver_status, SCSI_DRIVER_SENSE));
+	cr_expect(eq(u8, out->sb_len_wr, 18));
+	cr_expect(eq(u32, out->info, SG_INFO_CHECK));
+	cr_expect(eq(i32, out->resid, 3096));
+	cr_expect(lt(u32, out->duration, 10000));
+	cr_expect(eq(int, out->pack_id, 1234), "pack_id preserved");
+	cr_expect(eq(ptr, out->usr_ptr, h.usr_ptr), "usr_ptr preserved");
+	cr_expect(eq(ptr, out->dxferp, b.data));
+
+	cr_expect(is_data_in(b.data, 1000, 1), "data-in, into the buffer the header named");
+	cr_expect(all_bytes(b.data + 1000, 4096 - 1000, 0), "zero-filled to dxfer_len");
+	cr_expect(all_bytes(b.data + 4096, sizeof(b.data) - 4096, UNTOUCHED));
+	cr_expect(zero(int, memcmp(b.sense, g.ft->script.sense, 18)), "sense, into sbp");
+	cr_expect(all_bytes(b.sense + 18, sizeof(b.sense) - 18, UNTOUCHED));
+	cr_expect(zero(int, memcmp(&h, &before, sizeof(h))),
+		  "the header goes back in the reply only");
+	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(eq(ulong, stat_get(&g, STAT_SG_IO), 1));
+	rig_fini(&g);
+}
+
+Test(async, v3_write_data_out_reaches_the_target)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+	struct fake_reply *rep;
+
+	rig_init(&g, 2, O_RDWR);
+	bufs_init(&b, true, 9);
+	h = v3_hdr(&b, SG_DXFER_TO_DEV, 2048, 77);
+	script_good(g.ft, 512); /* a target answering data to a WRITE: must not land */
+	cr_expect(eq(sz, write_ok(&g, &h, V3, O_NONBLOCK), V3));
+	rep = read_ok(&g, V3, 0);
+	cr_expect(eq(int, g.ft->seen.dir, SCSI_DIR_TO_DEV));
+	cr_expect(eq(u32, g.ft->seen.cdb[0], 0x2a));
+	cr_assert(eq(sz, g.ft->seen.data_out_len, 2048));
+	for (size_t i = 0; i < 2048; i++)
+		cr_assert(eq(u8, g.ft->seen.data_out[i], pattern(i + 9)), "data-out byte %zu", i);
+	cr_expect(zero(u8, v3_out(rep)->status));
+	cr_expect(eq(int, v3_out(rep)->pack_id, 77));
+	for (size_t i = 0; i < sizeof(b.data); i++)
+		cr_assert(eq(u8, b.data[i], pattern(i + 9)),
+			  "a WRITE's buffer written back, byte %zu", i);
+	cr_expect(all_bytes(b.sense, sizeof(b.sense), UNTOUCHED), "no sense for GOOD");
+	rig_fini(&g);
+}
+
+Test(async, v3_write_longer_than_a_header_answers_count)
+{
+	struct rig g;
+	struct bufs b;
+	unsigned char buf[200];
+	struct sg_io_hdr h;
+
+	rig_init(&g, 1, O_RDWR);
+	h = v3_read(&b, 1, 512, 5);
+	memset(buf, 0x55, sizeof(buf));
+	memcpy(buf, &h, sizeof(h));
+	script_good(g.ft, 512);
+	cr_expect(eq(sz, write_ok(&g, buf, sizeof(buf), 0), sizeof(buf)), "sg says count");
+	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 5));
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "one header taken, the rest ignored");
+	rig_fini(&g);
+}
+
+Test(async, target_errno_is_the_read_error_and_drops_the_completion)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+
+	rig_init(&g, 1, O_RDWR);
+	h = v3_read(&b, 3, 512, 5);
+	script_good(g.ft, 512);
+	g.ft->script.fail_tag = 3;
+	g.ft->script.fail_ret = -EIO;
+	write_ok(&g, &h, V3, 0);
+	cr_expect(eq(int, err_of(call_read(&g, V3, 0)), EIO));
+	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
+	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	rig_fini(&g);
+}
+
+/* ---- ordering ---- */
+
+Test(async, reads_return_completions_oldest_first)
+{
+	enum { N = 5 };
+	static const unsigned order[N] = { 3, 1, 5, 2, 4 };
+	struct bufs b[N + 1];
+	struct sg_io_hdr h;
+	struct rig g;
+	unsigned seen[N + 1] = { 0 };
+
+	rig_init(&g, N, O_RDWR);
+	script_good(g.ft, 4096);
+	fake_target_set_gate(g.ft, true);
+	for (unsigned tag = 1; tag <= N; tag++) {
+		h = v3_read(&b[tag], tag, 4096, 100 + tag);
+		write_ok(&g, &h, V3, 0);
+	}
+	cr_assert(fake_target_wait_entered(g.ft, N), "not all commands reached the target");
+	for (unsigned i = 0; i < N; i++) {
+		fake_target_open(g.ft, order[i]);
+		wait_done(&g, i + 1);
+	}
+	for (unsigned i = 0; i < N; i++) {
+		const struct sg_io_hdr *out = v3_out(read_ok(&g, V3, O_NONBLOCK));
+		unsigned tag = out->pack_id - 100;
+
+		cr_assert(eq(int, out->pack_id, 100 + order[i]), "read %u", i);
+		cr_expect(eq(ptr, out->dxferp, b[tag].data));
+		cr_expect(is_data_in(b[tag].data, 4096, tag), "command %u's data", tag);
+		seen[tag]++;
+	}
+	for (unsigned tag = 1; tag <= N; tag++)
+		cr_expect(eq(u32, seen[tag], 1), "command %u delivered once", tag);
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "a sixth completion");
+	rig_fini(&g);
+}
+
+/* ---- queue depth ---- */
+
+ParameterizedTestParameters(async, v3_seventeenth_outstanding_write_is_edom)
+{
+	static int flags[] = { 0, O_NONBLOCK };
+
+	return cr_make_param_array(int, flags, 2);
+}
+
+ParameterizedTest(int *flags, async, v3_seventeenth_outstanding_write_is_edom)
+{
+	struct bufs *b = calloc(SG_MAX_QUEUE + 1, sizeof(*b));
+	struct sg_io_hdr h;
+	struct rig g;
+
+	cr_assert(not(eq(ptr, b, NULL)));
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	for (int i = 0; i < SG_MAX_QUEUE; i++) {
+		h = v3_read(&b[i], i, 512, i);
+		cr_assert(eq(sz, write_ok(&g, &h, V3, *flags), V3), "write %d", i);
+	}
+	h = v3_read(&b[SG_MAX_QUEUE], SG_MAX_QUEUE, 512, SG_MAX_QUEUE);
+	/* unread completions count: a slot is freed by read(), not by completion */
+	cr_expect(eq(int, err_of(call_write(&g, &h, V3, *flags)), EDOM),
+		  "sg: EDOM, blocking or not");
+	cr_expect(eq(int, err_of(call_write(&g, &h, V3, *flags)), EDOM));
+	read_ok(&g, V3, 0);
+	cr_expect(eq(sz, write_ok(&g, &h, V3, *flags), V3), "a read frees a slot");
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), SG_MAX_QUEUE + 1), "a refused write never ran");
+	rig_fini(&g);
+	free(b);
+}
+
+Test(async, v4_write_past_command_q_nonblocking_is_eagain)
+{
+	enum { Q = 4 };
+	struct bufs b[Q + 1];
+	struct sg_io_v4 h[Q + 1];
+	struct rig g;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	ioctl_set(&g, SG_SET_COMMAND_Q, Q); /* bsg: the queue depth */
+	for (int i = 0; i <= Q; i++)
+		h[i] = v4_read(&b[i], i, 512, i);
+	cr_expect(eq(sz, write_ok(&g, h, Q * V4, O_NONBLOCK), Q * V4));
+	cr_expect(eq(int, err_of(call_write(&g, &h[Q], V4, O_NONBLOCK)), EAGAIN));
+	wait_done(&g, Q);
+	cr_expect(eq(int, err_of(call_write(&g, &h[Q], V4, O_NONBLOCK)), EAGAIN),
+		  "completions still unread hold their slots");
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), Q));
+	rig_fini(&g);
+}
+
+Test(async, v4_blocking_write_past_the_limit_parks_until_a_read_frees_a_slot)
+{
+	enum { Q = 2 };
+	struct bufs b[Q + 1];
+	struct sg_io_v4 h[Q + 1];
+	struct fake_reply *rep;
+	struct rig g;
+	fuse_req_t w;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	atomic_store(&g.o->cmd_q, Q);
+	for (int i = 0; i <= Q; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	cr_expect(eq(sz, write_ok(&g, h, Q * V4, 0), Q * V4));
+	wait_done(&g, Q);
+	w = call_write(&g, &h[Q], V4, 0);
+	cr_expect(zero(u32, fake_req_replies(w)), "a blocking writer waits for room");
+	cr_expect(eq(u32, fake_target_calls(g.ft), Q), "and its header is not submitted");
+
+	rep = read_ok(&g, V4, 0);
+	cr_expect(eq(sz, rep->len, V4));
+	rep = reply_of(w);
+	cr_assert(eq(int, rep->kind, FAKE_WRITE),
+		  "the parked write is answered once a slot is free");
+	cr_expect(eq(sz, rep->count, V4));
+	wait_done(&g, 2);
+	rep = read_ok(&g, 2 * V4, 0);
+	cr_expect(eq(sz, rep->len, 2 * V4));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), Q + 1));
+	cr_expect(eq(u32, fake_req_replies(w), 1));
+	cr_expect(is_data_in(b[Q].data, 512, Q + 1), "the resumed write's command ran");
+	rig_fini(&g);
+}
+
+Test(async, v4_array_that_fits_partly_is_a_short_write)
+{
+	struct bufs b[4];
+	struct sg_io_v4 h[4];
+	struct rig g;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	atomic_store(&g.o->cmd_q, 3);
+	for (int i = 0; i < 4; i++)
+		h[i] = v4_read(&b[i], i, 512, i);
+	cr_expect(eq(sz, write_ok(&g, h, V4, O_NONBLOCK), V4));
+	cr_expect(eq(sz, write_ok(&g, &h[1], 3 * V4, 0), 2 * V4),
+		  "what fits is taken, blocking or not, and the count says so");
+	cr_expect(eq(int, err_of(call_write(&g, &h[3], V4, O_NONBLOCK)), EAGAIN));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 3));
+	rig_fini(&g);
+}
+
+Test(async, v4_array_stops_at_a_bad_header)
+{
+	struct bufs b[3];
+	struct sg_io_v4 h[3];
+	struct rig g;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i, 512, i);
+	h[1].request_len = 0; /* no CDB */
+	cr_expect(eq(sz, write_ok(&g, h, 3 * V4, 0), V4), "the headers before it are taken");
+	cr_expect(eq(int, err_of(call_write(&g, &h[1], 2 * V4, 0)), EINVAL),
+		  "the client's retry from the bad one fails");
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	rig_fini(&g);
+}
+
+/* ---- reads with nothing done ---- */
+
+Test(async, nonblocking_read_with_nothing_done_is_eagain)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+
+	rig_init(&g, 2, O_RDWR);
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "nothing written");
+	script_good(g.ft, 512);
+	fake_target_set_block(g.ft, true);
+	h = v3_read(&b, 1, 512, 1);
+	write_ok(&g, &h, V3, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "one still running");
+	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	fake_target_release(g.ft);
+	read_ok(&g, V3, 0);
+	rig_fini(&g);
+}
+
+Test(async, blocking_read_parks_until_a_command_completes)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+	struct fake_reply *rep;
+	fuse_req_t r;
+
+	rig_init(&g, 2, O_RDWR);
+	script_check(g.ft, 4096, 0);
+	fake_target_set_block(g.ft, true);
+	h = v3_read(&b, 6, 4096, 61);
+	write_ok(&g, &h, V3, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	r = call_read(&g, V3, 0);
+	cr_expect(zero(u32, fake_req_replies(r)), "parked, without a reply");
+	fake_target_release(g.ft);
+	rep = reply_of(r);
+	cr_assert(eq(int, rep->kind, FAKE_BUF), "the parked read is answered by the completion");
+	cr_expect(eq(int, v3_out(rep)->pack_id, 61));
+	cr_expect(eq(u8, v3_out(rep)->sb_len_wr, 18));
+	cr_expect(is_data_in(b.data, 4096, 6), "data-in copied to the parked reader");
+	cr_expect(zero(int, memcmp(b.sense, g.ft->script.sense, 18)));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_req_replies(r), 1));
+	rig_fini(&g);
+}
+
+/* ---- interrupts ---- */
+
+Test(async, parked_read_interrupted_gets_eintr_once)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+	fuse_req_t r;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_block(g.ft, true);
+	h = v3_read(&b, 1, 512, 1);
+	write_ok(&g, &h, V3, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	r = call_read(&g, V3, 0);
+	cr_assert(zero(u32, fake_req_replies(r)));
+	fake_interrupt(r);
+	cr_assert(eq(u32, fake_req_replies(r), 1), "EINTR from the interrupt callback itself");
+	cr_expect(eq(int, err_of(r), EINTR));
+	cr_expect(eq(ulong, stat_get(&g, STAT_INTERRUPT), 1));
+
+	fake_target_release(g.ft);
+	wait_done(&g, 1); /* the completion is not given to the interrupted reader */
+	cr_expect(eq(int, v3_out(read_ok(&g, V3, O_NONBLOCK))->pack_id, 1));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_req_replies(r), 1));
+	rig_fini(&g);
+}
+
+Test(async, parked_write_interrupted_gets_eintr_once)
+{
+	struct bufs b[3];
+	struct sg_io_v4 h[3];
+	struct rig g;
+	fuse_req_t w;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	atomic_store(&g.o->cmd_q, 2);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	fake_target_set_gate(g.ft, true);
+	write_ok(&g, h, 2 * V4, 0);
+	w = call_write(&g, &h[2], V4, 0);
+	cr_assert(zero(u32, fake_req_replies(w)));
+	fake_interrupt(w);
+	cr_assert(eq(u32, fake_req_replies(w), 1), "EINTR from the interrupt callback itself");
+	cr_expect(eq(int, err_of(w), EINTR));
+
+	fake_target_set_gate(g.ft, false);
+	cr_expect(eq(sz, read_ok(&g, V4, 0)->len, V4));
+	cr_expect(eq(sz, read_ok(&g, V4, 0)->len, V4));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 2), "the interrupted write was submitted");
+	cr_expect(eq(u32, fake_req_replies(w), 1));
+	cr_expect(all_bytes(b[2].data, sizeof(b[2].data), UNTOUCHED));
+	rig_fini(&g);
+}
+
+Test(async, read_interrupted_before_it_parks_gets_eintr)
+{
+	struct rig g;
+	fuse_req_t r;
+
+	rig_init(&g, 1, O_RDWR);
+	r = fake_req_new(g.fs);
+	fake_interrupt(r); /* the INTERRUPT came before the callback registered */
+	async_read(r, g.o, V3, 0);
+	cr_expect(eq(u32, fake_req_replies(r), 1));
+	cr_expect(eq(int, err_of(r), EINTR));
+	rig_fini(&g);
+}
+
+Test(async, write_interrupted_before_it_parks_gets_eintr)
+{
+	struct bufs b[2];
+	struct sg_io_v4 h[2];
+	struct rig g;
+	fuse_req_t w;
+
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	atomic_store(&g.o->cmd_q, 1); /* 0 and 1 are sg's switch: the v4 depth stays 16 */
+	for (int i = 0; i < 2; i++)
+		h[i] = v4_read(&b[i], i, 512, i);
+	for (int i = 0; i < SG_MAX_QUEUE; i++)
+		write_ok(&g, &h[0], V4, 0);
+	w = fake_req_new(g.fs);
+	fake_interrupt(w);
+	async_write(w, g.o, (const char *)&h[1], V4, 0);
+	cr_expect(eq(u32, fake_req_replies(w), 1));
+	cr_expect(eq(int, err_of(w), EINTR));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), SG_MAX_QUEUE));
+	rig_fini(&g);
+}
+
+Test(async, interrupt_after_the_answer_is_ignored)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+	struct fake_reply *rep;
+
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	h = v3_read(&b, 1, 512, 1);
+	write_ok(&g, &h, V3, 0);
+	rep = read_ok(&g, V3, 0);
+	fake_interrupt(rep->req);
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_req_replies(rep->req), 1));
+	cr_expect(zero(ulong, stat_get(&g, STAT_INTERRUPT)));
+	rig_fini(&g);
+}
+
+/* ---- v4 arrays ---- */
+
+ParameterizedTestParameters(async, v4_array_read_back_in_reads_of_1_5_20_and_16)
+{
+	static unsigned n[] = { 1, 7, 64 };
+
+	return cr_make_param_array(unsigned, n, 3);
+}
+
+/* One worker: commands complete in submission order, so reads return it. */
+ParameterizedTest(unsigned *np, async, v4_array_read_back_in_reads_of_1_5_20_and_16)
+{
+	static const unsigned sizes[] = { 1, 5, 20 };
+	unsigned n = *np, got = 0, calls = 0;
+	struct bufs *b = calloc(n, sizeof(*b));
+	struct sg_io_v4 *h = calloc(n, sizeof(*h));
+	struct rig g;
+
+	cr_assert(b && h);
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	ioctl_set(&g, SG_SET_COMMAND_Q, 64);
+	for (unsigned i = 0; i < n; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, 1000 + i);
+	cr_expect(eq(sz, write_ok(&g, h, n * V4, 0), n * V4));
+	wait_done(&g, n);
+	while (got < n) {
+		unsigned want = calls < 3 ? sizes[calls] : 16;
+		unsigned expect = want < 16 ? want : 16;
+		struct fake_reply *rep = read_ok(&g, want * V4, O_NONBLOCK);
+
+		if (expect > n - got)
+			expect = n - got;
+		cr_assert(eq(sz, rep->len, expect * V4), "read %u of %u headers' room", calls,
+			  want);
+		for (unsigned k = 0; k < expect; k++, got++) {
+			struct sg_io_v4 o = v4_out(rep, k);
+
+			cr_assert(eq(int, (int)o.request_extra, (int)(1000 + got)), "header %u",
+				  got);
+			cr_expect(eq(u64, o.usr_ptr, 0xfeed0000u + 1000 + got));
+			cr_expect(eq(u64, o.din_xferp, (uintptr_t)b[got].data));
+			cr_expect(zero(u32, o.device_status));
+			cr_expect(zero(u32, o.info));
+			cr_expect(zero(i32, o.din_resid));
+			cr_expect(is_data_in(b[got].data, 512, got + 1), "command %u's data", got);
+			cr_expect(all_bytes(b[got].sense, sizeof(b[got].sense), UNTOUCHED));
+		}
+		calls++;
+	}
+	cr_expect(eq(int, err_of(call_read(&g, V4, O_NONBLOCK)), EAGAIN));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), n));
+	rig_fini(&g);
+	free(h);
+	free(b);
+}
+
+enum hdr_kind { HDR_V3, HDR_V4, HDR_SG_HEADER, HDR_BAD_ID };
+
+struct size_case {
+	char name[40];
+	enum hdr_kind kind;
+	size_t size;
+	int err;
+};
+
+ParameterizedTestParameters(async, write_size_and_header_rules)
+{
+	static struct size_case cases[] = {
+		{ "v4 under a header", HDR_V4, 100, EINVAL },
+		{ "v4 one byte short", HDR_V4, V4 - 1, EINVAL },
+		{ "v4 not a multiple", HDR_V4, V4 + 40, EINVAL },
+		{ "v4 two and a byte", HDR_V4, 2 * V4 + 1, EINVAL },
+		{ "v3 one byte short", HDR_V3, V3 - 1, EINVAL },
+		{ "v3 at 36", HDR_V3, 36, EINVAL },
+		{ "v3 under sg_header", HDR_V3, 35, EIO },
+		{ "v3 tiny", HDR_V3, 4, EIO },
+		{ "v3 empty", HDR_V3, 0, EIO },
+		{ "legacy sg_header", HDR_SG_HEADER, 36, EINVAL },
+		{ "legacy sg_header, long", HDR_SG_HEADER, 100, EINVAL },
+		{ "bad interface_id", HDR_BAD_ID, V3, ENOSYS },
+	};
+
+	return cr_make_param_array(struct size_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct size_case *tc, async, write_size_and_header_rules)
+{
+	unsigned char buf[4 * V4];
+	struct bufs b[4];
+	struct rig g;
+
+	rig_init(&g, 1, O_RDWR);
+	memset(buf, 0, sizeof(buf));
+	for (int i = 0; i < 4; i++) {
+		struct sg_io_v4 h4 = v4_read(&b[i], i, 512, i);
+		struct sg_io_hdr h3 = v3_read(&b[i], i, 512, i);
+
+		if (tc->kind == HDR_V4)
+			memcpy(buf + i * V4, &h4, V4);
+		else if (i == 0)
+			memcpy(buf, &h3, V3);
+	}
+	if (tc->kind == HDR_SG_HEADER) {
+		struct sg_header old = { .pack_len = 36, .reply_len = 36, .pack_id = 1 };
+
+		memcpy(buf, &old, sizeof(old));
+	}
+	if (tc->kind == HDR_BAD_ID)
+		((struct sg_io_hdr *)buf)->interface_id = 'Z';
+	cr_expect(eq(int, err_of(call_write(&g, buf, tc->size, 0)), tc->err), "%s", tc->name);
+	cr_expect(eq(int, err_of(call_write(&g, buf, tc->size, O_NONBLOCK)), tc->err), "%s",
+		  tc->name);
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)), "%s", tc->name);
+	cr_expect(zero(int, async_num_waiting(g.o)), "%s", tc->name);
+	rig_fini(&g);
+}
+
+/* The kernel cuts writes over 32 pages: such a piece may end inside a header. */
+Test(async, v4_piece_of_a_split_write_takes_whole_headers)
+{
+	enum { SPLIT = 32 << 12 };
+	unsigned char *buf = calloc(1, SPLIT);
+	struct bufs b[2];
+	struct rig g;
+
+	cr_assert(not(eq(ptr, buf, NULL)));
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	atomic_store(&g.o->cmd_q, 2);
+	for (int i = 0; i < 2; i++) {
+		struct sg_io_v4 h = v4_read(&b[i], i, 512, i);
+
+		memcpy(buf + i * V4, &h, V4);
+	}
+	cr_assert(not(zero(u32, SPLIT % V4)));
+	cr_expect(eq(sz, write_ok(&g, buf, SPLIT, O_NONBLOCK), 2 * V4), "what fits: a short write");
+	wait_done(&g, 2);
+	cr_expect(eq(sz, read_ok(&g, 2 * V4, 0)->len, 2 * V4));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 2));
+	rig_fini(&g);
+	free(buf);
+}
+
+/* ---- a read too small for the header ---- */
+
+Test(async, v3_read_too_small_is_einval_and_drops_the_completion)
+{
+	struct rig g;
+	struct bufs b[2];
+	struct sg_io_hdr h;
+
+	rig_init(&g, 1, O_RDWR);
+	script_check(g.ft, 512, 0);
+	for (int i = 0; i < 2; i++) {
+		h = v3_read(&b[i], i + 1, 512, i + 1);
+		write_ok(&g, &h, V3, 0);
+	}
+	wait_done(&g, 2);
+	cr_expect(eq(int, err_of(call_read(&g, V3 - 1, 0)), EINVAL));
+	cr_expect(eq(int, async_num_waiting(g.o), 1), "sg drops that completion");
+	cr_expect(all_bytes(b[0].data, sizeof(b[0].data), UNTOUCHED), "nothing copied for it");
+	cr_expect(all_bytes(b[0].sense, sizeof(b[0].sense), UNTOUCHED));
+	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 2), "the next one is intact");
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
+	rig_fini(&g);
+}
+
+Test(async, parked_read_too_small_is_einval_when_served)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+	fuse_req_t r;
+
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_block(g.ft, true);
+	h = v3_read(&b, 1, 512, 1);
+	write_ok(&g, &h, V3, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	r = call_read(&g, 40, 0);
+	cr_assert(zero(u32, fake_req_replies(r)));
+	fake_target_release(g.ft);
+	cr_expect(eq(int, err_of(r), EINVAL));
+	rig_stop(&g);
+	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	rig_fini(&g);
+}
+
+Test(async, v4_read_too_small_is_einval_and_drops_the_completion)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_v4 h;
+
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	h = v4_read(&b, 1, 512, 1);
+	write_ok(&g, &h, V4, 0);
+	wait_done(&g, 1);
+	cr_expect(eq(int, err_of(call_read(&g, V4 - 1, 0)), EINVAL));
+	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	rig_fini(&g);
+}
+
+/* ---- release ---- */
+
+Test(async, release_with_commands_running_touches_nothing_and_frees_all)
+{
+	struct rig g;
+	struct bufs b[3];
+	struct sg_io_hdr h;
+	unsigned replies;
+
+	rig_init(&g, 3, O_RDWR);
+	script_check(g.ft, 512, 0);
+	fake_target_set_gate(g.ft, true);
+	for (int i = 0; i < 3; i++) {
+		h = v3_read(&b[i], i + 1, 512, i + 1);
+		write_ok(&g, &h, V3, 0);
+	}
+	cr_assert(fake_target_wait_entered(g.ft, 3));
+	fake_target_open(g.ft, 1);
+	wait_done(&g, 1); /* one done and unread, two running; and a poller */
+	poll_once(&g, fake_pollhandle_new(g.fs));
+	replies = fake_reply_count(g.fs);
+
+	rig_release(&g);
+	cr_expect(eq(u32, fake_target_chans_open(g.ft), 1), "running commands keep the opener");
+	fake_target_open(g.ft, 2);
+	fake_target_open(g.ft, 3);
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_pollhandles_live(g.fs)), "the poll handle goes with the file");
+	cr_expect(eq(u32, fake_target_calls(g.ft), 3));
+	cr_expect(eq(u32, fake_reply_count(g.fs), replies), "a reply after release");
+	for (int i = 0; i < 3; i++) {
+		cr_expect(all_bytes(b[i].data, sizeof(b[i].data), UNTOUCHED), "command %d data", i);
+		cr_expect(all_bytes(b[i].sense, sizeof(b[i].sense), UNTOUCHED), "command %d sense",
+			  i);
+	}
+	cr_expect(zero(u32, fake_target_chans_open(g.ft)), "closed once, by the last command");
+	rig_fini(&g);
+}
+
+Test(async, release_with_unread_completions_frees_them)
+{
+	struct rig g;
+	struct bufs b[2];
+	struct sg_io_v4 h[2];
+	unsigned replies;
+
+	rig_init(&g, 1, O_RDWR);
+	script_check(g.ft, 512, 0);
+	for (int i = 0; i < 2; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	write_ok(&g, h, 2 * V4, 0);
+	wait_done(&g, 2);
+	replies = fake_reply_count(g.fs);
+	rig_release(&g);
+	cr_expect(zero(u32, fake_target_chans_open(g.ft)), "nothing running: closed at once");
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_reply_count(g.fs), replies));
+	for (int i = 0; i < 2; i++) {
+		cr_expect(all_bytes(b[i].data, sizeof(b[i].data), UNTOUCHED), "command %d data", i);
+		cr_expect(all_bytes(b[i].sense, sizeof(b[i].sense), UNTOUCHED), "command %d sense",
+			  i);
+	}
+	rig_fini(&g);
+}
+
+/* ---- who may call ---- */
+
+Test(async, caller_with_other_credentials_is_eperm)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h3;
+	struct sg_io_v4 h4;
+
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	g.o->creds.uid[0] ^= 1; /* the file was opened by another real uid */
+	h3 = v3_read(&b, 1, 512, 1);
+	cr_expect(eq(int, err_of(call_write(&g, &h3, V3, 0)), EPERM));
+	h4 = v4_read(&b, 1, 512, 1);
+	cr_expect(eq(int, err_of(call_write(&g, &h4, V4, O_NONBLOCK)), EPERM));
+	cr_expect(eq(int, err_of(call_read(&g, V3, 0)), EPERM));
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EPERM));
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	rig_fini(&g);
+}
+
+Test(async, without_the_direct_path_is_einval)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+	fuse_req_t req;
+
+	rig_init(&g, 1, O_RDWR);
+	h = v3_read(&b, 1, 512, 1);
+	/* a caller in another pid namespace: libfuse gives pid 0 */
+	req = fake_req_new(g.fs);
+	fake_req_ctx(req)->pid = 0;
+	async_write(req, g.o, (const char *)&h, V3, 0);
+	cr_expect(eq(int, err_of(req), EINVAL));
+	req = fake_req_new(g.fs);
+	fake_req_ctx(req)->pid = 0;
+	async_read(req, g.o, V3, 0);
+	cr_expect(eq(int, err_of(req), EINVAL));
+	/* a daemon without CAP_SYS_PTRACE */
+	g.d.direct = false;
+	cr_expect(eq(int, err_of(call_write(&g, &h, V3, 0)), EINVAL));
+	cr_expect(eq(int, err_of(call_read(&g, V3, 0)), EINVAL));
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	rig_fini(&g);
+}
+
+/* ---- poll ---- */
+
+Test(async, poll_reports_room_and_waiting_completions)
+{
+	struct rig g;
+	struct bufs b[SG_MAX_QUEUE];
+	struct sg_io_hdr h;
+	unsigned seen;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	cr_expect(eq(u32, poll_once(&g, NULL), POLLOUT | POLLWRNORM),
+		  "empty: room, nothing to read");
+
+	fake_target_set_gate(g.ft, true);
+	h = v3_read(&b[0], 1, 512, 1);
+	write_ok(&g, &h, V3, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	seen = fake_notify_count(g.fs);
+	cr_expect(eq(u32, poll_once(&g, fake_pollhandle_new(g.fs)), POLLOUT | POLLWRNORM),
+		  "running is not readable");
+	poll_once(&g, fake_pollhandle_new(g.fs)); /* a newer poller: the old handle goes */
+	cr_expect(eq(u32, fake_pollhandles_live(g.fs), 1));
+	fake_target_open(g.ft, 1);
+	cr_assert(fake_wait_notify(g.fs, seen), "a completion notifies the kept handle");
+	cr_expect(eq(u32, fake_notify_count(g.fs), seen + 1));
+	cr_expect(eq(u32, poll_once(&g, NULL), POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM));
+	read_ok(&g, V3, 0);
+	cr_expect(eq(u32, poll_once(&g, NULL), POLLOUT | POLLWRNORM), "read: nothing waits");
+
+	/* full: no POLLOUT; a read that frees a slot wakes the poller */
+	fake_target_set_gate(g.ft, false);
+	for (int i = 0; i < SG_MAX_QUEUE; i++) {
+		h = v3_read(&b[i], i, 512, i);
+		write_ok(&g, &h, V3, 0);
+	}
+	wait_done(&g, SG_MAX_QUEUE);
+	rig_stop(&g); /* no worker runs from here: the next notification is the read's */
+	cr_expect(le(u32, fake_pollhandles_live(g.fs), 1), "only the newest poller's is kept");
+	seen = fake_notify_count(g.fs);
+	cr_expect(eq(u32, poll_once(&g, fake_pollhandle_new(g.fs)), POLLIN | POLLRDNORM));
+	read_ok(&g, V3, 0);
+	cr_expect(fake_wait_notify(g.fs, seen), "room appeared: the poller is told");
+	cr_expect(eq(u32, poll_once(&g, NULL), POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM));
+	rig_fini(&g);
+}
+
+/* ---- the informational ioctls ---- */
+
+static const struct sg_req_info *table_entry(const struct sg_req_info *t, int pack_id)
+{
+	for (int i = 0; i < SG_MAX_QUEUE; i++)
+		if (t[i].req_state && t[i].pack_id == pack_id)
+			return &t[i];
+	return NULL;
+}
+
+Test(async, ioctls_report_waiting_completions_and_the_request_table)
+{
+	struct rig g;
+	struct bufs b[3];
+	struct sg_io_hdr h;
+	struct sg_req_info t[SG_MAX_QUEUE];
+	const struct sg_req_info *e;
+
+	rig_init(&g, 3, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	for (int i = 0; i < 3; i++) {
+		h = v3_read(&b[i], i + 1, 512, 11 + i);
+		write_ok(&g, &h, V3, 0);
+	}
+	cr_assert(fake_target_wait_entered(g.ft, 3));
+	cr_expect(zero(int, ioctl_get(&g, SG_GET_NUM_WAITING)));
+	cr_expect(eq(int, ioctl_get(&g, SG_GET_PACK_ID), -1), "none done");
+	memset(t, 0xff, sizeof(t));
+	cr_assert(zero(int, call_ioctl(&g, SG_GET_REQUEST_TABLE, t)));
+	for (int i = 0; i < 3; i++) {
+		e = table_entry(t, 11 + i);
+		cr_assert(not(eq(ptr, (void *)e, NULL)), "pack_id %d listed", 11 + i);
+		cr_expect(eq(int, e->req_state, 1), "pack_id %d running", 11 + i);
+		cr_expect(eq(ptr, e->usr_ptr, (void *)(uintptr_t)(0xfeed0000u + 11 + i)));
+		cr_expect(zero(int, e->problem));
+	}
+	cr_expect(zero(int, t[3].req_state), "the rest zeroed");
+	cr_expect(all_bytes((unsigned char *)&t[3], sizeof(t) - 3 * sizeof(t[0]), 0));
+
+	fake_target_open(g.ft, 2);
+	wait_done(&g, 1);
+	fake_target_open(g.ft, 3);
+	wait_done(&g, 2);
+	cr_expect(eq(int, ioctl_get(&g, SG_GET_NUM_WAITING), 2));
+	cr_expect(eq(int, ioctl_get(&g, SG_GET_PACK_ID), 12), "the first completion's");
+	cr_assert(zero(int, call_ioctl(&g, SG_GET_REQUEST_TABLE, t)));
+	cr_expect(eq(int, table_entry(t, 11)->req_state, 1));
+	cr_expect(eq(int, table_entry(t, 12)->req_state, 2));
+	cr_expect(eq(int, table_entry(t, 13)->req_state, 2));
+
+	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 12));
+	cr_expect(eq(int, ioctl_get(&g, SG_GET_NUM_WAITING), 1));
+	cr_expect(eq(int, ioctl_get(&g, SG_GET_PACK_ID), 13));
+	cr_assert(zero(int, call_ioctl(&g, SG_GET_REQUEST_TABLE, t)));
+	cr_expect(eq(ptr, (void *)table_entry(t, 12), NULL), "a read command leaves the table");
+	fake_target_open(g.ft, 1);
+	read_ok(&g, V3, 0);
+	read_ok(&g, V3, 0);
+	cr_expect(zero(int, ioctl_get(&g, SG_GET_NUM_WAITING)));
+	rig_fini(&g);
+}
+
+/* ---- SG_SET_FORCE_PACK_ID ---- */
+
+/*
+ * A client thread asleep in read(2) on a pipe, into a buffer holding a v3
+ * header, as a real reader of the node sleeps in read(2) of it; or asleep
+ * in poll(2), which /proc shows as another system call.
+ */
+struct sleeper {
+	pthread_t thread;
+	int pipe[2];
+	bool poll;
+	struct sg_io_hdr buf;
+	_Atomic pid_t tid;
+};
+
+#define NR_READ 0 /* x86_64 */
+#define NR_POLL 7
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+	struct pollfd p = { .fd = s->pipe[0], .events = POLLIN };
+
+	atomic_store(&s->tid, gettid());
+	if (s->poll && poll(&p, 1, -1) < 0)
+		return NULL;
+	if (read(s->pipe[0], &s->buf, sizeof(s->buf)) < 0)
+		return NULL;
+	return NULL;
+}
+
+/* Whether /proc shows s asleep in its system call. */
+static bool asleep(const struct sleeper *s, pid_t tid)
+{
+	char path[64], line[256];
+	unsigned long long nr, a0, a1;
+	bool ok = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f) && sscanf(line, "%llu %llx %llx", &nr, &a0, &a1) == 3)
+		ok = s->poll ? nr == NR_POLL : nr == NR_READ && a1 == (uintptr_t)&s->buf;
+	fclose(f);
+	return ok;
+}
+
+/*
+ * There is no event for "asleep in a system call": watch /proc, bounded,
+ * yielding (the daemon itself polls the same file for 20 ms).
+ */
+static void sleeper_start(struct sleeper *s, bool in_poll, int pack_id)
+{
+	struct timespec start, now;
+
+	memset(s, 0, sizeof(*s));
+	s->poll = in_poll;
+	s->buf = (struct sg_io_hdr){ .interface_id = 'S',
+				     .dxfer_direction = SG_DXFER_FROM_DEV,
+				     .pack_id = pack_id };
+	cr_assert(zero(int, pipe(s->pipe)));
+	cr_assert(zero(int, pthread_create(&s->thread, NULL, sleeper_main, s)));
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		pid_t tid = atomic_load(&s->tid);
+
+		if (tid && asleep(s, tid))
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		cr_assert(lt(long, now.tv_sec - start.tv_sec, FAKE_WAIT_SECONDS),
+			  "the sleeper never went to sleep");
+		sched_yield();
+	}
+}
+
+static void sleeper_stop(struct sleeper *s)
+{
+	cr_assert(eq(long, write(s->pipe[1], "x", 1), 1));
+	pthread_join(s->thread, NULL);
+	close(s->pipe[0]);
+	close(s->pipe[1]);
+}
+
+/* A read by the sleeper: the daemon reads its buffer and writes its memory. */
+static fuse_req_t call_read_as(struct rig *g, pid_t tid, size_t size, int flags)
+{
+	fuse_req_t req = fake_req_new(g->fs);
+
+	fake_req_ctx(req)->pid = tid;
+	async_read(req, g->o, size, flags);
+	return req;
+}
+
+Test(async, force_pack_id_takes_the_one_the_reader_names)
+{
+	struct sleeper s;
+	struct rig g;
+	struct bufs b[3];
+	struct sg_io_hdr h;
+	struct fake_reply *rep;
+
+	if (access("/proc/self/syscall", R_OK) != 0)
+		cr_skip_test("no /proc/PID/syscall in this kernel");
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	ioctl_set(&g, SG_SET_FORCE_PACK_ID, 1);
+	for (int i = 0; i < 3; i++) {
+		h = v3_read(&b[i], i + 1, 512, i + 1);
+		write_ok(&g, &h, V3, 0);
+	}
+	wait_done(&g, 3);
+
+	sleeper_start(&s, false, 2);
+	rep = reply_of(call_read_as(&g, atomic_load(&s.tid), V3, 0));
+	cr_assert(eq(int, rep->kind, FAKE_BUF));
+	cr_expect(eq(int, v3_out(rep)->pack_id, 2), "the pack_id in the reader's buffer");
+	cr_expect(is_data_in(b[1].data, 512, 2));
+	cr_expect(all_bytes(b[0].data, sizeof(b[0].data), UNTOUCHED), "older ones wait");
+	s.buf.pack_id = 7; /* the sleeper's buffer is read at each call */
+	cr_expect(eq(int, err_of(call_read_as(&g, atomic_load(&s.tid), V3, O_NONBLOCK)), EAGAIN),
+		  "no completion with that pack_id: EAGAIN although two wait");
+	s.buf.pack_id = -1;
+	rep = reply_of(call_read_as(&g, atomic_load(&s.tid), V3, 0));
+	cr_expect(eq(int, v3_out(rep)->pack_id, 1), "-1: any, the oldest");
+	sleeper_stop(&s);
+	cr_expect(eq(int, async_num_waiting(g.o), 1));
+	rig_fini(&g);
+}
+
+/*
+ * No pack_id to be found: the reader is not in read(2) (readv(2), say), so
+ * /proc/TID/syscall names no buffer.  sg's fallback: any completion.  (The
+ * test thread itself cannot be the reader here: /proc would show it in the
+ * daemon's own read(2) of that very file.)
+ */
+Test(async, force_pack_id_without_a_reader_buffer_takes_the_oldest)
+{
+	struct sleeper s;
+	struct rig g;
+	struct bufs b[2];
+	struct sg_io_hdr h;
+	struct fake_reply *rep;
+
+	if (access("/proc/self/syscall", R_OK) != 0)
+		cr_skip_test("no /proc/PID/syscall in this kernel");
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	ioctl_set(&g, SG_SET_FORCE_PACK_ID, 1);
+	for (int i = 0; i < 2; i++) {
+		h = v3_read(&b[i], i + 1, 512, i + 1);
+		write_ok(&g, &h, V3, 0);
+	}
+	wait_done(&g, 2);
+	sleeper_start(&s, true, 2);
+	rep = reply_of(call_read_as(&g, atomic_load(&s.tid), V3, 0));
+	cr_assert(eq(int, rep->kind, FAKE_BUF));
+	cr_expect(eq(int, v3_out(rep)->pack_id, 1), "any completion: the oldest, not pack_id 2");
+	cr_expect(is_data_in(b[0].data, 512, 1));
+	rep = reply_of(call_read_as(&g, atomic_load(&s.tid), V3, 0));
+	cr_expect(eq(int, v3_out(rep)->pack_id, 2));
+	sleeper_stop(&s);
+	rig_fini(&g);
+}
+
+/* ---- concurrency ---- */
+
+enum { THREADS = 4, PER_THREAD = 500, WINDOW = 4 };
+
+struct worker {
+	pthread_t thread;
+	struct rig *g;
+	struct bufs *b;	       /* the whole run's, one per command */
+	_Atomic unsigned *got; /* per pack_id: deliveries */
+	unsigned first;	       /* this worker's first pack_id */
+	unsigned failures;     /* replies that were not what they should be */
+	char why[96];
+};
+
+static void worker_fail(struct worker *w, const char *why, int val)
+{
+	if (!w->failures++)
+		snprintf(w->why, sizeof(w->why), "%s (%d)", why, val);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	for (unsigned i = 0; i < PER_THREAD && !w->failures; i += WINDOW) {
+		for (unsigned k = i; k < i + WINDOW; k++) {
+			unsigned id = w->first + k;
+			struct sg_io_hdr h = v3_hdr(&w->b[id], SG_DXFER_FROM_DEV, 512, id);
+			struct fake_reply *rep = fake_req_wait(call_write(w->g, &h, V3, 0));
+
+			if (!rep || rep->kind != FAKE_WRITE || rep->count != V3)
+				worker_fail(w, "write", rep ? rep->err : -1);
+		}
+		for (unsigned k = 0; k < WINDOW; k++) {
+			struct fake_reply *rep = fake_req_wait(call_read(w->g, V3, 0));
+			struct sg_io_hdr out;
+
+			if (!rep || rep->kind != FAKE_BUF || rep->len != V3) {
+				worker_fail(w, "read", rep ? rep->err : -1);
+				break;
+			}
+			memcpy(&out, rep->data, sizeof(out));
+			if (out.pack_id < 0 || out.pack_id >= THREADS * PER_THREAD)
+				worker_fail(w, "pack_id", out.pack_id);
+			else
+				atomic_fetch_add(&w->got[out.pack_id], 1);
+		}
+	}
+	return NULL;
+}
+
+Test(async, four_threads_on_one_opener_get_every_completion_once)
+{
+	enum { N = THREADS * PER_THREAD };
+	struct bufs *b = calloc(N, sizeof(*b));
+	_Atomic unsigned *got = calloc(N, sizeof(*got));
+	struct worker w[THREADS];
+	struct rig g;
+
+	cr_assert(b && got);
+	rig_init(&g, 4, O_RDWR);
+	script_good(g.ft, 512);
+	for (unsigned id = 0; id < N; id++)
+		bufs_init(&b[id], false, id);
+	for (unsigned t = 0; t < THREADS; t++) {
+		w[t] = (struct worker){ .g = &g, .b = b, .got = got, .first = t * PER_THREAD };
+		cr_assert(zero(int, pthread_create(&w[t].thread, NULL, worker_main, &w[t])));
+	}
+	for (unsigned t = 0; t < THREADS; t++) {
+		pthread_join(w[t].thread, NULL);
+		cr_expect(zero(u32, w[t].failures), "worker %u: %s", t, w[t].why);
+	}
+	for (unsigned id = 0; id < N; id++) {
+		cr_assert(eq(u32, atomic_load(&got[id]), 1), "pack_id %u delivered %u times", id,
+			  atomic_load(&got[id]));
+		cr_assert(is_data_in(b[id].data, 512, id & 0xff), "pack_id %u's data", id);
+	}
+	cr_expect(zero(int, async_num_waiting(g.o)));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), N));
+	rig_fini(&g);
+	free(got);
+	free(b);
+}
+
+/* ---- a completion or a free slot in the window before a call parks ---- */
+
+struct window {
+	struct rig *g;
+	unsigned tag;  /* open this tag and wait for its completion, or */
+	bool read;     /* read one completion, freeing a slot */
+	unsigned seen; /* notifications before */
+};
+
+/* Runs where the caller has checked and not yet parked. */
+static void in_the_window(void *arg)
+{
+	struct window *win = arg;
+	struct fake_reply *rep;
+
+	if (win->read) {
+		rep = fake_req_wait(call_read(win->g, V4, O_NONBLOCK));
+		cr_assert(rep && rep->kind == FAKE_BUF, "the read in the window failed");
+		return;
+	}
+	fake_target_open(win->g->ft, win->tag);
+	cr_assert(fake_wait_notify(win->g->fs, win->seen), "the completion never arrived");
+}
+
+Test(async, completion_just_before_a_read_parks_still_answers_it)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+	struct window win = { .g = &g, .tag = 1 };
+	struct fake_reply *rep;
+	fuse_req_t r;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	h = v3_read(&b, 1, 512, 1);
+	write_ok(&g, &h, V3, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	win.seen = fake_notify_count(g.fs);
+	poll_once(&g, fake_pollhandle_new(g.fs)); /* to see the completion land */
+
+	r = fake_req_new(g.fs);
+	fake_req_on_register(r, in_the_window, &win);
+	async_read(r, g.o, V3, 0);
+	rep = fake_req_wait(r);
+	cr_expect(not(eq(ptr, rep, NULL)),
+		  "lost wake-up: a completion that lands after the read looked and before it "
+		  "parked leaves the read parked with a completion waiting (%d waiting)",
+		  async_num_waiting(g.o));
+	if (!rep) {
+		fake_interrupt(r); /* to clean up */
+		rep = fake_req_wait(r);
+		cr_assert(not(eq(ptr, rep, NULL)));
+		read_ok(&g, V3, 0);
+	} else {
+		cr_expect(eq(int, rep->kind, FAKE_BUF));
+		cr_expect(eq(int, v3_out(rep)->pack_id, 1));
+	}
+	rig_fini(&g);
+}
+
+Test(async, slot_freed_just_before_a_write_parks_still_answers_it)
+{
+	struct bufs b[3];
+	struct sg_io_v4 h[3];
+	struct window win = { .read = true };
+	struct fake_reply *rep;
+	struct rig g;
+	fuse_req_t w;
+
+	rig_init(&g, 2, O_RDWR);
+	win.g = &g;
+	script_good(g.ft, 512);
+	atomic_store(&g.o->cmd_q, 2);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	write_ok(&g, h, 2 * V4, 0);
+	wait_done(&g, 2);
+
+	w = fake_req_new(g.fs);
+	fake_req_on_register(w, in_the_window, &win);
+	async_write(w, g.o, (const char *)&h[2], V4, 0);
+	rep = fake_req_wait(w);
+	cr_expect(not(eq(ptr, rep, NULL)),
+		  "lost wake-up: a slot freed after the write found the queue full and before it "
+		  "parked leaves the write parked with room free");
+	if (!rep) {
+		fake_interrupt(w);
+		cr_assert(not(eq(ptr, fake_req_wait(w), NULL)));
+	} else {
+		cr_expect(eq(int, rep->kind, FAKE_WRITE));
+		cr_expect(eq(sz, rep->count, V4));
+	}
+	rig_fini(&g);
+}
+
+/* ---- one failed command in a multi-header read ---- */
+
+/* Read everything waiting in reads of room headers; count each pack_id seen. */
+static unsigned drain_v4(struct rig *g, unsigned room, unsigned *got, unsigned n)
+{
+	unsigned errors = 0;
+
+	for (unsigned i = 0; i <= n; i++) {
+		struct fake_reply *rep = reply_of(call_read(g, room * V4, O_NONBLOCK));
+
+		if (rep->kind == FAKE_ERR && rep->err == EAGAIN)
+			break;
+		if (rep->kind == FAKE_ERR) {
+			errors++;
+			continue;
+		}
+		for (size_t k = 0; k < rep->len / V4; k++) {
+			uint32_t id = v4_out(rep, k).request_extra;
+
+			if (id < n)
+				got[id]++;
+		}
+	}
+	return errors;
+}
+
+Test(async, failed_command_in_a_v4_batch_loses_no_other_completion)
+{
+	struct bufs b[3];
+	struct sg_io_v4 h[3];
+	unsigned got[4] = { 0 };
+	struct rig g;
+
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	g.ft->script.fail_tag = 2;
+	g.ft->script.fail_ret = -EIO;
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	write_ok(&g, h, 3 * V4, 0);
+	wait_done(&g, 3);
+	/* bsg's read: the headers before the failed one; the rest stay for later */
+	cr_expect(le(u32, drain_v4(&g, 3, got, 4), 1));
+	cr_expect(eq(u32, got[1], 1), "completion 1 lost to completion 2's error");
+	cr_expect(eq(u32, got[3], 1), "completion 3 lost to completion 2's error");
+	cr_expect(is_data_in(b[2].data, 512, 3));
+	rig_fini(&g);
+}
+
+Test(async, bad_data_address_in_a_v4_batch_loses_no_other_completion)
+{
+	struct bufs b[3];
+	struct sg_io_v4 h[3];
+	unsigned got[4] = { 0 };
+	struct rig g;
+
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	h[1].din_xferp = 8; /* faults when its data-in is copied, at read() */
+	write_ok(&g, h, 3 * V4, 0);
+	wait_done(&g, 3);
+	cr_expect(le(u32, drain_v4(&g, 3, got, 4), 1));
+	cr_expect(eq(u32, got[1], 1), "completion 1 lost to completion 2's EFAULT");
+	cr_expect(eq(u32, got[3], 1), "completion 3 lost to completion 2's EFAULT");
+	cr_expect(is_data_in(b[0].data, 512, 1));
+	cr_expect(is_data_in(b[2].data, 512, 3));
+	rig_fini(&g);
+}

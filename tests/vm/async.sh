@@ -1,0 +1,134 @@
+#!/bin/bash
+# The asynchronous interface in the VM: fio's sg engine, sgp_dd and sg_dd
+# (sg-compatible mode), isolation between openers, credentials, signals,
+# orphans, v4 arrays.  The daemon runs with ASan and LeakSanitizer.
+set -uo pipefail
+. "$(dirname "$0")/guest-lib.sh"
+. "$(dirname "$0")/node-lib.sh"
+
+SGASYNC=$PWD/tests/sgasync
+T0=$SECONDS
+
+# fio_ok NAME DEV ARGS...: a verifying fio job that must end with err=0
+fio_run() {
+    local dev=$1
+    shift
+    timeout 300 fio --name=t --filename="$dev" --ioengine=sg --bs=4k --size=4M "$@" 2>&1
+}
+
+fio_jobs() {
+    local rw qd out
+    for rw in randwrite randread; do
+        for qd in 1 16; do
+            # randread verifies what the randwrite pass left, header by header
+            out=$(fio_run "$NODE" --rw=$rw --iodepth=$qd --verify=crc32c --do_verify=1 \
+                --verify_state_save=0 $([ $rw = randread ] && echo --verify_only))
+            check "fio $rw 4k iodepth=$qd verify=crc32c" grep -q 'err= 0' <<<"$out"
+            grep -E 'IOPS' <<<"$out" | head -n1
+        done
+    done
+    # beyond sg's 16 slots the kernel says EDOM: so must the node
+    same "fio iodepth=32: the kernel's answer" "$VM_SG" \
+        bash -c "fio --name=t --filename=@DEV@ --ioengine=sg --bs=4k --size=4M --rw=randread \
+                 --iodepth=32 2>&1 | grep -o 'error=[A-Za-z ]*' | head -n1"
+    out=$(fio_run "$NODE" --rw=randwrite --iodepth=8 --numjobs=4 --offset_increment=4M \
+        --verify=crc32c --do_verify=1 --verify_state_save=0 --group_reporting)
+    check "fio numjobs=4 (four openers) randwrite verify" grep -q 'err= 0' <<<"$out"
+}
+
+isolation() {
+    local a b ra=0 rb=0
+    "$SGASYNC" isolate "$NODE" 10000 >/tmp/iso.a 2>&1 &
+    a=$!
+    "$SGASYNC" isolate "$NODE" 10000 >/tmp/iso.b 2>&1 &
+    b=$!
+    wait $a || ra=$?
+    wait $b || rb=$?
+    cat /tmp/iso.a /tmp/iso.b
+    check "two processes, 10,000 commands each, overlapping pack_ids: each gets its own" \
+        test $ra -eq 0 -a $rb -eq 0
+}
+
+arrays() {
+    local n
+    for n in 1 7 64; do
+        check "v4 array of $n headers, mixed with SG_IO" "$SGASYNC" v4-array "$NODE" $n
+    done
+}
+
+safety() {
+    local out i a b
+    check "a child's command is read by its parent" "$SGASYNC" fork "$NODE"
+    same "read with nothing done, O_NONBLOCK; poll" "$VM_SG" "$SGASYNC" nonblock @DEV@
+    out=$("$SGASYNC" read-intr "$NODE" 300)
+    echo "   $out"
+    check "a signal ends a blocked read with EINTR at once" \
+        bash -c "[[ '$out' =~ ^EINTR\\ after\\ ([0-9]+)\\ ms$ ]] && [ \${BASH_REMATCH[1]} -lt 1500 ]"
+    "$SGASYNC" read-block "$NODE" &
+    i=$!
+    sleep 0.3
+    kill -9 $i
+    check "kill -9 of a blocked reader returns" timeout 5 tail --pid=$i -f /dev/null
+    # an fd handed to another user: refused as by sg (sg_check_file_access)
+    exec 3<>"$NODE" 4<>"$VM_SG"
+    a=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SGASYNC" write-errno fd:4)
+    b=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SGASYNC" write-errno fd:3)
+    exec 3>&- 4>&-
+    echo "   kernel sg: $a, node: $b"
+    check "write() with other credentials than the opener's: EPERM, as sg" \
+        test "$a" = EPERM -a "$b" = EPERM
+    check "the refusal is logged" grep -q 'credentials differ' "$NODE_LOG"
+}
+
+
+orphans() {  # clients exiting with commands in flight: the daemon's memory stays flat
+    local pid rss0 rss1 i delay=/sys/bus/pseudo/drivers/scsi_debug/delay
+    vm_wait 10 bash -c "echo 1 >$delay" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
+    pid=$NODE_PID
+    for i in $(seq 100); do "$SGASYNC" orphan "$NODE" 16; done # warm up the allocator
+    rss0=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
+    for i in $(seq 1000); do "$SGASYNC" orphan "$NODE" 16; done
+    sleep 1
+    rss1=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
+    echo "   daemon RSS: $rss0 KiB before, $rss1 KiB after 1,000 clients exiting mid-command"
+    check "memory flat over 1,000 orphaning clients" test $((rss1 - rss0)) -lt 1024
+    check "daemon still serves" sg_turs "$NODE"
+    vm_wait 10 bash -c "echo 0 >$delay" 2>/dev/null || vm_fail "cannot reset scsi_debug delay"
+}
+
+sg_compat() {  # sg_dd and sgp_dd trust only major 21: the node takes sg's number
+    local t
+    node_stop
+    vm_unload_sg
+    CUSE_BSG=$PWD/cuse_bsg
+    node_start sg0 "$VM_SD" --sg-compat 0
+    check "--sg-compat: /dev/sg0 is char 21:0" test "$(stat -c %t:%T /dev/sg0)" = 15:0
+    head -c 16777216 /dev/urandom >/tmp/rand
+    for t in 4 8; do
+        sgp_dd if=/tmp/rand of=/dev/sg0 bs=512 thr=$t >/dev/null 2>&1
+        check "sgp_dd thr=$t write through the node = the disk" \
+            cmp /tmp/rand <(dd if="$VM_SD" iflag=direct bs=1M status=none)
+        sgp_dd if=/dev/sg0 of=/tmp/back bs=512 thr=$t >/dev/null 2>&1
+        check "sgp_dd thr=$t read back" cmp /tmp/rand /tmp/back
+    done
+    sg_dd if=/dev/sg0 of=/tmp/back bs=512 >/dev/null 2>&1
+    check "sg_dd read back" cmp /tmp/rand /tmp/back
+    sg_dd if=/tmp/rand of=/dev/sg0 bs=512 bpt=256 seek=0 >/dev/null 2>&1
+    check "sg_dd write, bpt=256" cmp /tmp/rand <(dd if="$VM_SD" iflag=direct bs=1M status=none)
+    node_stop
+}
+
+vm_load_scsi_debug dev_size_mb=16
+CUSE_BSG=$PWD/build/cuse_bsg.asan
+node_start bsg/async-cuse "$VM_SG"
+fio_jobs
+isolation
+arrays
+safety
+node_stop
+CUSE_BSG=$PWD/cuse_bsg
+node_start bsg/async-cuse "$VM_SG"
+orphans
+sg_compat
+echo "async suite took $((SECONDS - T0)) s in the guest"
+summary
