@@ -73,7 +73,11 @@ demo: all
 
 # Not a test: a side-by-side comparison, printed
 bench: all
-	$(VM_RUN) tests/vm/bench.sh
+	@mkdir -p build/bench
+	$(VM_RUN) --out build/bench tests/vm/bench.sh
+	tests/bench-plot build/bench/fio.csv >build/bench/iops-vs-qd.svg
+	@echo "plot: build/bench/iops-vs-qd.svg"
+
 
 format-check:
 	clang-format --dry-run -Werror *.c *.h tests/*.c tests/*.h

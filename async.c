@@ -350,6 +350,8 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	int version, err, reply_len;
 
 	err = check_caller(o, tid, "write");
+	if (!err && atomic_load(&o->d->target_gone))
+		err = -ENODEV;
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -532,9 +534,9 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 			opener_put(o);
 			return;
 		}
-		if (flags & O_NONBLOCK) {
+		if ((flags & O_NONBLOCK) || atomic_load(&o->d->target_gone)) {
 			free(p);
-			fuse_reply_err(req, EAGAIN);
+			fuse_reply_err(req, atomic_load(&o->d->target_gone) ? ENODEV : EAGAIN);
 			return;
 		}
 		if (!p)
@@ -658,7 +660,9 @@ void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph)
 	}
 	if (o->done)
 		revents |= POLLIN | POLLRDNORM;
-	if (o->queued < queue_limit(o, 4))
+	if (atomic_load(&o->d->target_gone))
+		revents |= POLLHUP | POLLERR; /* sg: the device is detaching */
+	else if (o->queued < queue_limit(o, 4))
 		revents |= POLLOUT | POLLWRNORM;
 	pthread_mutex_unlock(&o->lock);
 	if (old)

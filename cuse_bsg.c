@@ -81,11 +81,12 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 	}
 	o->d = d;
 	o->open_flags = fi->flags;
-	o->chan = d->target->ops->chan_open(d->target);
+	o->chan = atomic_load(&d->target_gone) ? -ENODEV : d->target->ops->chan_open(d->target);
 	if (o->chan < 0) {
 		log_warn("cannot open %s for a new opener: %s", d->target->info.path,
 			 strerror(-o->chan));
-		fuse_reply_err(req, -o->chan);
+		/* the device node vanishing with the device is sg's ENODEV */
+		fuse_reply_err(req, o->chan == -ENOENT ? ENODEV : -o->chan);
 		free(o);
 		return;
 	}

@@ -43,6 +43,7 @@ struct daemon {
 	bool direct;		 /* move data with process_vm_readv/writev */
 	uint32_t max_xfer;	 /* most data one command may move on our path */
 	int max_xfer_errno;	 /* and the errno for more */
+	atomic_bool target_gone; /* SG_IO said ENODEV: the device was removed */
 	unsigned inline_max;	 /* libfuse workers that may run a command themselves */
 	atomic_uint inline_busy; /* how many do now */
 	atomic_ulong stats[STAT_COUNT];

@@ -213,9 +213,17 @@ drop:
 
 int sgio_run_target(struct sgio_cmd *cmd)
 {
-	int ret = cmd->d->target->ops->sg_io(cmd->d->target, cmd->chan, &cmd->c);
+	struct daemon *d = cmd->d;
+	int ret;
 
-	stat_inc(cmd->d, STAT_SG_IO);
+	if (atomic_load(&d->target_gone))
+		return -ENODEV;
+	ret = d->target->ops->sg_io(d->target, cmd->chan, &cmd->c);
+	stat_inc(d, STAT_SG_IO);
+	/* sg and bsg say ENODEV or ENXIO once the device is going away */
+	if ((ret == -ENODEV || ret == -ENXIO) && !atomic_exchange(&d->target_gone, true))
+		log_warn("%s is gone: %s; new commands get ENODEV", d->target->info.path,
+			 strerror(-ret));
 	return ret;
 }
 

@@ -223,8 +223,9 @@ static int nonblock(void)
 	printf("read: %s\n", read(fd, &h, sizeof(h)) < 0 ? strerrorname_np(errno) : "data");
 	if (poll(&p, 1, 0) < 0)
 		die("poll");
-	printf("poll: %s%s\n", p.revents & POLLIN ? "POLLIN " : "",
-	       p.revents & POLLOUT ? "POLLOUT" : "");
+	printf("poll:%s%s%s%s\n", p.revents & POLLIN ? " POLLIN" : "",
+	       p.revents & POLLOUT ? " POLLOUT" : "", p.revents & POLLHUP ? " POLLHUP" : "",
+	       p.revents & POLLERR ? " POLLERR" : "");
 	return 0;
 }
 
