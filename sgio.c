@@ -320,13 +320,6 @@ static int make_plan(const struct ioctx *x, const struct sgio_cmd *cmd, struct p
 	return err;
 }
 
-static void ask(struct ioctx *x, const struct iovec *in, unsigned n_in, const struct iovec *out,
-		unsigned n_out)
-{
-	stat_inc(x->o->d, STAT_IOCTL_RETRY);
-	fuse_reply_ioctl_retry(x->req, in, n_in, out, n_out);
-}
-
 /* The final round: everything planned has arrived in in_buf. */
 static int take_final(struct ioctx *x, struct sgio_cmd *cmd, const struct plan *p)
 {
@@ -352,13 +345,13 @@ static void sgio_retry(struct ioctx *x)
 	int err;
 
 	if (x->in_len < SCSI_V3_HDR_LEN) {
-		ask(x, iov, 1, NULL, 0);
+		ioctx_retry(x, iov, 1, NULL, 0);
 		return;
 	}
 	err = scsi_peek_version(x->in_buf, x->in_len);
 	if (err == 4 && x->in_len < SCSI_V4_HDR_LEN) {
 		iov[0].iov_len = SCSI_V4_HDR_LEN;
-		ask(x, iov, 1, NULL, 0);
+		ioctx_retry(x, iov, 1, NULL, 0);
 		return;
 	}
 	err = err < 0 ? err : scsi_decode(x->in_buf, x->in_len, &r);
@@ -370,7 +363,7 @@ static void sgio_retry(struct ioctx *x)
 		iov[0].iov_len = r.hdr_len;
 		iov[1] = (struct iovec){ (void *)(uintptr_t)r.data_addr,
 					 r.iov_count * sizeof(struct sg_iovec) };
-		ask(x, iov, 2, NULL, 0);
+		ioctx_retry(x, iov, 2, NULL, 0);
 		return;
 	}
 	err = cmd_new(x, &r, &cmd);
@@ -380,7 +373,7 @@ static void sgio_retry(struct ioctx *x)
 	if (!err)
 		err = make_plan(x, cmd, &p);
 	if (!err && x->out_len == 0) {
-		ask(x, p.in, p.n_in, p.out, p.n_out);
+		ioctx_retry(x, p.in, p.n_in, p.out, p.n_out);
 		sgio_cmd_free(cmd);
 		return;
 	}

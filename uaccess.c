@@ -175,8 +175,8 @@ void ioctx_reply(struct ioctx *x, int result)
 		fuse_reply_ioctl(x->req, result, NULL, 0);
 }
 
-static void ask_retry(struct ioctx *x, const struct iovec *in, size_t n_in, const struct iovec *out,
-		      size_t n_out)
+void ioctx_retry(struct ioctx *x, const struct iovec *in, size_t n_in, const struct iovec *out,
+		 size_t n_out)
 {
 	stat_inc(x->o->d, STAT_IOCTL_RETRY);
 	fuse_reply_ioctl_retry(x->req, in, n_in, out, n_out);
@@ -201,7 +201,7 @@ int ioctx_fetch(struct ioctx *x, void *buf, size_t len)
 		memcpy(buf, x->in_buf, len);
 		return 1;
 	}
-	ask_retry(x, &iov, 1, NULL, 0);
+	ioctx_retry(x, &iov, 1, NULL, 0);
 	return 0;
 }
 
@@ -223,7 +223,7 @@ void ioctx_reply_out(struct ioctx *x, int result, const void *buf, size_t len)
 		x->direct = false;
 	}
 	if (x->out_len < len) {
-		ask_retry(x, NULL, 0, &iov, 1);
+		ioctx_retry(x, NULL, 0, &iov, 1);
 		return;
 	}
 	fuse_reply_ioctl(x->req, result, buf, len);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "daemon.h"
 #include "scsi.h"
@@ -54,6 +55,10 @@ int ioctx_fetch(struct ioctx *x, void *buf, size_t len);
 
 /* Answer with result and len bytes for *arg.  Returns nothing: always replies. */
 void ioctx_reply_out(struct ioctx *x, int result, const void *buf, size_t len);
+
+/* Ask the kernel for another round with these regions of the caller's memory. */
+void ioctx_retry(struct ioctx *x, const struct iovec *in, size_t n_in, const struct iovec *out,
+		 size_t n_out);
 
 /* Answer with a negative errno or a non-negative ioctl result. */
 void ioctx_reply(struct ioctx *x, int result);
