@@ -49,6 +49,7 @@ void async_opener_init(struct opener *o, pid_t tid)
 		memset(&o->creds, 0xff, sizeof(o->creds));
 	pthread_mutex_init(&o->lock, NULL);
 	o->refs = 1;
+	o->achan = -1;
 }
 
 static void opener_put(struct opener *o)
@@ -62,6 +63,10 @@ static void opener_put(struct opener *o)
 	if (!last)
 		return;
 	d->target->ops->chan_close(d->target, o->chan);
+	if (o->achan >= 0)
+		d->target->ops->chan_close(d->target, o->achan);
+	if (o->tq)
+		d->target->ops->queue_close(d->target, o->tq);
 	pthread_mutex_destroy(&o->lock);
 	free(o);
 }
@@ -247,6 +252,81 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 static void run_async(struct pool_work *w, unsigned slot);
 static void serve_readers(struct opener *o);
 
+/* The channel written commands take, opened at the first write(). */
+static int open_async_chan(struct opener *o)
+{
+	struct target *t = o->d->target;
+	struct target_queue *tq = NULL;
+	bool have;
+	int chan = -1, err = 0;
+
+	pthread_mutex_lock(&o->lock);
+	have = o->achan >= 0 || o->tq;
+	pthread_mutex_unlock(&o->lock);
+	if (have)
+		return 0;
+	if (o->d->queue)
+		err = t->ops->queue_open(t, &tq);
+	else
+		err = chan = t->ops->chan_open(t);
+	if (err < 0)
+		return err == -ENOENT ? -ENODEV : err;
+	pthread_mutex_lock(&o->lock);
+	have = o->achan >= 0 || o->tq;
+	if (!have) {
+		o->achan = chan;
+		o->tq = tq;
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (have && tq) /* another thread of the opener was first */
+		t->ops->queue_close(t, tq);
+	else if (have)
+		t->ops->chan_close(t, chan);
+	return 0;
+}
+
+static void complete_async(struct sgio_cmd *cmd, int err, bool placed);
+
+/* Start cmd at the target: on its queue, or on a pool worker. */
+static void dispatch(struct sgio_cmd *cmd)
+{
+	struct daemon *d = cmd->d;
+	int err;
+
+	if (!d->queue) {
+		cmd->work.run = run_async;
+		pool_submit(d->pool, &cmd->work);
+		return;
+	}
+	err = atomic_load(&d->target_gone)
+		      ? -ENODEV
+		      : d->target->ops->queue_submit(d->target, cmd->o->tq, &cmd->c);
+	if (err)
+		complete_async(cmd, sgio_target_failed(d, err), true);
+}
+
+/* cmd may start now (true), or waits for one of its opener's to end. */
+static bool take_place(struct opener *o, struct sgio_cmd *cmd)
+{
+	unsigned max = o->d->max_running;
+	bool go;
+
+	pthread_mutex_lock(&o->lock);
+	go = !max || o->running < max;
+	if (go) {
+		o->running++;
+	} else {
+		cmd->pend_next = NULL;
+		if (o->pend_tail)
+			o->pend_tail->pend_next = cmd;
+		else
+			o->pend = cmd;
+		o->pend_tail = cmd;
+	}
+	pthread_mutex_unlock(&o->lock);
+	return go;
+}
+
 /*
  * Submit one header.  0, -EDOM or -EAGAIN when the opener's queue is full,
  * or the header's errno.
@@ -290,8 +370,9 @@ static int submit_one(struct opener *o, pid_t tid, const void *hdr, size_t len)
 		sgio_cmd_free(cmd);
 		return err;
 	}
-	cmd->work.run = run_async;
-	pool_submit(o->d->pool, &cmd->work);
+	cmd->chan = o->achan;
+	if (take_place(o, cmd))
+		dispatch(cmd);
 	return 0;
 }
 
@@ -352,6 +433,8 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	err = check_caller(o, tid, "write");
 	if (!err && atomic_load(&o->d->target_gone))
 		err = -ENODEV;
+	if (!err)
+		err = open_async_chan(o);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -616,18 +699,31 @@ void async_room(struct opener *o)
 	notify(ph);
 }
 
-static void run_async(struct pool_work *w, unsigned slot)
+/*
+ * cmd ended with err: queue it for the reader, or drop it if its file is
+ * gone, and (placed: it held a place at the target) start the next command
+ * waiting for its place.
+ */
+static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 {
-	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)w - offsetof(struct sgio_cmd, work));
 	struct opener *o = cmd->o;
 	struct fuse_pollhandle *ph = NULL;
+	struct sgio_cmd *next = NULL;
 	bool orphan;
 
-	(void)slot;
-	cmd->err = sgio_run_target(cmd);
+	cmd->err = err;
 	cmd->duration = sgio_elapsed_ms(&cmd->start);
 	sgio_log_cmd(cmd, cmd->err);
 	pthread_mutex_lock(&o->lock);
+	if (placed)
+		next = o->pend;
+	if (next) {
+		o->pend = next->pend_next;
+		if (!o->pend)
+			o->pend_tail = NULL;
+	} else if (placed) {
+		o->running--;
+	}
 	orphan = o->released;
 	if (orphan) {
 		o->queued--;
@@ -645,7 +741,53 @@ static void run_async(struct pool_work *w, unsigned slot)
 	else
 		serve_readers(o);
 	notify(ph);
+	if (next)
+		dispatch(next); /* its place: o->running is unchanged */
 	opener_put(o);
+}
+
+static void run_async(struct pool_work *w, unsigned slot)
+{
+	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)w - offsetof(struct sgio_cmd, work));
+
+	(void)slot;
+	complete_async(cmd, sgio_run_target(cmd), true);
+}
+
+void async_target_done(struct scsi_cmd *c, int err)
+{
+	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)c - offsetof(struct sgio_cmd, c));
+
+	stat_inc(cmd->d, STAT_SG_IO);
+	complete_async(cmd, err ? sgio_target_failed(cmd->d, err) : 0, true);
+}
+
+void async_keep(struct sgio_cmd *cmd)
+{
+	struct opener *o = cmd->o;
+
+	pthread_mutex_lock(&o->lock);
+	o->queued++;
+	o->refs++;
+	list_append(&o->head, &o->tail, cmd);
+	pthread_mutex_unlock(&o->lock);
+}
+
+void async_unkeep(struct sgio_cmd *cmd)
+{
+	struct opener *o = cmd->o;
+
+	pthread_mutex_lock(&o->lock);
+	list_unlink(&o->head, &o->tail, cmd);
+	o->queued--;
+	o->refs--; /* not the last: the file is open */
+	pthread_mutex_unlock(&o->lock);
+}
+
+void async_kept_done(struct sgio_cmd *cmd, int err)
+{
+	log_debug("tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)", cmd->tid);
+	complete_async(cmd, err, false);
 }
 
 void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph)

@@ -20,6 +20,20 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 void async_read(fuse_req_t req, struct opener *o, size_t size, int flags);
 void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph);
 
+/* The target's done function: a command on an opener's target queue ended. */
+void async_target_done(struct scsi_cmd *c, int err);
+
+/*
+ * SG_SET_KEEP_ORPHAN: an interrupted SG_IO's result is read() later.
+ * async_keep() puts the running cmd on its opener's list (from the
+ * interrupt callback, before it decides), async_unkeep() takes it back if
+ * the worker answered first, async_kept_done() completes it.
+ */
+struct sgio_cmd;
+void async_keep(struct sgio_cmd *cmd);
+void async_unkeep(struct sgio_cmd *cmd);
+void async_kept_done(struct sgio_cmd *cmd, int err);
+
 /* Room may have appeared: resume parked writers, wake pollers. */
 void async_room(struct opener *o);
 

@@ -34,6 +34,7 @@
 #define FUSE_SPARE	 4  /* of which never busy with a command */
 
 enum copy_mode { COPY_AUTO, COPY_DIRECT, COPY_RETRY };
+enum async_engine { ASYNC_AUTO, ASYNC_QUEUE, ASYNC_POOL };
 
 struct options {
 	const char *target;
@@ -44,13 +45,19 @@ struct options {
 	gid_t gid;
 	unsigned threads;
 	enum copy_mode copy;
+	enum async_engine engine;
 	int sg_minor; /* --sg-compat: register as char 21:sg_minor, or -1 */
+	bool shared_queue;
 };
 
 /* main()'s one instance; libfuse hands it to every callback as userdata. */
 struct runtime {
 	struct daemon d;
 	struct options opt;
+	/* --shared-queue: every open file is this one opener, as bsg before 4.19 */
+	pthread_mutex_t shared_lock;
+	struct opener *shared; /* protected by shared_lock */
+	unsigned shared_files; /* protected by shared_lock */
 	struct fuse_session *se;
 	int ready_fd; /* daemon mode: tells the parent how start-up went */
 	atomic_bool node_up;
@@ -69,12 +76,66 @@ static struct opener *fi_opener(struct fuse_file_info *fi)
 	return (struct opener *)(uintptr_t)fi->fh;
 }
 
+/* The last file of o is gone (with --shared-queue, maybe not yet). */
+static void release_shared(struct runtime *rt, struct opener *o)
+{
+	bool last = true;
+
+	if (rt->opt.shared_queue) {
+		pthread_mutex_lock(&rt->shared_lock);
+		if (rt->shared == o) {
+			last = --rt->shared_files == 0;
+			if (last)
+				rt->shared = NULL;
+		}
+		pthread_mutex_unlock(&rt->shared_lock);
+	}
+	if (last)
+		async_release(o);
+}
+
+static void set_file(struct fuse_file_info *fi, struct opener *o)
+{
+	fi->fh = (uintptr_t)o;
+	fi->nonseekable = 1; /* sg uses nonseekable_open(): pread/pwrite get ESPIPE */
+	fi->direct_io = 1;
+}
+
+/*
+ * --shared-queue: pre-4.19 bsg kept one queue per device, so that any
+ * opener could read any other's completions.  Reproduced on request, to
+ * show that flaw; true if the open was answered.
+ */
+static bool open_shared(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct runtime *rt = fuse_req_userdata(req);
+	struct opener *o;
+
+	if (!rt->opt.shared_queue)
+		return false;
+	pthread_mutex_lock(&rt->shared_lock);
+	o = rt->shared;
+	if (o)
+		rt->shared_files++;
+	pthread_mutex_unlock(&rt->shared_lock);
+	if (!o)
+		return false;
+	set_file(fi, o);
+	if (fuse_reply_open(req, fi) < 0)
+		release_shared(rt, o);
+	return true;
+}
+
 static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 {
+	struct runtime *rt = fuse_req_userdata(req);
 	struct daemon *d = req_daemon(req);
-	struct opener *o = calloc(1, sizeof(*o));
+	struct opener *o;
 
 	stat_inc(d, STAT_OPEN);
+	if (open_shared(req, fi))
+		return;
+	o = calloc(1, sizeof(*o));
 	if (!o) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -92,18 +153,22 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 	}
 	ioctl_opener_init(o);
 	async_opener_init(o, fuse_req_ctx(req)->pid);
-	fi->fh = (uintptr_t)o;
-	fi->nonseekable = 1; /* sg uses nonseekable_open(): pread/pwrite get ESPIPE */
-	fi->direct_io = 1;
+	if (rt->opt.shared_queue) {
+		pthread_mutex_lock(&rt->shared_lock);
+		rt->shared = o; /* two first opens at once: the later one wins */
+		rt->shared_files++;
+		pthread_mutex_unlock(&rt->shared_lock);
+	}
+	set_file(fi, o);
 	if (fuse_reply_open(req, fi) < 0)
-		async_release(o);
+		release_shared(rt, o);
 }
 
 /* Last reference to the file gone: no call of it can be in flight. */
 static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
 {
 	stat_inc(req_daemon(req), STAT_RELEASE);
-	async_release(fi_opener(fi));
+	release_shared(fuse_req_userdata(req), fi_opener(fi));
 	fuse_reply_err(req, 0);
 }
 
@@ -277,11 +342,16 @@ static void usage(FILE *f)
 		   "  -m, --mode MODE      node permissions, octal (default: 0600)\n"
 		   "  -o, --owner USER     node owner (default: root)\n"
 		   "  -g, --group GROUP    node group (default: root)\n"
-		   "  -t, --threads N      worker threads issuing SG_IO (default: 8, 1..64)\n"
+		   "  -t, --threads N      worker threads issuing SG_IO (default: 32, 1..64)\n"
 		   "  -c, --copy MODE      data path: auto, direct or retry (default: auto)\n"
+		   "  -a, --async ENGINE   how written commands reach the target: queue (an sg\n"
+		   "                       target's own write()/read() queue), pool (the worker\n"
+		   "                       threads) or auto: queue on sg, else pool (default)\n"
 		   "  -s, --sg-compat N    be /dev/sgN, char major 21, for tools that trust only\n"
 		   "                       sg's number (sg_dd, sgp_dd); the sg driver must be "
 		   "unloaded\n"
+		   "  -S, --shared-queue   one queue for every open file, as bsg before Linux\n"
+		   "                       4.19: replies reach other openers; only to show that\n"
 		   "  -v, --verbose        more log output (repeat for debug)\n"
 		   "  -h, --help           this text\n"
 		   "  -V, --version        print the version\n"
@@ -330,16 +400,33 @@ static int parse_group(const char *s, gid_t *ret)
 	return 0;
 }
 
+/* The index of s in names[0..n), or -EINVAL. */
+static int parse_word(const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -EINVAL;
+}
+
 static int parse_copy(const char *s, enum copy_mode *ret)
 {
 	static const char *const names[] = { "auto", "direct", "retry" };
+	int i = parse_word(s, names, 3);
 
-	for (unsigned i = 0; i < 3; i++)
-		if (!strcmp(s, names[i])) {
-			*ret = i;
-			return 0;
-		}
-	return -EINVAL;
+	if (i >= 0)
+		*ret = i;
+	return i < 0 ? i : 0;
+}
+
+static int parse_engine(const char *s, enum async_engine *ret)
+{
+	static const char *const names[] = { "auto", "queue", "pool" };
+	int i = parse_word(s, names, 3);
+
+	if (i >= 0)
+		*ret = i;
+	return i < 0 ? i : 0;
 }
 
 static int bad_option(const char *what, const char *value)
@@ -359,7 +446,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		{ "group", required_argument, NULL, 'g' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "copy", required_argument, NULL, 'c' },
+		{ "async", required_argument, NULL, 'a' },
 		{ "sg-compat", required_argument, NULL, 's' },
+		{ "shared-queue", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -369,8 +458,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
 	long v;
 	int c;
 
-	*opt = (struct options){ .mode = 0600, .threads = 8, .sg_minor = -1 };
-	while ((c = getopt_long(argc, argv, "n:fm:o:g:t:c:s:vhV", longopts, NULL)) != -1) {
+	*opt = (struct options){ .mode = 0600, .threads = 32, .sg_minor = -1 };
+	while ((c = getopt_long(argc, argv, "n:fm:o:g:t:c:a:s:SvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (!*optarg || strlen(optarg) >= sizeof(opt->name) || optarg[0] == '/' ||
@@ -410,6 +499,13 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case 'c':
 			if (parse_copy(optarg, &opt->copy) < 0)
 				return bad_option("copy mode", optarg);
+			break;
+		case 'a':
+			if (parse_engine(optarg, &opt->engine) < 0)
+				return bad_option("async engine", optarg);
+			break;
+		case 'S':
+			opt->shared_queue = true;
 			break;
 		case 'v':
 			log_level = log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
@@ -459,6 +555,32 @@ static int choose_path(struct runtime *rt)
 		log_info("data path: ioctl retry (no ptrace rights), up to %u bytes a command",
 			 rt->d.max_xfer);
 	}
+	return 0;
+}
+
+/* After the fork: the target's completion thread, for the queue engine. */
+static int start_engine(struct runtime *rt)
+{
+	struct target *t = rt->d.target;
+	bool has_queue = t->ops->queue_open != NULL;
+	int ret;
+
+	rt->d.max_running = target_max_queued(t);
+	if (rt->opt.engine == ASYNC_POOL || (rt->opt.engine == ASYNC_AUTO && !has_queue))
+		return 0;
+	if (!has_queue) {
+		log_err("--async=queue needs an sg target; %s is %s", t->info.path,
+			target_kind_name(t->info.kind));
+		return -EINVAL;
+	}
+	ret = target_queue_start(t, async_target_done);
+	if (ret < 0) {
+		log_err("cannot start the completion thread for %s: %s", t->info.path,
+			strerror(-ret));
+		return ret;
+	}
+	rt->d.queue = true;
+	log_info("written commands: %s's own queue, one completion thread", t->info.path);
 	return 0;
 }
 
@@ -588,7 +710,7 @@ static int node_taken(const struct options *opt)
 
 int main(int argc, char **argv)
 {
-	static struct runtime rt = { .ready_fd = -1 };
+	static struct runtime rt = { .ready_fd = -1, .shared_lock = PTHREAD_MUTEX_INITIALIZER };
 	pthread_t stats_thread;
 	char prefix[160];
 	sigset_t set;
@@ -618,6 +740,8 @@ int main(int argc, char **argv)
 		log_err("cannot start %u worker threads: %s", rt.opt.threads, strerror(-ret));
 		return 1;
 	}
+	if (start_engine(&rt) < 0)
+		return 1;
 	rt.d.name = rt.opt.name;
 	pthread_create(&stats_thread, NULL, stats_main, &rt);
 	if (!rt.opt.foreground) {

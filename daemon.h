@@ -41,6 +41,8 @@ struct daemon {
 	struct target *target;
 	struct pool *pool;
 	bool direct;		 /* move data with process_vm_readv/writev */
+	bool queue;		 /* write()n commands go to the target's queue, not the pool */
+	unsigned max_running;	 /* an opener's written commands at the target at once; 0: any */
 	uint32_t max_xfer;	 /* most data one command may move on our path */
 	int max_xfer_errno;	 /* and the errno for more */
 	atomic_bool target_gone; /* SG_IO said ENODEV: the device was removed */
@@ -70,19 +72,25 @@ struct parked;
 struct opener {
 	struct daemon *d;
 	int open_flags;		 /* fi->flags at open() */
-	int chan;		 /* this opener's own channel to the target */
+	int chan;		 /* this opener's own channel to the target, for SG_IO */
 	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
 	atomic_int reserved;	 /* SG_SET_RESERVED_SIZE */
 	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
 	struct creds creds; /* of the thread that opened it */
 	pthread_mutex_t lock;
-	struct sgio_cmd *head, *tail;	  /* protected by lock: written, not yet read */
-	unsigned queued, done;		  /* protected by lock: in that list; of which done */
-	struct parked *readers, *writers; /* protected by lock: calls waiting, FIFO */
-	struct fuse_pollhandle *ph;	  /* protected by lock: the newest poller */
-	unsigned refs;			  /* protected by lock: the file + running commands */
-	bool released;			  /* protected by lock: the file is gone */
-	atomic_bool warned;		  /* a credentials refusal was logged */
+	struct sgio_cmd *head, *tail; /* protected by lock: written, not yet read */
+	unsigned queued, done;	      /* protected by lock: in that list; of which done */
+	/* written commands have their own channel (or target queue), opened at
+	 * the first write(): sg's slots per descriptor are not shared with SG_IO */
+	int achan;			   /* protected by lock: or -1 */
+	struct target_queue *tq;	   /* protected by lock: or NULL */
+	unsigned running;		   /* protected by lock: at the target now */
+	struct sgio_cmd *pend, *pend_tail; /* protected by lock: waiting for max_running */
+	struct parked *readers, *writers;  /* protected by lock: calls waiting, FIFO */
+	struct fuse_pollhandle *ph;	   /* protected by lock: the newest poller */
+	unsigned refs;			   /* protected by lock: the file + running commands */
+	bool released;			   /* protected by lock: the file is gone */
+	atomic_bool warned;		   /* a credentials refusal was logged */
 };
 
 static inline void stat_inc(struct daemon *d, enum stat_id id)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "async.h"
 #include "log.h"
 #include "sgio.h"
 
@@ -196,19 +197,33 @@ static void run(struct pool_work *w, unsigned slot)
 {
 	(void)slot;
 	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)w - offsetof(struct sgio_cmd, work));
-	int expect = CMD_RUNNING;
+	int expect = SGIO_RUNNING;
 	int ret;
 
-	if (atomic_load(&cmd->state) != CMD_RUNNING)
+	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED)
 		goto drop; /* interrupted while queued: never started */
 	ret = sgio_run_target(cmd);
-	if (!atomic_compare_exchange_strong(&cmd->state, &expect, CMD_COMPLETING))
+	if (!atomic_compare_exchange_strong(&cmd->state, &expect, SGIO_COMPLETING)) {
+		if (expect == SGIO_KEPT) {
+			async_kept_done(cmd, ret); /* for read(), which frees it */
+			return;
+		}
 		goto drop;
+	}
 	/* waits out an interrupt callback running now; none can start after */
 	fuse_req_interrupt_func(cmd->req, NULL, NULL);
 	finish(cmd, ret);
 drop:
 	sgio_cmd_free(cmd);
+}
+
+int sgio_target_failed(struct daemon *d, int err)
+{
+	/* sg and bsg say ENODEV or ENXIO once the device is going away */
+	if ((err == -ENODEV || err == -ENXIO) && !atomic_exchange(&d->target_gone, true))
+		log_warn("%s is gone: %s; new commands get ENODEV", d->target->info.path,
+			 strerror(-err));
+	return err;
 }
 
 int sgio_run_target(struct sgio_cmd *cmd)
@@ -220,11 +235,7 @@ int sgio_run_target(struct sgio_cmd *cmd)
 		return -ENODEV;
 	ret = d->target->ops->sg_io(d->target, cmd->chan, &cmd->c);
 	stat_inc(d, STAT_SG_IO);
-	/* sg and bsg say ENODEV or ENXIO once the device is going away */
-	if ((ret == -ENODEV || ret == -ENXIO) && !atomic_exchange(&d->target_gone, true))
-		log_warn("%s is gone: %s; new commands get ENODEV", d->target->info.path,
-			 strerror(-ret));
-	return ret;
+	return ret ? sgio_target_failed(d, ret) : 0;
 }
 
 /*
@@ -236,12 +247,21 @@ static void interrupted(fuse_req_t req, void *data)
 {
 	struct sgio_cmd *cmd = data;
 	struct daemon *d = cmd->d; /* read before the exchange: cmd may go after it */
-	int expect = CMD_RUNNING;
+	/* sg's keep_orphan: the result goes to read(), which needs the direct path;
+	 * the opener lives, as its file has a call in progress */
+	bool keep = cmd->direct && atomic_load(&cmd->o->keep_orphan);
+	int expect = SGIO_RUNNING;
 
-	if (atomic_compare_exchange_strong(&cmd->state, &expect, CMD_INTERRUPTED)) {
+	if (keep)
+		async_keep(cmd);
+	if (atomic_compare_exchange_strong(&cmd->state, &expect,
+					   keep ? SGIO_KEPT : SGIO_INTERRUPTED)) {
 		stat_inc(d, STAT_INTERRUPT);
 		fuse_reply_err(req, EINTR);
+		return;
 	}
+	if (keep)
+		async_unkeep(cmd); /* the worker won: it waits for us to return */
 }
 
 /*
@@ -266,13 +286,13 @@ static void run_or_queue(struct sgio_cmd *cmd)
 static void submit(struct sgio_cmd *cmd)
 {
 	cmd->work.run = run;
-	atomic_store(&cmd->state, CMD_RUNNING);
+	atomic_store(&cmd->state, SGIO_RUNNING);
 	fuse_req_interrupt_func(cmd->req, interrupted, cmd);
-	if (atomic_load(&cmd->state) == CMD_INTERRUPTED) {
+	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED) {
 		sgio_cmd_free(cmd); /* the signal came first; already answered */
 		return;
 	}
-	run_or_queue(cmd);
+	run_or_queue(cmd); /* KEPT too: it runs for a later read() */
 }
 
 static int plan_add(struct iovec *v, unsigned *n, size_t *len, uint64_t addr, size_t size)

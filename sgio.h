@@ -13,16 +13,22 @@
 
 #include "uaccess.h"
 
-enum cmd_state { CMD_RUNNING, CMD_COMPLETING, CMD_INTERRUPTED };
+/*
+ * Who answers a SG_IO: the worker (COMPLETING) or the interrupt, which
+ * drops the result (INTERRUPTED) or, under SG_SET_KEEP_ORPHAN, leaves it
+ * for read() (KEPT).
+ */
+enum sgio_state { SGIO_RUNNING, SGIO_COMPLETING, SGIO_INTERRUPTED, SGIO_KEPT };
 
 /* One command, synchronous (SG_IO) or asynchronous (write/read). */
 struct sgio_cmd {
 	struct pool_work work;
 	struct opener *o;
-	struct sgio_cmd *next; /* async: in the opener's list, submission order */
-	bool done;	       /* async: the target answered */
-	int err;	       /* async: the target's SG_IO errno, or 0 */
-	uint32_t duration;     /* async: ms from write() to completion */
+	struct sgio_cmd *next;	    /* async: in the opener's list, submission order */
+	struct sgio_cmd *pend_next; /* async: waiting for a place at the target */
+	bool done;		    /* async: the target answered */
+	int err;		    /* async: the target's SG_IO errno, or 0 */
+	uint32_t duration;	    /* async: ms from write() to completion */
 	struct daemon *d;
 	int chan; /* the opener's channel to the target */
 	fuse_req_t req;
@@ -51,6 +57,8 @@ int sgio_fetch(struct sgio_cmd *cmd);
 /* Data-in and sense_len bytes of sense into tid's memory. */
 int sgio_put_data(struct sgio_cmd *cmd, pid_t tid, unsigned sense_len);
 int sgio_run_target(struct sgio_cmd *cmd);
+/* The target said err (< 0) for a command: note a device that is gone.  Returns err. */
+int sgio_target_failed(struct daemon *d, int err);
 uint32_t sgio_elapsed_ms(const struct timespec *start);
 void sgio_log_cmd(const struct sgio_cmd *cmd, int ret);
 

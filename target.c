@@ -8,9 +8,12 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <linux/fs.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -24,6 +27,19 @@
 struct real_target {
 	struct target base;
 	int open_flags; /* O_RDWR, or O_RDONLY for a write-protected medium */
+	/* sg's own queue: one completion thread over every queue's fd */
+	target_done_fn *done;
+	pthread_t thread;
+	int epfd, stopfd;
+	pthread_mutex_t lock;
+	struct target_queue *closed; /* protected by lock: freed by the thread */
+};
+
+struct target_queue {
+	int fd;
+	unsigned running;	   /* protected by lock */
+	bool closed, unwatched;	   /* protected by lock */
+	struct target_queue *next; /* protected by lock: in closed */
 };
 
 #define to_real(t) ((struct real_target *)(t))
@@ -69,9 +85,157 @@ static int real_sg_io(struct target *t, int fd, struct scsi_cmd *c)
 	return 0;
 }
 
+static void free_closed(struct real_target *rt)
+{
+	struct target_queue *q, *next;
+
+	pthread_mutex_lock(&rt->lock);
+	q = rt->closed;
+	rt->closed = NULL;
+	pthread_mutex_unlock(&rt->lock);
+	for (; q; q = next) {
+		next = q->next;
+		free(q);
+	}
+}
+
 static void real_free(struct target *t)
 {
-	free(to_real(t));
+	struct real_target *rt = to_real(t);
+	uint64_t one = 1;
+
+	if (rt->done) {
+		if (write(rt->stopfd, &one, sizeof(one)) != sizeof(one))
+			abort(); /* an eventfd takes this write */
+		pthread_join(rt->thread, NULL);
+		free_closed(rt);
+		close(rt->epfd);
+		close(rt->stopfd);
+		pthread_mutex_destroy(&rt->lock);
+	}
+	free(rt);
+}
+
+static int real_queue_open(struct target *t, struct target_queue **ret)
+{
+	struct real_target *rt = to_real(t);
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct target_queue *q;
+	int fd;
+
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	fd = real_chan_open(t);
+	if (fd < 0) {
+		free(q);
+		return fd;
+	}
+	q->fd = fd;
+	ev.data.ptr = q;
+	if (epoll_ctl(rt->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		int err = -errno;
+
+		close(fd);
+		free(q);
+		return err;
+	}
+	*ret = q;
+	return 0;
+}
+
+/* The thread may hold q from its last epoll_wait(): it frees q itself. */
+static void real_queue_close(struct target *t, struct target_queue *q)
+{
+	struct real_target *rt = to_real(t);
+
+	pthread_mutex_lock(&rt->lock);
+	if (!q->unwatched)
+		epoll_ctl(rt->epfd, EPOLL_CTL_DEL, q->fd, NULL);
+	close(q->fd);
+	q->closed = true;
+	q->next = rt->closed;
+	rt->closed = q;
+	pthread_mutex_unlock(&rt->lock);
+}
+
+static int real_queue_submit(struct target *t, struct target_queue *q, struct scsi_cmd *c)
+{
+	struct real_target *rt = to_real(t);
+	struct sg_io_hdr h;
+	ssize_t n;
+
+	scsi_build_v3(c, &h);
+	h.usr_ptr = c; /* comes back with the completion */
+	pthread_mutex_lock(&rt->lock);
+	q->running++;
+	pthread_mutex_unlock(&rt->lock);
+	n = write(q->fd, &h, sizeof(h));
+	if (n == (ssize_t)sizeof(h))
+		return 0;
+	pthread_mutex_lock(&rt->lock);
+	q->running--;
+	pthread_mutex_unlock(&rt->lock);
+	return n < 0 ? -errno : -EIO;
+}
+
+/*
+ * One ready queue: read one completion and hand it on; q may be closed by
+ * the done function, so it is not touched after.  A detaching sg reports
+ * POLLHUP for good: stop watching a queue with nothing running, and tell
+ * the caller to slow down while the SCSI layer fails the rest.
+ */
+static bool reap_one(struct real_target *rt, struct target_queue *q)
+{
+	struct sg_io_hdr h;
+	struct scsi_cmd *c;
+	bool skip, idle;
+
+	pthread_mutex_lock(&rt->lock);
+	skip = q->closed || q->unwatched;
+	pthread_mutex_unlock(&rt->lock);
+	if (skip)
+		return false;
+	if (read(q->fd, &h, sizeof(h)) == (ssize_t)sizeof(h)) {
+		c = h.usr_ptr;
+		scsi_result_v3(&h, &c->res);
+		pthread_mutex_lock(&rt->lock);
+		q->running--;
+		pthread_mutex_unlock(&rt->lock);
+		rt->done(c, 0);
+		return false;
+	}
+	if (errno == EAGAIN || errno == EINTR)
+		return false;
+	pthread_mutex_lock(&rt->lock);
+	idle = q->running == 0;
+	if (idle && !q->unwatched) {
+		epoll_ctl(rt->epfd, EPOLL_CTL_DEL, q->fd, NULL);
+		q->unwatched = true;
+	}
+	pthread_mutex_unlock(&rt->lock);
+	return !idle;
+}
+
+static void *completion_thread(void *arg)
+{
+	struct real_target *rt = arg;
+	struct epoll_event ev[32];
+	struct timespec backoff = { 0, 1000 * 1000 };
+
+	for (;;) {
+		bool slow = false;
+		int n = epoll_wait(rt->epfd, ev, 32, -1);
+
+		for (int i = 0; i < n; i++) {
+			if (!ev[i].data.ptr)
+				return NULL; /* the stop eventfd */
+			slow |= reap_one(rt, ev[i].data.ptr);
+		}
+		free_closed(rt);
+		if (slow)
+			nanosleep(&backoff, NULL);
+	}
 }
 
 static const struct target_ops real_ops = {
@@ -80,6 +244,56 @@ static const struct target_ops real_ops = {
 	.sg_io = real_sg_io,
 	.free = real_free,
 };
+
+/* sg's queue: only an sg node has one, and it takes v3 headers. */
+static const struct target_ops real_sg_ops = {
+	.chan_open = real_chan_open,
+	.chan_close = real_chan_close,
+	.sg_io = real_sg_io,
+	.free = real_free,
+	.queue_open = real_queue_open,
+	.queue_close = real_queue_close,
+	.queue_submit = real_queue_submit,
+};
+
+int target_queue_start(struct target *t, target_done_fn *done)
+{
+	struct real_target *rt = to_real(t);
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	int err;
+
+	if (!t->ops->queue_open)
+		return -EOPNOTSUPP;
+	rt->stopfd = -1;
+	rt->epfd = epoll_create1(EPOLL_CLOEXEC);
+	rt->stopfd = eventfd(0, EFD_CLOEXEC);
+	if (rt->epfd < 0 || rt->stopfd < 0 ||
+	    epoll_ctl(rt->epfd, EPOLL_CTL_ADD, rt->stopfd, &ev) < 0) {
+		err = -errno;
+		goto err_close;
+	}
+	pthread_mutex_init(&rt->lock, NULL);
+	rt->done = done; /* before the thread, which reads it */
+	err = -pthread_create(&rt->thread, NULL, completion_thread, rt);
+	if (err) {
+		rt->done = NULL;
+		pthread_mutex_destroy(&rt->lock);
+		goto err_close;
+	}
+	return 0;
+err_close:
+	if (rt->epfd >= 0)
+		close(rt->epfd);
+	if (rt->stopfd >= 0)
+		close(rt->stopfd);
+	return err;
+}
+
+unsigned target_max_queued(const struct target *t)
+{
+	/* sg's slots per file descriptor, for SG_IO and write() alike */
+	return t->info.kind == TARGET_SG ? SG_MAX_QUEUE : 0;
+}
 
 void target_free(struct target *t)
 {
@@ -322,6 +536,8 @@ int target_open(const char *path, struct target **ret, char *why, size_t why_len
 		real_free(&rt->base);
 		return err;
 	}
+	if (rt->base.info.kind == TARGET_SG)
+		rt->base.ops = &real_sg_ops;
 	read_queue_limits(sysdir, &rt->base.info);
 	rt->base.info.emulated = read_emulated(sysdir, fd, rt->base.info.kind);
 	close(fd);

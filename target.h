@@ -36,6 +36,10 @@ struct target_info {
 };
 
 struct target;
+struct target_queue;
+
+/* Called from the target's completion thread when a queued command ends. */
+typedef void target_done_fn(struct scsi_cmd *c, int err);
 
 struct target_ops {
 	/* A new channel: a handle >= 0, or -errno (the target's open() errno). */
@@ -44,6 +48,18 @@ struct target_ops {
 	/* Run c on the target; fill c->res.  0, or the SG_IO ioctl's -errno. */
 	int (*sg_io)(struct target *t, int chan, struct scsi_cmd *c);
 	void (*free)(struct target *t);
+	/*
+	 * Optional, NULL where the target has no queue of its own: sg's
+	 * write()/read() interface.  A queue is a channel whose commands start
+	 * at once and end on the target's one completion thread, which calls
+	 * the done function given to target_queue_start().  queue_submit()
+	 * returns 0 (c will be completed) or -errno (it will not).  A queue is
+	 * closed only when none of its commands is running; it takes
+	 * target_max_queued() of them at a time.
+	 */
+	int (*queue_open)(struct target *t, struct target_queue **ret);
+	void (*queue_close)(struct target *t, struct target_queue *q);
+	int (*queue_submit)(struct target *t, struct target_queue *q, struct scsi_cmd *c);
 };
 
 struct target {
@@ -58,6 +74,12 @@ struct target {
  */
 int target_open(const char *path, struct target **ret, char *why, size_t why_len);
 void target_free(struct target *t);
+
+/* Start t's completion thread (-EOPNOTSUPP: t has no queue), before any queue_open(). */
+int target_queue_start(struct target *t, target_done_fn *done);
+
+/* How many commands one channel or queue may run at once; 0: no limit. */
+unsigned target_max_queued(const struct target *t);
 
 const char *target_kind_name(enum target_kind kind);
 

@@ -4,8 +4,9 @@
  * the completion) for the integration suite.  DEV may be fd:N for an
  * inherited descriptor.  Each command prints one line and exits 0 on success.
  *
- *   sgasync isolate DEV N         N v3 commands, pack_ids shared with other
- *                                 processes; every reply must be our own
+ *   sgasync isolate DEV N [tur]   N v3 commands (READs, or TEST UNIT READYs),
+ *                                 pack_ids shared with other processes; every
+ *                                 reply must be our own
  *   sgasync v4-array DEV COUNT    COUNT v4 READs in one write(), read back in
  *                                 reads of 1, 3 and 16 headers, data checked
  *                                 against SG_IO on the same descriptor
@@ -16,6 +17,8 @@
  *   sgasync read-intr DEV MS      a blocking read with nothing to read, SIGALRM
  *                                 after MS ms: must end with EINTR
  *   sgasync read-block DEV        a blocking read with nothing to read (to be killed)
+ *   sgasync keep-orphan DEV MS K  SG_SET_KEEP_ORPHAN K, a SG_IO READ interrupted
+ *                                 by SIGALRM after MS ms, then what read() finds
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,7 +71,7 @@ static void v3_read(struct sg_io_hdr *h, uint8_t *cdb, uint8_t *buf, uint32_t lb
 }
 
 /* Replies carry our pid in usr_ptr: another process's reply is a failure. */
-static int isolate(long n)
+static int isolate(long n, bool tur)
 {
 	static uint8_t cdb[WINDOW][10], buf[WINDOW][BLOCK];
 	uint64_t me = getpid();
@@ -83,10 +86,20 @@ static int isolate(long n)
 			unsigned slot = sent % WINDOW;
 
 			v3_read(&h, cdb[slot], buf[slot], sent % 1000);
+			if (tur) {
+				memset(cdb[slot], 0, 6); /* TEST UNIT READY: no data */
+				h.cmd_len = 6;
+				h.dxfer_direction = SG_DXFER_NONE;
+				h.dxferp = NULL;
+				h.dxfer_len = 0;
+			}
 			h.pack_id = sent % 100; /* the same pack_ids as everyone else */
 			h.usr_ptr = (void *)(uintptr_t)(me << 32 | (uint64_t)sent);
-			if (write(fd, &h, sizeof(h)) != sizeof(h))
+			if (write(fd, &h, sizeof(h)) != sizeof(h)) {
+				if (errno == EDOM && sent > got)
+					break; /* a queue shared with others is full */
 				die("write");
+			}
 			sent++;
 		}
 		if (read(fd, &h, sizeof(h)) != sizeof(h))
@@ -252,6 +265,44 @@ static int read_intr(long ms)
 	return r < 0 && errno == EINTR ? 0 : 1;
 }
 
+/* What sg does with an interrupted SG_IO: dropped, or read() later (K = 1). */
+static int keep_orphan(long ms, int keep)
+{
+	static uint8_t cdb[10], buf[BLOCK];
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	struct itimerval it = { .it_value.tv_usec = ms * 1000 };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct sg_io_hdr h;
+	unsigned sum = 0;
+	int r;
+
+	if (ioctl(fd, SG_SET_KEEP_ORPHAN, &keep) < 0)
+		die("SG_SET_KEEP_ORPHAN");
+	sigaction(SIGALRM, &sa, NULL);
+	v3_read(&h, cdb, buf, 3);
+	h.pack_id = 42;
+	setitimer(ITIMER_REAL, &it, NULL);
+	r = ioctl(fd, SG_IO, &h);
+	printf("SG_IO: %s; ", r < 0 ? strerrorname_np(errno) : "done");
+	if (r == 0)
+		return 1; /* the device was quicker than the signal */
+	r = poll(&p, 1, 5000);
+	printf("poll: %s; ", r > 0 && (p.revents & POLLIN) ? "POLLIN" : "nothing");
+	memset(&h, 0, sizeof(h));
+	h.interface_id = 'S';
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	r = read(fd, &h, sizeof(h));
+	if (r < 0) {
+		printf("read: %s\n", strerrorname_np(errno));
+		return 0;
+	}
+	for (int i = 0; i < BLOCK; i++)
+		sum = sum * 31 + buf[i];
+	printf("read: pack_id %d, status %d, resid %d, data sum %08x\n", h.pack_id, h.status,
+	       h.resid, sum);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -262,8 +313,8 @@ int main(int argc, char **argv)
 	fd = strncmp(argv[2], "fd:", 3) ? open(argv[2], O_RDWR) : atoi(argv[2] + 3);
 	if (fd < 0)
 		die(argv[2]);
-	if (!strcmp(argv[1], "isolate") && argc == 4)
-		return isolate(strtol(argv[3], NULL, 0));
+	if (!strcmp(argv[1], "isolate") && (argc == 4 || argc == 5))
+		return isolate(strtol(argv[3], NULL, 0), argc == 5 && !strcmp(argv[4], "tur"));
 	if (!strcmp(argv[1], "v4-array") && argc == 4)
 		return v4_array(atoi(argv[3]));
 	if (!strcmp(argv[1], "orphan") && argc == 4)
@@ -276,6 +327,8 @@ int main(int argc, char **argv)
 		return nonblock();
 	if (!strcmp(argv[1], "read-intr") && argc == 4)
 		return read_intr(strtol(argv[3], NULL, 0));
+	if (!strcmp(argv[1], "keep-orphan") && argc == 5)
+		return keep_orphan(strtol(argv[3], NULL, 0), atoi(argv[4]));
 	if (!strcmp(argv[1], "read-block")) {
 		struct sg_io_hdr h;
 

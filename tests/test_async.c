@@ -362,7 +362,9 @@ Test(async, v3_read_write_returns_count_and_read_returns_the_completion)
 	cr_expect(eq(int, g.ft->seen.dir, SCSI_DIR_FROM_DEV));
 	cr_expect(eq(u32, g.ft->seen.data_len, 4096));
 	cr_expect(eq(u32, g.ft->seen.timeout_ms, 20000));
-	cr_expect(eq(int, g.ft->seen.chan, g.o->chan), "the opener's own channel");
+	cr_expect(eq(int, g.ft->seen.chan, g.o->achan),
+		  "the opener's own channel for written commands");
+	cr_expect(ne(int, g.o->achan, g.o->chan), "not the one SG_IO takes");
 
 	out = v3_out(rep);
 	cr_expect(eq(int, out->interface_id, 'S'));
@@ -1002,6 +1004,129 @@ Test(async, v4_read_too_small_is_einval_and_drops_the_completion)
 	rig_fini(&g);
 }
 
+/* ---- a place at the target ---- */
+
+Test(async, max_running_holds_the_rest_back_in_order)
+{
+	struct rig g;
+	struct bufs b[4];
+	struct sg_io_hdr h;
+
+	rig_init(&g, 4, O_RDWR);
+	g.d.max_running = 2; /* as an sg descriptor's slots */
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	for (int i = 0; i < 4; i++) {
+		h = v3_read(&b[i], i + 1, 512, i + 1);
+		write_ok(&g, &h, V3, 0);
+	}
+	cr_assert(fake_target_wait_entered(g.ft, 2));
+	cr_expect(eq(u32, fake_target_calls(g.ft), 2), "two at the target, two held back");
+	cr_expect(eq(int, async_num_waiting(g.o), 0));
+	fake_target_open(g.ft, 2);
+	wait_done(&g, 1);
+	cr_assert(fake_target_wait_entered(g.ft, 3), "an end lets the next one start");
+	cr_expect(eq(u8, g.ft->seen.cdb[FAKE_TAG_BYTE], 3), "the oldest held back goes first");
+	fake_target_open(g.ft, 1);
+	fake_target_open(g.ft, 3);
+	fake_target_open(g.ft, 4);
+	wait_done(&g, 4);
+	for (int want = 2, i = 0; i < 4; i++) {
+		const struct sg_io_hdr *out = v3_out(read_ok(&g, V3, 0));
+
+		if (i == 0)
+			cr_expect(eq(int, out->pack_id, want), "completion order");
+		cr_expect(eq(int, out->status, 0));
+	}
+	cr_expect(eq(u32, fake_target_calls(g.ft), 4));
+	rig_fini(&g);
+}
+
+/* ---- SG_SET_KEEP_ORPHAN ---- */
+
+/* A SG_IO on the pool, held at the fake's gate, then interrupted. */
+static fuse_req_t interrupted_sg_io(struct rig *g, struct sg_io_hdr *h)
+{
+	struct ioctx x = {
+		.req = fake_req_new(g->fs),
+		.o = g->o,
+		.arg = (uintptr_t)h,
+		.tid = gettid(),
+		.direct = true,
+	};
+
+	ioctl_dispatch(&x, SG_IO, 0);
+	cr_assert(fake_target_wait_entered(g->ft, 1));
+	fake_interrupt(x.req);
+	cr_assert(eq(int, err_of(x.req), EINTR), "the caller is answered at once");
+	return x.req;
+}
+
+Test(async, keep_orphan_leaves_an_interrupted_sg_io_for_read)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+	fuse_req_t req;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	h = v3_read(&b, 1, 512, 77);
+	req = interrupted_sg_io(&g, &h);
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "still running");
+	fake_target_open(g.ft, 1);
+	wait_done(&g, 1);
+	const struct sg_io_hdr *out = v3_out(read_ok(&g, V3, 0));
+
+	cr_expect(eq(int, out->pack_id, 77), "the interrupted command's header");
+	cr_expect(zero(int, out->status));
+	cr_expect(is_data_in(b.data, 512, 1), "its data-in, into the reader");
+	cr_expect(eq(u32, fake_req_replies(req), 1), "the SG_IO was answered once, with EINTR");
+	rig_fini(&g);
+}
+
+Test(async, without_keep_orphan_an_interrupted_sg_io_is_dropped)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	h = v3_read(&b, 1, 512, 77);
+	interrupted_sg_io(&g, &h);
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED), "nothing copied after EINTR");
+	rig_fini(&g);
+}
+
+Test(async, keep_orphan_result_is_freed_if_the_file_goes_first)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	h = v3_read(&b, 1, 512, 5);
+	interrupted_sg_io(&g, &h);
+	rig_release(&g);
+	cr_expect(eq(u32, fake_target_chans_open(g.ft), 1), "the kept command holds the opener");
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_chans_open(g.ft)), "freed with its last command");
+	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	rig_fini(&g);
+}
+
 /* ---- release ---- */
 
 Test(async, release_with_commands_running_touches_nothing_and_frees_all)
@@ -1025,7 +1150,8 @@ Test(async, release_with_commands_running_touches_nothing_and_frees_all)
 	replies = fake_reply_count(g.fs);
 
 	rig_release(&g);
-	cr_expect(eq(u32, fake_target_chans_open(g.ft), 1), "running commands keep the opener");
+	cr_expect(eq(u32, fake_target_chans_open(g.ft), 2),
+		  "running commands keep the opener and both its channels");
 	fake_target_open(g.ft, 2);
 	fake_target_open(g.ft, 3);
 	rig_stop(&g);

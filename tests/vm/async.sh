@@ -36,18 +36,38 @@ fio_jobs() {
     check "fio numjobs=4 (four openers) randwrite verify" grep -q 'err= 0' <<<"$out"
 }
 
-isolation() {
+# two_clients N [tur]: two isolate clients at once; 0 if both got only their own
+# (a client that waits for replies the other took is stopped after ISO_TIMEOUT s)
+two_clients() {
     local a b ra=0 rb=0
-    "$SGASYNC" isolate "$NODE" 10000 >/tmp/iso.a 2>&1 &
+    timeout "${ISO_TIMEOUT:-900}" "$SGASYNC" isolate "$NODE" "$@" >/tmp/iso.a 2>&1 &
     a=$!
-    "$SGASYNC" isolate "$NODE" 10000 >/tmp/iso.b 2>&1 &
+    timeout "${ISO_TIMEOUT:-900}" "$SGASYNC" isolate "$NODE" "$@" >/tmp/iso.b 2>&1 &
     b=$!
     wait $a || ra=$?
     wait $b || rb=$?
-    cat /tmp/iso.a /tmp/iso.b
-    check "two processes, 10,000 commands each, overlapping pack_ids: each gets its own" \
-        test $ra -eq 0 -a $rb -eq 0
+    cat /tmp/iso.a /tmp/iso.b | sed 's/^/   /'
+    [ $ra -eq 0 ] && [ $rb -eq 0 ]
 }
+
+isolation() {
+    check "two processes, 10,000 commands each, overlapping pack_ids: each gets its own" \
+        two_clients 10000
+}
+
+# The same clients against pre-4.19 semantics (--shared-queue: one queue per
+# device): replies reach the wrong process, which is why async bsg went.
+shared_queue() {
+    node_start bsg/own-cuse "$VM_SG"
+    check "per-opener queues: two processes of TEST UNIT READYs each get their own" \
+        two_clients 2000 tur
+    node_stop
+    node_start bsg/shared-cuse "$VM_SG" --shared-queue
+    check "pre-4.19 semantics (--shared-queue): replies reach the other process" crossed
+    node_stop
+}
+
+crossed() { ! ISO_TIMEOUT=60 two_clients 2000 tur && grep -q 'FAIL: reply' /tmp/iso.a /tmp/iso.b; }
 
 arrays() {
     local n
@@ -98,6 +118,12 @@ orphans() {  # clients exiting with commands in flight: the daemon's memory stay
     echo "   daemon RSS: $w KiB after 300 clients exiting mid-command, $a after 800, $b after 1,300"
     check "memory flat over the last 500 orphaning clients" test $((b - a)) -lt 512
     check "daemon still serves" sg_turs "$NODE"
+    # sg's SG_SET_KEEP_ORPHAN: an interrupted SG_IO is dropped, or read() later
+    vm_wait 10 bash -c "echo 250 >$delay" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
+    same "interrupted SG_IO, keep_orphan 0: dropped" "$VM_SG" "$SGASYNC" keep-orphan @DEV@ 200 0
+    same "interrupted SG_IO, SG_SET_KEEP_ORPHAN 1: read() returns it" "$VM_SG" \
+        "$SGASYNC" keep-orphan @DEV@ 200 1
+    "$SGASYNC" keep-orphan "$NODE" 200 1 | sed 's/^/   /'
     vm_wait 10 bash -c "echo 0 >$delay" 2>/dev/null || vm_fail "cannot reset scsi_debug delay"
 }
 
@@ -146,13 +172,22 @@ target_gone() {  # the device removed under an open node: ENODEV and POLLHUP
 
 vm_load_scsi_debug dev_size_mb=16
 CUSE_BSG=$PWD/build/cuse_bsg.asan
+# written commands on sg's own queue (the default for an sg target), then on the pool
 node_start bsg/async-cuse "$VM_SG"
+check "an sg target: written commands go to its own queue" grep -q "own queue" "$NODE_LOG"
 fio_jobs
 isolation
 arrays
 safety
 node_stop
+node_start bsg/async-cuse "$VM_SG" --async=pool
+echo "   --async=pool"
+fio_jobs
+isolation
+arrays
+node_stop
 CUSE_BSG=$PWD/cuse_bsg
+shared_queue
 node_start bsg/async-cuse "$VM_SG"
 orphans
 sg_compat
