@@ -15,7 +15,10 @@ CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async
+# any TSan report fails the run (the driver sets the same defaults itself)
+TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
 VM_RUN := tests/vm/vm-run
 
 all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync build/cuse_bsg.asan
@@ -44,6 +47,17 @@ tests/test_sgio: build/san/tests/test_sgio.o build/san/tests/fake.o $(SAN_MODULE
 tests/test_async: build/san/tests/test_async.o build/san/tests/fake.o $(SAN_MODULES)
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
 
+# ThreadSanitizer: the threaded modules again, under build/tsan, and a plain
+# driver (Criterion's runner does not survive TSan)
+build/tsan/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(TSAN_FLAGS) -I. -c $< -o $@
+
+TSAN_MODULES := $(addprefix build/tsan/,$(MODULES))
+
+tests/stress_async: build/tsan/tests/stress_async.o build/tsan/tests/fake.o $(TSAN_MODULES)
+	$(CC) $(LDFLAGS) $(TSAN_FLAGS) $^ -lsgutils2 -pthread -o $@
+
 tests/sgclient: tests/sgclient.o
 	$(CC) $(LDFLAGS) $^ -o $@
 
@@ -58,14 +72,18 @@ tests/sgclient32: tests/sgclient.c
 build/cuse_bsg.asan: build/san/cuse_bsg.o $(SAN_MODULES)
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(LIBS) -o $@
 
-unit: $(UNIT_TESTS)
-	@rc=0; for t in $(UNIT_TESTS); do ./$$t --jobs 2 || rc=1; done; exit $$rc
+# the Criterion tests under ASan+UBSan, then the TSan stress run
+unit: $(UNIT_TESTS) tests/stress_async
+	@rc=0; for t in $(UNIT_TESTS); do ./$$t --jobs 2 || rc=1; done; $(TSAN_RUN) || rc=1; exit $$rc
+
+tsan: tests/stress_async
+	$(TSAN_RUN)
 
 vm-check: all
 	$(VM_RUN) tests/vm/suite.sh
 	$(VM_RUN) tests/vm/async.sh
 
-# Everything: unit tests under ASan+UBSan, then the integration suite in the VM.
+# Everything: unit tests (ASan+UBSan, then TSan), then the integration suite in the VM.
 check: unit vm-check
 
 demo: all
@@ -89,7 +107,8 @@ uninstall:
 	$(RM) $(DESTDIR)$(SBINDIR)/cuse_bsg
 
 clean:
-	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/sgclient tests/sgclient32 tests/sgasync
+	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/stress_async \
+		tests/sgclient tests/sgclient32 tests/sgasync
 
-.PHONY: all unit vm-check check demo bench format-check install uninstall clean
--include *.d tests/*.d build/san/*.d build/san/tests/*.d
+.PHONY: all unit tsan vm-check check demo bench format-check install uninstall clean
+-include *.d tests/*.d build/san/*.d build/san/tests/*.d build/tsan/*.d build/tsan/tests/*.d
