@@ -13,7 +13,7 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o
+MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o filter.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async
 VM_RUN := tests/vm/vm-run
