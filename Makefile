@@ -15,7 +15,7 @@ CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o filter.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async
+UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter
 VM_RUN := tests/vm/vm-run
 
 all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync build/cuse_bsg.asan
@@ -35,6 +35,9 @@ tests/test_scsi: build/san/tests/test_scsi.o build/san/scsi.o
 
 tests/test_pool: build/san/tests/test_pool.o build/san/pool.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -pthread -o $@
+
+tests/test_filter: build/san/tests/test_filter.o build/san/filter.o
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
 
 # SG_IO end to end against a fake target and a fake libfuse reply layer
 tests/test_sgio: build/san/tests/test_sgio.o build/san/tests/fake.o $(SAN_MODULES)
