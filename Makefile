@@ -81,6 +81,22 @@ bench: all
 	tests/bench-plot build/bench/fio.csv >build/bench/iops-vs-qd.svg
 	@echo "plot: build/bench/iops-vs-qd.svg"
 
+# Not part of unit: libFuzzer comes with clang (Debian's clang-14 has it).
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 60
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+
+build/fuzz_filter: tests/fuzz_filter.c filter.c filter.h
+	@mkdir -p build
+	$(FUZZ_CC) $(FUZZ_FLAGS) -I. tests/fuzz_filter.c filter.c -o $@
+
+# one fuzzer per parser; the corpus grows in build/fuzz, seeded with the example
+fuzz: build/fuzz_filter
+	@mkdir -p build/fuzz/filter
+	cp policy.example build/fuzz/filter/seed-policy.example
+	build/fuzz_filter -max_total_time=$(FUZZ_TIME) -max_len=8192 \
+		-dict=tests/fuzz_filter.dict build/fuzz/filter
 
 format-check:
 	clang-format --dry-run -Werror *.c *.h tests/*.c tests/*.h
@@ -94,5 +110,5 @@ uninstall:
 clean:
 	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/sgclient tests/sgclient32 tests/sgasync
 
-.PHONY: all unit vm-check check demo bench format-check install uninstall clean
+.PHONY: all unit vm-check check demo bench fuzz format-check install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d
