@@ -13,10 +13,10 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o
+MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o filter.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async
+UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
 VM_RUN := tests/vm/vm-run
@@ -38,6 +38,9 @@ tests/test_scsi: build/san/tests/test_scsi.o build/san/scsi.o
 
 tests/test_pool: build/san/tests/test_pool.o build/san/pool.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -pthread -o $@
+
+tests/test_filter: build/san/tests/test_filter.o build/san/filter.o
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
 
 # SG_IO end to end against a fake target and a fake libfuse reply layer
 tests/test_sgio: build/san/tests/test_sgio.o build/san/tests/fake.o $(SAN_MODULES)
@@ -96,6 +99,22 @@ bench: all
 	tests/bench-plot build/bench/fio.csv >build/bench/iops-vs-qd.svg
 	@echo "plot: build/bench/iops-vs-qd.svg"
 
+# Not part of unit: libFuzzer comes with clang (Debian's clang-14 has it).
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 60
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+
+build/fuzz_filter: tests/fuzz_filter.c filter.c filter.h
+	@mkdir -p build
+	$(FUZZ_CC) $(FUZZ_FLAGS) -I. tests/fuzz_filter.c filter.c -o $@
+
+# one fuzzer per parser; the corpus grows in build/fuzz, seeded with the example
+fuzz: build/fuzz_filter
+	@mkdir -p build/fuzz/filter
+	cp policy.example build/fuzz/filter/seed-policy.example
+	build/fuzz_filter -max_total_time=$(FUZZ_TIME) -max_len=8192 \
+		-dict=tests/fuzz_filter.dict build/fuzz/filter
 
 format-check:
 	clang-format --dry-run -Werror *.c *.h tests/*.c tests/*.h
@@ -110,5 +129,5 @@ clean:
 	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/stress_async \
 		tests/sgclient tests/sgclient32 tests/sgasync
 
-.PHONY: all unit tsan vm-check check demo bench format-check install uninstall clean
+.PHONY: all unit tsan vm-check check demo bench fuzz format-check install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d build/tsan/*.d build/tsan/tests/*.d
