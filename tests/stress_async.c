@@ -12,7 +12,7 @@
  *    reads (parked, sometimes interrupted) or O_NONBLOCK reads that wait for
  *    a poll notification.  Every completion must reach its own opener
  *    exactly once, with its data;
- *  - SG_IO threads: v3 and v4 SG_IO interrupted before submission, at a
+ *  - SG_IO threads (SG_SET_KEEP_ORPHAN on): v3 and v4 SG_IO interrupted before submission, at a
  *    random point while the command is queued, running or completing, or
  *    not at all.  An interrupted command leaves the caller's memory as it was;
  *  - churn threads: short-lived openers that write, poll and sometimes read,
@@ -986,6 +986,8 @@ static void start_others(struct run *r)
 {
 	r->sgio_fs = fake_session_new();
 	r->sgio_o = opener_new(&r->st, gettid());
+	/* interrupted SG_IOs stay on the opener's list, unread, until release */
+	atomic_store(&r->sgio_o->keep_orphan, 1);
 	for (unsigned i = 0; i < SGIO_THREADS; i++) {
 		r->sgio[i] = (struct actor){ .fs = r->sgio_fs, .o = r->sgio_o, .idx = i };
 		r->sgio[i].sgio = xcalloc(PER_SGIO, sizeof(*r->sgio[i].sgio));
@@ -1160,7 +1162,8 @@ int main(int argc, char **argv)
 	st->d.direct = true;
 	st->d.max_xfer = st->ft->base.info.max_xfer;
 	st->d.max_xfer_errno = st->ft->base.info.max_xfer_errno;
-	st->d.inline_max = 1; /* SG_IO runs on its caller's thread at times, else in the pool */
+	st->d.inline_max = 1;  /* SG_IO runs on its caller's thread at times, else in the pool */
+	st->d.max_running = 3; /* deeper queues wait for a place at the target */
 	err = pool_new(POOL_THREADS, &st->d.pool);
 	if (err) {
 		fprintf(stderr, "stress_async: pool_new: %s\n", strerror(-err));
