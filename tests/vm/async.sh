@@ -69,6 +69,18 @@ shared_queue() {
 
 crossed() { ! ISO_TIMEOUT=60 two_clients 2000 tur && grep -q 'FAIL: reply' /tmp/iso.a /tmp/iso.b; }
 
+pool_engine() {  # the same clients, written commands on the worker threads
+    local rw out
+    for rw in randwrite randread; do
+        out=$(fio_run "$NODE" --rw=$rw --iodepth=16 --verify=crc32c --do_verify=1 \
+            --verify_state_save=0 $([ $rw = randread ] && echo --verify_only))
+        check "--async=pool: fio $rw 4k iodepth=16 verify=crc32c" grep -q 'err= 0' <<<"$out"
+    done
+    check "--async=pool: two processes, 2,000 commands each: each gets its own" \
+        two_clients 2000
+    check "--async=pool: v4 array of 64 headers, mixed with SG_IO" "$SGASYNC" v4-array "$NODE" 64
+}
+
 arrays() {
     local n
     for n in 1 7 64; do
@@ -181,10 +193,7 @@ arrays
 safety
 node_stop
 node_start bsg/async-cuse "$VM_SG" --async=pool
-echo "   --async=pool"
-fio_jobs
-isolation
-arrays
+pool_engine
 node_stop
 CUSE_BSG=$PWD/cuse_bsg
 shared_queue
