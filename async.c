@@ -361,6 +361,8 @@ static int submit_one(struct opener *o, pid_t tid, const void *hdr, size_t len)
 	}
 	/* the CDB and data-out, from the writer, during its write() */
 	err = sgio_fetch(cmd);
+	if (!err)
+		err = sgio_check_access(cmd, true);
 	if (err) {
 		pthread_mutex_lock(&o->lock);
 		list_unlink(&o->head, &o->tail, cmd);

@@ -48,6 +48,7 @@ struct options {
 	enum async_engine engine;
 	int sg_minor; /* --sg-compat: register as char 21:sg_minor, or -1 */
 	bool shared_queue;
+	const char *policy; /* --policy FILE, or NULL: the kernel's rule */
 };
 
 /* main()'s one instance; libfuse hands it to every callback as userdata. */
@@ -311,10 +312,10 @@ static void log_stats(struct daemon *d)
 		s[i] = atomic_load(&d->stats[i]);
 	log_msg(LOG_NOTICE,
 		"stats: open=%lu release=%lu read=%lu write=%lu ioctl=%lu poll=%lu "
-		"interrupt=%lu sg_io=%lu sg_io_errors=%lu ioctl_retries=%lu queued=%u",
+		"interrupt=%lu sg_io=%lu sg_io_errors=%lu ioctl_retries=%lu refused=%lu queued=%u",
 		s[STAT_OPEN], s[STAT_RELEASE], s[STAT_READ], s[STAT_WRITE], s[STAT_IOCTL],
 		s[STAT_POLL], s[STAT_INTERRUPT], s[STAT_SG_IO], s[STAT_SG_IO_ERR],
-		s[STAT_IOCTL_RETRY], pool_backlog(d->pool));
+		s[STAT_IOCTL_RETRY], s[STAT_REFUSED], pool_backlog(d->pool));
 }
 
 /* SIGUSR1 is blocked in every thread; this one takes it and logs counters. */
@@ -350,6 +351,8 @@ static void usage(FILE *f)
 		   "  -s, --sg-compat N    be /dev/sgN, char major 21, for tools that trust only\n"
 		   "                       sg's number (sg_dd, sgp_dd); the sg driver must be "
 		   "unloaded\n"
+		   "  -P, --policy FILE    who may send which command (docs/POLICY.md); default:\n"
+		   "                       the kernel's bsg rule\n"
 		   "  -S, --shared-queue   one queue for every open file, as bsg before Linux\n"
 		   "                       4.19: replies reach other openers; only to show that\n"
 		   "  -v, --verbose        more log output (repeat for debug)\n"
@@ -449,6 +452,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		{ "async", required_argument, NULL, 'a' },
 		{ "sg-compat", required_argument, NULL, 's' },
 		{ "shared-queue", no_argument, NULL, 'S' },
+		{ "policy", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -459,7 +463,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 	int c;
 
 	*opt = (struct options){ .mode = 0600, .threads = 32, .sg_minor = -1 };
-	while ((c = getopt_long(argc, argv, "n:fm:o:g:t:c:a:s:SvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:fm:o:g:t:c:a:s:SP:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (!*optarg || strlen(optarg) >= sizeof(opt->name) || optarg[0] == '/' ||
@@ -506,6 +510,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case 'S':
 			opt->shared_queue = true;
+			break;
+		case 'P':
+			opt->policy = optarg;
 			break;
 		case 'v':
 			log_level = log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
@@ -595,11 +602,44 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* --policy FILE into d->policy; without it, the kernel's rule. */
+static int load_policy(struct runtime *rt)
+{
+	static char text[FILTER_TEXT_MAX + 1];
+	const char *path = rt->opt.policy;
+	char why[256];
+	size_t len;
+	FILE *f;
+	int err;
+
+	filter_init(&rt->d.policy);
+	if (!path)
+		return 0;
+	f = fopen(path, "re");
+	if (!f) {
+		log_err("cannot open the policy %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	len = fread(text, 1, sizeof(text), f); /* one more than the parser takes */
+	err = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (!err)
+		err = filter_parse(text, len, &rt->d.policy, why, sizeof(why));
+	if (err) {
+		log_err("policy %s: %s", path, err == -EIO ? strerror(EIO) : why);
+		return err;
+	}
+	log_info("access policy: %s", path);
+	return 0;
+}
+
 static int open_target(struct runtime *rt)
 {
 	char why[512];
-	int err;
+	int err = load_policy(rt);
 
+	if (err)
+		return err;
 	if (access("/dev/cuse", F_OK) < 0) {
 		log_err("/dev/cuse is missing: run 'modprobe cuse'");
 		return -ENODEV;

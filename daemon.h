@@ -15,6 +15,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse3/cuse_lowlevel.h>
 
+#include "filter.h"
 #include "pool.h"
 #include "target.h"
 
@@ -33,6 +34,7 @@ enum stat_id {
 	STAT_SG_IO,	  /* SG_IO commands that reached the target */
 	STAT_SG_IO_ERR,	  /* SG_IO calls that ended with an errno */
 	STAT_IOCTL_RETRY, /* ioctl replies that asked the kernel for another round */
+	STAT_REFUSED,	  /* commands the access policy refused */
 	STAT_COUNT,
 };
 
@@ -46,8 +48,9 @@ struct daemon {
 	uint32_t max_xfer;	 /* most data one command may move on our path */
 	int max_xfer_errno;	 /* and the errno for more */
 	atomic_bool target_gone; /* SG_IO said ENODEV: the device was removed */
-	unsigned inline_max;	 /* libfuse workers that may run a command themselves */
-	atomic_uint inline_busy; /* how many do now */
+	struct filter_policy policy; /* who may send which command; read-only */
+	unsigned inline_max;	     /* libfuse workers that may run a command themselves */
+	atomic_uint inline_busy;     /* how many do now */
 	atomic_ulong stats[STAT_COUNT];
 };
 
@@ -91,6 +94,7 @@ struct opener {
 	unsigned refs;			   /* protected by lock: the file + running commands */
 	bool released;			   /* protected by lock: the file is gone */
 	atomic_bool warned;		   /* a credentials refusal was logged */
+	atomic_bool warned_filter;	   /* a command refusal was logged */
 };
 
 static inline void stat_inc(struct daemon *d, enum stat_id id)

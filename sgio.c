@@ -7,6 +7,7 @@
  * while out_len is 0; the last round is the one that carries out_len.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,37 @@ drop:
 	sgio_cmd_free(cmd);
 }
 
+#define CAP_RAWIO_BIT (1ull << 17) /* CAP_SYS_RAWIO */
+
+int sgio_check_access(struct sgio_cmd *cmd, bool by_write)
+{
+	struct opener *o = cmd->o;
+	struct daemon *d = cmd->d;
+	/* judged from the opener's credentials, which read() and write() must match */
+	struct filter_ctx ctx = {
+		.open_flags = o->open_flags,
+		.rawio = o->creds.cap_eff & CAP_RAWIO_BIT,
+		.by_write = by_write,
+		.scsi_type = d->target->info.scsi_type,
+	};
+	char op[64];
+	int err = filter_check(&d->policy, cmd->c.cdb, cmd->c.cdb_len, &ctx);
+
+	if (!err)
+		return 0;
+	stat_inc(d, STAT_REFUSED);
+	scsi_opcode_name(cmd->c.cdb, cmd->c.cdb_len, d->target->info.scsi_type, op, sizeof(op));
+	if (!atomic_exchange(&o->warned_filter, true))
+		log_warn("tid %d: %s (opcode 0x%02x) refused by the access policy: file open %s, "
+			 "%s CAP_SYS_RAWIO",
+			 cmd->tid, op, cmd->c.cdb[0],
+			 (o->open_flags & O_ACCMODE) == O_RDONLY ? "read-only" : "for writing",
+			 ctx.rawio ? "with" : "without");
+	else
+		log_debug("tid %d: %s refused by the access policy", cmd->tid, op);
+	return err;
+}
+
 int sgio_target_failed(struct daemon *d, int err)
 {
 	/* sg and bsg say ENODEV or ENXIO once the device is going away */
@@ -399,6 +431,8 @@ static void sgio_retry(struct ioctx *x)
 	}
 	if (!err)
 		err = take_final(x, cmd, &p);
+	if (!err)
+		err = sgio_check_access(cmd, false);
 	if (!err) {
 		submit(cmd);
 		return;
@@ -455,6 +489,8 @@ static void sgio_direct(struct ioctx *x)
 		err = cmd_new(x, &r, &cmd);
 	if (!err)
 		err = sgio_fetch(cmd);
+	if (!err)
+		err = sgio_check_access(cmd, false);
 	if (!err) {
 		submit(cmd);
 		return;

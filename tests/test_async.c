@@ -1042,6 +1042,68 @@ Test(async, max_running_holds_the_rest_back_in_order)
 	rig_fini(&g);
 }
 
+/* ---- the access policy ---- */
+
+/* SG_IO of b's CDB on the direct path: 0 or the errno it was answered with. */
+static int sg_io_errno(struct rig *g, struct sg_io_hdr *h)
+{
+	struct ioctx x = {
+		.req = fake_req_new(g->fs),
+		.o = g->o,
+		.arg = (uintptr_t)h,
+		.tid = gettid(),
+		.direct = true,
+	};
+	struct fake_reply *rep;
+
+	ioctl_dispatch(&x, SG_IO, 0);
+	rep = reply_of(x.req);
+	return rep->kind == FAKE_ERR ? rep->err : 0;
+}
+
+Test(async, policy_without_rawio_reads_but_writes_only_when_open_for_writing)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+
+	rig_init(&g, 1, O_RDONLY);
+	script_good(g.ft, 512);
+	g.o->creds.cap_eff &= ~(1ull << 17); /* an opener without CAP_SYS_RAWIO */
+	h = v3_read(&b, 1, 512, 1);
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "READ(10) on a read-only file");
+	bufs_init(&b, true, 2);
+	h = v3_hdr(&b, SG_DXFER_TO_DEV, 512, 2);
+	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "WRITE(10) on a read-only file");
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "the refused one never ran");
+	cr_expect(eq(ulong, stat_get(&g, STAT_REFUSED), 1));
+	g.o->open_flags = O_RDWR;
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "WRITE(10) on a file open for writing");
+	b.cdb[0] = 0x3b; /* WRITE BUFFER: in neither of the kernel's lists */
+	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "WRITE BUFFER needs CAP_SYS_RAWIO");
+	g.o->creds.cap_eff |= 1ull << 17;
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "and with it, it runs");
+	rig_fini(&g);
+}
+
+Test(async, policy_deny_refuses_a_write_too_and_leaves_the_queue_empty)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+	char why[128];
+	const char text[] = "deny READ_10\n";
+
+	rig_init(&g, 1, O_RDWR);
+	cr_assert(zero(int, filter_parse(text, strlen(text), &g.d.policy, why, sizeof(why))));
+	h = v3_read(&b, 1, 512, 1);
+	cr_expect(eq(int, err_of(call_write(&g, &h, V3, 0)), EPERM), "denied for everyone");
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "nothing queued");
+	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "SG_IO alike");
+	rig_fini(&g);
+}
+
 /* ---- SG_SET_KEEP_ORPHAN ---- */
 
 /* A SG_IO on the pool, held at the fake's gate, then interrupted. */
