@@ -13,10 +13,11 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o filter.o
+MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o filter.o caps.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter
+UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter \
+	tests/test_caps
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
 VM_RUN := tests/vm/vm-run
@@ -35,6 +36,9 @@ SAN_MODULES := $(addprefix build/san/,$(MODULES))
 
 tests/test_scsi: build/san/tests/test_scsi.o build/san/scsi.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
+
+tests/test_caps: build/san/tests/test_caps.o build/san/caps.o
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
 
 tests/test_pool: build/san/tests/test_pool.o build/san/pool.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -pthread -o $@
@@ -85,6 +89,7 @@ tsan: tests/stress_async
 vm-check: all
 	$(VM_RUN) tests/vm/suite.sh
 	$(VM_RUN) tests/vm/async.sh
+	$(VM_RUN) tests/vm/access.sh
 
 # Everything: unit tests (ASan+UBSan, then TSan), then the integration suite in the VM.
 check: unit vm-check

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "caps.h"
 #include "daemon.h"
 #include "ioctl.h"
 #include "log.h"
@@ -565,6 +567,34 @@ static int choose_path(struct runtime *rt)
 	return 0;
 }
 
+/*
+ * Before the first thread: keep CAP_SYS_RAWIO (the target's command filter
+ * passes every command the policy allows), with the direct path
+ * CAP_SYS_PTRACE (process_vm_readv/writev, /proc/TID/syscall) and
+ * CAP_DAC_READ_SEARCH (/proc/TID/syscall is 0400, its owner's), and
+ * CAP_CHOWN while the node is still to be given away.  Still uid 0: the
+ * target, /dev/cuse and the node are root's.
+ */
+static int drop_privileges(struct runtime *rt)
+{
+	uint64_t keep = CAPS_BIT(CAP_SYS_RAWIO);
+	char names[128];
+	int ret;
+
+	if (rt->d.direct)
+		keep |= CAPS_BIT(CAP_SYS_PTRACE) | CAPS_BIT(CAP_DAC_READ_SEARCH);
+	if (rt->opt.uid != 0 || rt->opt.gid != 0)
+		keep |= CAPS_BIT(CAP_CHOWN);
+	ret = caps_limit(keep);
+	if (ret < 0) {
+		log_err("cannot drop capabilities: %s", strerror(-ret));
+		return ret;
+	}
+	caps_names(keep, names, sizeof(names));
+	log_info("capabilities kept: %s", names);
+	return 0;
+}
+
 /* After the fork: the target's completion thread, for the queue engine. */
 static int start_engine(struct runtime *rt)
 {
@@ -775,6 +805,8 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (drop_privileges(&rt) < 0)
+		return 1;
 	ret = pool_new(rt.opt.threads, &rt.d.pool);
 	if (ret < 0) {
 		log_err("cannot start %u worker threads: %s", rt.opt.threads, strerror(-ret));
