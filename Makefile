@@ -18,7 +18,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async
 VM_RUN := tests/vm/vm-run
 
-all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync build/cuse_bsg.asan
+all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync tests/nullcuse build/cuse_bsg.asan
 
 cuse_bsg: cuse_bsg.o $(MODULES)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
@@ -49,6 +49,10 @@ tests/sgclient: tests/sgclient.o
 
 tests/sgasync: tests/sgasync.o
 	$(CC) $(LDFLAGS) $^ -o $@
+
+# the benchmark's null CUSE responder: the floor under the daemon
+tests/nullcuse: tests/nullcuse.o
+	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3) -pthread -o $@
 
 # a 32-bit caller, which the node refuses cleanly
 tests/sgclient32: tests/sgclient.c
@@ -89,7 +93,7 @@ uninstall:
 	$(RM) $(DESTDIR)$(SBINDIR)/cuse_bsg
 
 clean:
-	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/sgclient tests/sgclient32 tests/sgasync
+	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/sgclient tests/sgclient32 tests/sgasync tests/nullcuse
 
 .PHONY: all unit vm-check check demo bench format-check install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d
