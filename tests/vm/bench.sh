@@ -11,22 +11,34 @@ N=${N:-2000}
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# one pattern: bench NAME SGCLIENT-ARGS-with-@DEV@ (devices: sg, bsg, direct, retry)
+# one pattern: bench NAME SGCLIENT-ARGS-with-@DEV@ (devices: sg, bsg, direct, retry).
+# A device that refuses the pattern in any round (sgclient prints no rate) gets n/a.
 bench() {
-    local name=$1 r dev
+    local name=$1 r dev out
     shift
-    declare -A res=()
+    declare -A res=() failed=()
     for r in $(seq "$ROUNDS"); do
         for dev in sg bsg direct retry; do
             # kernel bsg takes only v4 headers; the others get sg's v3
-            res[$dev]+="$(env ${V4[$dev]:-} "$SGCLIENT" "${@//@DEV@/${DEVS[$dev]}}") "
+            if out=$(env ${V4[$dev]:-} "$SGCLIENT" "${@//@DEV@/${DEVS[$dev]}}" 2>>"$VM_OUT/sgclient.err") &&
+                [ -n "$out" ]; then
+                res[$dev]+="$out "
+            else
+                failed[$dev]=1
+            fi
         done
     done
     for dev in sg bsg direct retry; do
-        res[$dev]=$(tr ' ' '\n' <<<"${res[$dev]}" | grep . | median)
+        res[$dev]=$(tr ' ' '\n' <<<"${res[$dev]:-}" | grep . | median)
+        [ -z "${failed[$dev]:-}" ] || res[$dev]=''
     done
-    awk -v n="$name" -v s="${res[sg]}" -v b="${res[bsg]}" -v d="${res[direct]}" -v r="${res[retry]}" \
-        'BEGIN { printf "| %-22s | %9d | %10d | %13d (%.2f) | %13d (%.2f) |\n", n, s, b, d, d / s, r, r / s }'
+    awk -v n="$name" -v s="${res[sg]}" -v b="${res[bsg]}" -v d="${res[direct]}" -v r="${res[retry]}" '
+        function cell(v, base) {
+            if (v == "") return "n/a"
+            return base > 0 ? sprintf("%d (%.2f)", v, v / base) : sprintf("%d", v)
+        }
+        function num(v) { return v == "" ? "n/a" : sprintf("%d", v) }
+        BEGIN { printf "| %-22s | %9s | %10s | %23s | %23s |\n", n, num(s), num(b), cell(d, s), cell(r, s) }'
 }
 
 vm_load_scsi_debug dev_size_mb=16 delay=0
