@@ -159,9 +159,8 @@ static size_t capacity_reply(const uint8_t *cdb, uint8_t *buf)
 	return alloc < 32 ? alloc : 32;
 }
 
-/* The data-in of a flat transfer: READ CAPACITY's reply, nothing for the rest.
- * Returns the residual count, or -errno. */
-static int data_in(pid_t pid, const uint8_t *cdb, uint64_t addr, uint32_t len)
+/* The data-in of a flat transfer: READ CAPACITY's reply, nothing for the rest. */
+static int data_in(pid_t pid, const uint8_t *cdb, uint64_t addr, uint32_t len, uint32_t *ret_resid)
 {
 	uint8_t buf[32];
 	size_t n = capacity_reply(cdb, buf);
@@ -172,13 +171,16 @@ static int data_in(pid_t pid, const uint8_t *cdb, uint64_t addr, uint32_t len)
 	if (n > len)
 		n = len;
 	err = peer_write(pid, addr, buf, n);
-	return err ? err : (int)(len - n);
+	if (!err)
+		*ret_resid = len - n;
+	return err;
 }
 
 static int sg_io_v3(const struct call *c, struct sg_io_hdr *h)
 {
 	uint8_t cdb[CDB_MAX] = { 0 };
-	int resid = 0, err;
+	uint32_t resid = 0;
+	int err;
 
 	if (h->cmd_len < CDB_MIN || h->cmd_len > CDB_MAX)
 		return -EINVAL;
@@ -186,9 +188,9 @@ static int sg_io_v3(const struct call *c, struct sg_io_hdr *h)
 	if (err)
 		return err;
 	if (h->dxfer_direction == SG_DXFER_FROM_DEV && !h->iovec_count)
-		resid = data_in(c->pid, cdb, (uintptr_t)h->dxferp, h->dxfer_len);
-	if (resid < 0)
-		return resid;
+		err = data_in(c->pid, cdb, (uintptr_t)h->dxferp, h->dxfer_len, &resid);
+	if (err)
+		return err;
 	h->status = h->masked_status = h->msg_status = h->sb_len_wr = 0;
 	h->host_status = h->driver_status = 0;
 	h->resid = resid;
@@ -202,7 +204,8 @@ static int sg_io_v3(const struct call *c, struct sg_io_hdr *h)
 static int sg_io_v4(const struct call *c, struct sg_io_v4 *h)
 {
 	uint8_t cdb[CDB_MAX] = { 0 };
-	int resid = 0, err;
+	uint32_t resid = 0;
+	int err;
 
 	if (h->protocol || h->subprotocol)
 		return -EINVAL; /* bsg: SCSI commands only */
@@ -212,9 +215,9 @@ static int sg_io_v4(const struct call *c, struct sg_io_v4 *h)
 	if (err)
 		return err;
 	if (h->din_xfer_len && !h->din_iovec_count)
-		resid = data_in(c->pid, cdb, h->din_xferp, h->din_xfer_len);
-	if (resid < 0)
-		return resid;
+		err = data_in(c->pid, cdb, h->din_xferp, h->din_xfer_len, &resid);
+	if (err)
+		return err;
 	h->driver_status = h->transport_status = h->device_status = 0;
 	h->retry_delay = h->info = h->duration = h->response_len = 0;
 	h->din_resid = resid;
