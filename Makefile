@@ -75,10 +75,11 @@ check: unit vm-check
 demo: all
 	$(VM_RUN) tests/vm/demo.sh
 
-# Not a test: a side-by-side comparison, printed
+# Not a test: a side-by-side comparison, printed.  Some 15 minutes on an idle
+# 2-core machine, much more when another VM shares it: vm-run's 20 are too few.
 bench: all
 	@mkdir -p build/bench
-	$(VM_RUN) --out build/bench tests/vm/bench.sh
+	$(VM_RUN) --timeout 3600 --out build/bench tests/vm/bench.sh
 	tests/bench-plot build/bench/fio.csv >build/bench/iops-vs-qd.svg
 	@echo "plot: build/bench/iops-vs-qd.svg"
 
