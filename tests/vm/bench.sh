@@ -48,6 +48,7 @@ bench() {
 }
 
 vm_load_scsi_debug dev_size_mb=16 delay=0
+: >"$VM_OUT/sgclient.err"
 declare -A DEVS=([sg]=$VM_SG [bsg]=$VM_BSG) V4=([bsg]=SGCLIENT_V4=1)
 "$CUSE_BSG" -f --name bsg/direct-cuse --copy=direct "$VM_SG" >"$VM_OUT/direct.log" 2>&1 &
 DIRECT_PID=$!
