@@ -1,7 +1,10 @@
 #!/bin/bash
-# make bench: synchronous SG_IO through the kernel's sg and bsg nodes and
-# through cuse_bsg (both data paths), side by side in one boot.  Medians of
-# ROUNDS interleaved runs; ratios against kernel sg.  Not a test: no thresholds.
+# make bench: synchronous SG_IO through the kernel's sg and bsg nodes, through
+# cuse_bsg (both data paths) and through tests/nullcuse, a CUSE node that
+# answers at once (the floor any CUSE design pays), side by side in one boot;
+# then fio's sg engine the same way.  Medians of ROUNDS interleaved runs;
+# ratios against kernel sg, and the node's against the null responder's.
+# Not a test: no thresholds.
 set -uo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 . "$(dirname "$0")/node-lib.sh"
@@ -11,38 +14,62 @@ N=${N:-2000}
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# one pattern: bench NAME SGCLIENT-ARGS-with-@DEV@ (devices: sg, bsg, direct, retry)
+# one pattern: bench NAME SGCLIENT-ARGS-with-@DEV@ (devices: sg, bsg, direct, retry, null).
+# A device that refuses the pattern in any round (sgclient prints no rate) gets n/a.
 bench() {
-    local name=$1 r dev
+    local name=$1 r dev out
     shift
-    declare -A res=()
+    declare -A res=() failed=()
     for r in $(seq "$ROUNDS"); do
-        for dev in sg bsg direct retry; do
+        for dev in sg bsg direct retry null; do
             # kernel bsg takes only v4 headers; the others get sg's v3
-            res[$dev]+="$(env ${V4[$dev]:-} "$SGCLIENT" "${@//@DEV@/${DEVS[$dev]}}") "
+            if out=$(env ${V4[$dev]:-} "$SGCLIENT" "${@//@DEV@/${DEVS[$dev]}}" 2>>"$VM_OUT/sgclient.err") &&
+                [ -n "$out" ]; then
+                res[$dev]+="$out "
+            else
+                failed[$dev]=1
+            fi
         done
     done
-    for dev in sg bsg direct retry; do
-        res[$dev]=$(tr ' ' '\n' <<<"${res[$dev]}" | grep . | median)
+    for dev in sg bsg direct retry null; do
+        res[$dev]=$(tr ' ' '\n' <<<"${res[$dev]:-}" | grep . | median)
+        [ -z "${failed[$dev]:-}" ] || res[$dev]=''
     done
     awk -v n="$name" -v s="${res[sg]}" -v b="${res[bsg]}" -v d="${res[direct]}" -v r="${res[retry]}" \
-        'BEGIN { printf "| %-22s | %9d | %10d | %13d (%.2f) | %13d (%.2f) |\n", n, s, b, d, d / s, r, r / s }'
+        -v z="${res[null]}" '
+        function cell(v, base) {
+            if (v == "") return "n/a"
+            return base > 0 ? sprintf("%d (%.2f)", v, v / base) : sprintf("%d", v)
+        }
+        function num(v) { return v == "" ? "n/a" : sprintf("%d", v) }
+        function ratio(v, base) { return v == "" || !(base > 0) ? "n/a" : sprintf("%.2f", v / base) }
+        BEGIN { printf "| %-22s | %9s | %10s | %23s | %23s | %14s | %9s |\n", n, num(s), num(b),
+                cell(d, s), cell(r, s), num(z), ratio(d, z) }'
 }
 
 vm_load_scsi_debug dev_size_mb=16 delay=0
+: >"$VM_OUT/sgclient.err"
 declare -A DEVS=([sg]=$VM_SG [bsg]=$VM_BSG) V4=([bsg]=SGCLIENT_V4=1)
 "$CUSE_BSG" -f --name bsg/direct-cuse --copy=direct "$VM_SG" >"$VM_OUT/direct.log" 2>&1 &
+DIRECT_PID=$!
 "$CUSE_BSG" -f --name bsg/retry-cuse --copy=retry "$VM_SG" >"$VM_OUT/retry.log" 2>&1 &
-vm_wait 10 test -c /dev/bsg/direct-cuse -a -c /dev/bsg/retry-cuse || vm_fail "no daemons"
-DEVS[direct]=/dev/bsg/direct-cuse DEVS[retry]=/dev/bsg/retry-cuse
+"$NULLCUSE" -f --name bsg/null-cuse >"$VM_OUT/null.log" 2>&1 &
+NULL_PID=$!
+vm_wait 10 test -c /dev/bsg/direct-cuse -a -c /dev/bsg/retry-cuse -a -c /dev/bsg/null-cuse ||
+    vm_fail "no daemons"
+DEVS[direct]=/dev/bsg/direct-cuse DEVS[retry]=/dev/bsg/retry-cuse DEVS[null]=/dev/bsg/null-cuse
 echo "kernel $(uname -r), $(nproc) vCPU (TCG), scsi_debug delay=0; ops/s, medians of $ROUNDS"
 echo
-echo "| pattern                | kernel sg | kernel bsg | node, direct copy (/sg) | node, ioctl retry (/sg) |"
-echo "|------------------------|----------:|-----------:|------------------------:|------------------------:|"
+echo "| pattern                | kernel sg | kernel bsg | node, direct copy (/sg) | node, ioctl retry (/sg) | null responder | node/null |"
+echo "|------------------------|----------:|-----------:|------------------------:|------------------------:|---------------:|----------:|"
 bench "TEST UNIT READY" tur @DEV@ "$N"
 bench "READ 4 KiB" read-loop @DEV@ "$N" 4096
 bench "READ 64 KiB" read-loop @DEV@ $((N / 4)) 65536
 bench "READ 1 MiB" read-loop @DEV@ $((N / 20)) 1048576
+echo
+echo "null responder: tests/nullcuse, no target; it reads the header and CDB and writes the status"
+echo "back, as the direct copy must, but moves no data: in the READ rows the node copies the data"
+echo "and the null does not.  node/null: direct copy against the null; n/a: refused or not run."
 
 # --- asynchronous: fio's sg engine, IOPS against queue depth ---
 FIO_TIME=${FIO_TIME:-3}
@@ -52,59 +79,73 @@ fio_iops() {  # fio_iops DEV QD: randread 4k IOPS
         awk -F';' '{print $8}'
 }
 
-fio_sweep() {  # fio_sweep LABEL: rows of QD, kernel IOPS, node IOPS, ratio
-    local label=$1 qd r k n ks ns
+# fio_sweep LABEL [null]: rows of QD, kernel, node and (with "null") null
+# responder IOPS; fio.csv gets label,qd,kernel,node,null (null empty if not run)
+fio_sweep() {
+    local label=$1 with_null=${2:-} qd r k n z ks ns zs
     for qd in 1 4 8 16; do
-        ks='' ns=''
+        ks='' ns='' zs=''
         for r in $(seq "$ROUNDS"); do
             ks+="$(fio_iops "$VM_SG" $qd) "
             ns+="$(fio_iops /dev/bsg/direct-cuse $qd) "
+            [ -z "$with_null" ] || zs+="$(fio_iops /dev/bsg/null-cuse $qd) "
         done
         k=$(tr ' ' '\n' <<<"$ks" | grep . | median)
         n=$(tr ' ' '\n' <<<"$ns" | grep . | median)
-        awk -v l="$label" -v q=$qd -v k="$k" -v n="$n" \
-            'BEGIN { printf "| %-16s | %5d | %9d | %9d | %5.2f |\n", l, q, k, n, n / k }'
-        echo "$label,$qd,$k,$n" >>"$VM_OUT/fio.csv"
+        z=$(tr ' ' '\n' <<<"$zs" | grep . | median)
+        awk -v l="$label" -v q=$qd -v k="$k" -v n="$n" -v z="$z" '
+            function ratio(v, base) { return v == "" || !(base > 0) ? "n/a" : sprintf("%.2f", v / base) }
+            BEGIN { printf "| %-16s | %7d | %9d | %9d | %11s | %14s | %9s |\n", l, q, k, n,
+                    ratio(n, k), z == "" ? "n/a" : sprintf("%d", z), ratio(n, z) }'
+        echo "$label,$qd,$k,$n,$z" >>"$VM_OUT/fio.csv"
     done
 }
 
-requests_per_command() {  # FUSE requests the node took per fio command, at QD $1
-    local before after cmds
-    before=$(fuse_total) cmds=2000
-    fio --name=c --filename=/dev/bsg/direct-cuse --ioengine=sg --rw=randread --bs=4k \
-        --size=16M --iodepth="$1" --number_ios=$cmds >/dev/null 2>&1
-    after=$(fuse_total)
-    awk -v q="$1" -v d=$((after - before)) -v c=$cmds \
-        'BEGIN { printf "| fio randread 4k, QD %-2d | %.2f |\n", q, d / c }'
+# fuse_total LOG PID: every FUSE request the server logging to LOG has taken
+fuse_total() {
+    local before
+    before=$(grep -c 'stats:' "$1")
+    kill -USR1 "$2"
+    vm_wait 5 test "$(grep -c 'stats:' "$1")" -gt "$before" || vm_fail "no stats line in $1"
+    grep 'stats:' "$1" | tail -n1 | tr ' ' '\n' |
+        awk -F= '$1 ~ /^(open|release|read|write|ioctl|poll)$/ { s += $2 } END { print s }'
 }
 
-journal_stats() { grep 'stats:' "$VM_OUT/direct.log"; }
+requests_of() {  # requests_of LOG PID DEV QD: FUSE requests per fio command
+    local before after cmds=2000
+    before=$(fuse_total "$1" "$2")
+    fio --name=c --filename="$3" --ioengine=sg --rw=randread --bs=4k \
+        --size=16M --iodepth="$4" --number_ios=$cmds >/dev/null 2>&1
+    after=$(fuse_total "$1" "$2")
+    awk -v d=$((after - before)) -v c=$cmds 'BEGIN { printf "%.2f", d / c }'
+}
 
-fuse_total() {  # every FUSE request the direct daemon has taken
-    local pid
-    pid=$(pgrep -f 'bsg/direct-cuse' | head -n1)
-    kill -USR1 "$pid"
-    sleep 0.2
-    journal_stats | tail -n1 | tr ' ' '\n' |
-        awk -F= '$1 ~ /^(open|release|read|write|ioctl|poll)$/ { s += $2 } END { print s }'
+requests_per_command() {  # the node's and the null responder's, at QD $1
+    printf '| fio randread 4k, QD %-2d    | %5s | %14s |\n' "$1" \
+        "$(requests_of "$VM_OUT/direct.log" "$DIRECT_PID" /dev/bsg/direct-cuse "$1")" \
+        "$(requests_of "$VM_OUT/null.log" "$NULL_PID" /dev/bsg/null-cuse "$1")"
 }
 
 echo
 echo "fio --ioengine=sg --rw=randread --bs=4k, IOPS (medians of $ROUNDS runs of ${FIO_TIME} s)"
 echo
-echo "| scsi_debug       | iodepth | kernel sg | node      | node/kernel |"
-echo "|------------------|--------:|----------:|----------:|------:|"
+echo "| scsi_debug       | iodepth | kernel sg | node      | node/kernel | null responder | node/null |"
+echo "|------------------|--------:|----------:|----------:|------------:|---------------:|----------:|"
 : >"$VM_OUT/fio.csv"
-fio_sweep "delay=0"
+fio_sweep "delay=0" null
 echo 20000000 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
 fio_sweep "ndelay=20ms"
 sync_qd1=$(SGCLIENT_V4=1 "$SGCLIENT" read-loop "$VM_BSG" 50 4096)
 echo
+echo "null responder: as above, no data moved; it has no device latency, so only delay=0 has its"
+echo "column (n/a elsewhere)."
+echo
 echo "20 ms device: synchronous READ 4 KiB on kernel bsg, one at a time: $sync_qd1 ops/s"
 echo 0 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
 echo
-echo "| pattern                 | FUSE requests per command |"
-echo "|-------------------------|------:|"
+echo "| FUSE requests per command | node  | null responder |"
+echo "|---------------------------|------:|---------------:|"
 requests_per_command 1
 requests_per_command 16
+kill -TERM "$NULL_PID"
 pkill -TERM -x cuse_bsg

@@ -4,6 +4,7 @@
 
 CUSE_BSG=${CUSE_BSG:-$PWD/cuse_bsg}
 SGCLIENT=${SGCLIENT:-$PWD/tests/sgclient}
+NULLCUSE=${NULLCUSE:-$PWD/tests/nullcuse}
 NODE_PID=''
 NODE=''
 NODE_LOG=''
