@@ -53,9 +53,11 @@ declare -A DEVS=([sg]=$VM_SG [bsg]=$VM_BSG) V4=([bsg]=SGCLIENT_V4=1)
 "$CUSE_BSG" -f --name bsg/direct-cuse --copy=direct "$VM_SG" >"$VM_OUT/direct.log" 2>&1 &
 DIRECT_PID=$!
 "$CUSE_BSG" -f --name bsg/retry-cuse --copy=retry "$VM_SG" >"$VM_OUT/retry.log" 2>&1 &
+"$CUSE_BSG" -f --name bsg/pool-cuse --async=pool "$VM_SG" >"$VM_OUT/pool.log" 2>&1 &
 "$NULLCUSE" -f --name bsg/null-cuse >"$VM_OUT/null.log" 2>&1 &
 NULL_PID=$!
-vm_wait 10 test -c /dev/bsg/direct-cuse -a -c /dev/bsg/retry-cuse -a -c /dev/bsg/null-cuse ||
+vm_wait 10 test -c /dev/bsg/direct-cuse -a -c /dev/bsg/retry-cuse -a -c /dev/bsg/null-cuse \
+    -a -c /dev/bsg/pool-cuse ||
     vm_fail "no daemons"
 DEVS[direct]=/dev/bsg/direct-cuse DEVS[retry]=/dev/bsg/retry-cuse DEVS[null]=/dev/bsg/null-cuse
 echo "kernel $(uname -r), $(nproc) vCPU (TCG), scsi_debug delay=0; ops/s, medians of $ROUNDS"
@@ -73,31 +75,35 @@ echo "and the null does not.  node/null: direct copy against the null; n/a: refu
 
 # --- asynchronous: fio's sg engine, IOPS against queue depth ---
 FIO_TIME=${FIO_TIME:-3}
-fio_iops() {  # fio_iops DEV QD: randread 4k IOPS
-    fio --name=b --filename="$1" --ioengine=sg --rw=randread --bs=4k --size=16M \
+fio_iops() {  # fio_iops DEV QD [RW BS]: randread 4k IOPS (nothing if fio failed)
+    fio --name=b --filename="$1" --ioengine=sg --rw="${3:-randread}" --bs="${4:-4k}" --size=16M \
         --iodepth="$2" --runtime="$FIO_TIME" --time_based --output-format=terse 2>/dev/null |
-        awk -F';' '{print $8}'
+        awk -F';' '$5 == 0 {print $8}'
 }
+
+med() { tr ' ' '\n' | grep . | median; }
 
 # fio_sweep LABEL [null]: rows of QD, kernel, node and (with "null") null
 # responder IOPS; fio.csv gets label,qd,kernel,node,null (null empty if not run)
 fio_sweep() {
-    local label=$1 with_null=${2:-} qd r k n z ks ns zs
-    for qd in 1 4 8 16; do
-        ks='' ns='' zs=''
+    local label=$1 with_null=${2:-} qd r k n p z ks ns ps zs
+    for qd in 1 4 8 16 32; do
+        ks='' ns='' ps='' zs=''
         for r in $(seq "$ROUNDS"); do
             ks+="$(fio_iops "$VM_SG" $qd) "
             ns+="$(fio_iops /dev/bsg/direct-cuse $qd) "
+            ps+="$(fio_iops /dev/bsg/pool-cuse $qd) "
             [ -z "$with_null" ] || zs+="$(fio_iops /dev/bsg/null-cuse $qd) "
         done
-        k=$(tr ' ' '\n' <<<"$ks" | grep . | median)
-        n=$(tr ' ' '\n' <<<"$ns" | grep . | median)
-        z=$(tr ' ' '\n' <<<"$zs" | grep . | median)
-        awk -v l="$label" -v q=$qd -v k="$k" -v n="$n" -v z="$z" '
+        k=$(med <<<"$ks") n=$(med <<<"$ns") p=$(med <<<"$ps") z=$(med <<<"$zs")
+        awk -v l="$label" -v q=$qd -v k="$k" -v n="$n" -v p="$p" -v z="$z" '
             function ratio(v, base) { return v == "" || !(base > 0) ? "n/a" : sprintf("%.2f", v / base) }
-            BEGIN { printf "| %-16s | %7d | %9d | %9d | %11s | %14s | %9s |\n", l, q, k, n,
-                    ratio(n, k), z == "" ? "n/a" : sprintf("%d", z), ratio(n, z) }'
-        echo "$label,$qd,$k,$n,$z" >>"$VM_OUT/fio.csv"
+            function val(v) { return v == "" ? "EDOM" : sprintf("%d", v) }
+            BEGIN { printf "| %-11s | %7d | %9s | %11s | %5s | %10s | %5s | %9s | %5s |\n", l, q,
+                    val(k), val(n), ratio(n, k), val(p), ratio(p, k),
+                    z == "" ? "n/a" : sprintf("%d", z), ratio(n, z) }'
+        [ "$qd" = 32 ] || echo "$label,$qd,$k,$n,$z,$p" >>"$VM_OUT/fio.csv"
+        [ "$qd" != 16 ] || QD16[$label]=$n
     done
 }
 
@@ -126,22 +132,43 @@ requests_per_command() {  # the node's and the null responder's, at QD $1
         "$(requests_of "$VM_OUT/null.log" "$NULL_PID" /dev/bsg/null-cuse "$1")"
 }
 
+declare -A QD16=()
 echo
-echo "fio --ioengine=sg --rw=randread --bs=4k, IOPS (medians of $ROUNDS runs of ${FIO_TIME} s)"
+echo "fio --ioengine=sg --rw=randread --bs=4k, IOPS (medians of $ROUNDS runs of ${FIO_TIME} s);"
+echo "node: the default engine on an sg target (its own queue), pool: --async=pool"
 echo
-echo "| scsi_debug       | iodepth | kernel sg | node      | node/kernel | null responder | node/null |"
-echo "|------------------|--------:|----------:|----------:|------------:|---------------:|----------:|"
+echo "| scsi_debug  | iodepth | kernel sg | node, queue | /kern | node, pool | /kern | null resp | node/null |"
+echo "|-------------|--------:|----------:|------------:|------:|-----------:|------:|----------:|----------:|"
 : >"$VM_OUT/fio.csv"
 fio_sweep "delay=0" null
 echo 20000000 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
 fio_sweep "ndelay=20ms"
 sync_qd1=$(SGCLIENT_V4=1 "$SGCLIENT" read-loop "$VM_BSG" 50 4096)
+echo 0 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
 echo
+echo "EDOM: fio fails at iodepth 32, on the kernel's sg as on the node (sg's 16 slots)."
 echo "null responder: as above, no data moved; it has no device latency, so only delay=0 has its"
 echo "column (n/a elsewhere)."
 echo
-echo "20 ms device: synchronous READ 4 KiB on kernel bsg, one at a time: $sync_qd1 ops/s"
-echo 0 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
+awk -v s="$sync_qd1" -v a="${QD16[ndelay=20ms]}" 'BEGIN {
+    printf "20 ms device: synchronous READ 4 KiB on kernel bsg, one at a time: %d ops/s;\n", s
+    printf "fio QD 16 through the node: %d IOPS, %.1fx that\n", a, s > 0 ? a / s : 0 }'
+
+echo
+echo "fio --ioengine=sg --rw=read (sequential), MiB/s = IOPS at bs=1M (medians of $ROUNDS)"
+echo
+echo "| bs, iodepth | kernel sg | node, queue | /kern | node, pool | /kern |"
+echo "|-------------|----------:|------------:|------:|-----------:|------:|"
+for qd in 1 4; do
+    ks='' ns='' ps=''
+    for r in $(seq "$ROUNDS"); do
+        ks+="$(fio_iops "$VM_SG" $qd read 1M) "
+        ns+="$(fio_iops /dev/bsg/direct-cuse $qd read 1M) "
+        ps+="$(fio_iops /dev/bsg/pool-cuse $qd read 1M) "
+    done
+    awk -v q=$qd -v k="$(med <<<"$ks")" -v n="$(med <<<"$ns")" -v p="$(med <<<"$ps")" \
+        'BEGIN { printf "| 1 MiB, %-4d | %9d | %11d | %5.2f | %10d | %5.2f |\n", q, k, n, n / k, p, p / k }'
+done
 echo
 echo "| FUSE requests per command | node  | null responder |"
 echo "|---------------------------|------:|---------------:|"
