@@ -234,7 +234,7 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 	struct creds c = { 0 };
 
 	if (!o->d->direct || tid <= 0) {
-		if (!atomic_exchange(&o->warned, true))
+		if (!atomic_exchange(&o->warned_path, true))
 			log_warn("tid %d: %s() refused: the asynchronous interface needs the "
 				 "direct-copy path (CAP_SYS_PTRACE over callers)",
 				 tid, call);

@@ -95,6 +95,7 @@ struct opener {
 	bool released;			   /* protected by lock: the file is gone */
 	atomic_bool warned;		   /* a credentials refusal was logged */
 	atomic_bool warned_filter;	   /* a command refusal was logged */
+	atomic_bool warned_path;	   /* a refusal for want of the direct path was logged */
 };
 
 static inline void stat_inc(struct daemon *d, enum stat_id id)
