@@ -298,11 +298,14 @@ static void dispatch(struct sgio_cmd *cmd)
 		pool_submit(d->pool, &cmd->work);
 		return;
 	}
+	stat_target_start(d);
 	err = atomic_load(&d->target_gone)
 		      ? -ENODEV
 		      : d->target->ops->queue_submit(d->target, cmd->o->tq, &cmd->c);
-	if (err)
+	if (err) {
+		atomic_fetch_sub(&d->at_target, 1); /* it never got there */
 		complete_async(cmd, sgio_target_failed(d, err), true);
+	}
 }
 
 /* cmd may start now (true), or waits for one of its opener's to end. */
@@ -760,7 +763,7 @@ void async_target_done(struct scsi_cmd *c, int err)
 {
 	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)c - offsetof(struct sgio_cmd, c));
 
-	stat_inc(cmd->d, STAT_SG_IO);
+	stat_target_end(cmd->d, &cmd->start);
 	complete_async(cmd, err ? sgio_target_failed(cmd->d, err) : 0, true);
 }
 

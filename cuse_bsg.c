@@ -314,10 +314,12 @@ static void log_stats(struct daemon *d)
 		s[i] = atomic_load(&d->stats[i]);
 	log_msg(LOG_NOTICE,
 		"stats: open=%lu release=%lu read=%lu write=%lu ioctl=%lu poll=%lu "
-		"interrupt=%lu sg_io=%lu sg_io_errors=%lu ioctl_retries=%lu refused=%lu queued=%u",
+		"interrupt=%lu sg_io=%lu sg_io_errors=%lu ioctl_retries=%lu refused=%lu "
+		"at_target=%u avg_latency_us=%lu queued=%u",
 		s[STAT_OPEN], s[STAT_RELEASE], s[STAT_READ], s[STAT_WRITE], s[STAT_IOCTL],
 		s[STAT_POLL], s[STAT_INTERRUPT], s[STAT_SG_IO], s[STAT_SG_IO_ERR],
-		s[STAT_IOCTL_RETRY], s[STAT_REFUSED], pool_backlog(d->pool));
+		s[STAT_IOCTL_RETRY], s[STAT_REFUSED], atomic_load(&d->at_target),
+		s[STAT_SG_IO] ? s[STAT_LATENCY_US] / s[STAT_SG_IO] : 0, pool_backlog(d->pool));
 }
 
 /* SIGUSR1 is blocked in every thread; this one takes it and logs counters. */

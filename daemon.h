@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #define FUSE_USE_VERSION 312
 #include <fuse3/cuse_lowlevel.h>
@@ -35,6 +36,7 @@ enum stat_id {
 	STAT_SG_IO_ERR,	  /* SG_IO calls that ended with an errno */
 	STAT_IOCTL_RETRY, /* ioctl replies that asked the kernel for another round */
 	STAT_REFUSED,	  /* commands the access policy refused */
+	STAT_LATENCY_US,  /* summed over STAT_SG_IO: from the call to the target's answer */
 	STAT_COUNT,
 };
 
@@ -52,6 +54,7 @@ struct daemon {
 	unsigned inline_max;	     /* libfuse workers that may run a command themselves */
 	atomic_uint inline_busy;     /* how many do now */
 	atomic_ulong stats[STAT_COUNT];
+	atomic_uint at_target; /* commands the target has now */
 };
 
 #define CREDS_MAX_GROUPS 64
@@ -104,6 +107,25 @@ static inline void stat_inc(struct daemon *d, enum stat_id id)
 }
 
 /* The node's transfer limit as sg reports it (BLKSECTGET, reserved size). */
+/* A command reached the target (start) or came back from it (end). */
+static inline void stat_target_start(struct daemon *d)
+{
+	atomic_fetch_add_explicit(&d->at_target, 1, memory_order_relaxed);
+}
+
+static inline void stat_target_end(struct daemon *d, const struct timespec *start)
+{
+	struct timespec now;
+	long us;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	us = (now.tv_sec - start->tv_sec) * 1000000 + (now.tv_nsec - start->tv_nsec) / 1000;
+	atomic_fetch_sub_explicit(&d->at_target, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&d->stats[STAT_LATENCY_US], us > 0 ? us : 0,
+				  memory_order_relaxed);
+	stat_inc(d, STAT_SG_IO);
+}
+
 static inline uint32_t daemon_max_sectors_bytes(const struct daemon *d)
 {
 	uint32_t m = d->target->info.max_sectors_bytes;

@@ -265,8 +265,9 @@ int sgio_run_target(struct sgio_cmd *cmd)
 
 	if (atomic_load(&d->target_gone))
 		return -ENODEV;
+	stat_target_start(d);
 	ret = d->target->ops->sg_io(d->target, cmd->chan, &cmd->c);
-	stat_inc(d, STAT_SG_IO);
+	stat_target_end(d, &cmd->start);
 	return ret ? sgio_target_failed(d, ret) : 0;
 }
 

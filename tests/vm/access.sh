@@ -36,6 +36,9 @@ kernel_rule() {
         grep -q 'not permitted' <<<"$out"
     out=$(as_user sg_raw "$NODE" $SENDDIAG 2>&1)
     check "nobody: SEND DIAGNOSTIC is EPERM" grep -q 'not permitted' <<<"$out"
+    check "SIGUSR1: refused commands counted ($(node_stat refused))" test "$(node_stat refused)" -ge 3
+    check "SIGUSR1: average latency, commands at the target" \
+        bash -c "[ $(node_stat avg_latency_us) -gt 0 ] && [ $(node_stat at_target) -eq 0 ]"
     check "the refusal is logged, naming the command" \
         grep -q 'refused by the access policy' "$NODE_LOG"
 }
