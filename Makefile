@@ -13,16 +13,16 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o filter.o caps.o
+MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o filter.o caps.o notify.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter \
-	tests/test_caps
+	tests/test_caps tests/test_notify
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
 VM_RUN := tests/vm/vm-run
 
-all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync build/cuse_bsg.asan
+all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync tests/notifywait build/cuse_bsg.asan
 
 cuse_bsg: cuse_bsg.o $(MODULES)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
@@ -44,6 +44,9 @@ tests/test_pool: build/san/tests/test_pool.o build/san/pool.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -pthread -o $@
 
 tests/test_filter: build/san/tests/test_filter.o build/san/filter.o
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
+
+tests/test_notify: build/san/tests/test_notify.o build/san/notify.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
 
 # SG_IO end to end against a fake target and a fake libfuse reply layer
@@ -69,6 +72,10 @@ tests/sgclient: tests/sgclient.o
 	$(CC) $(LDFLAGS) $^ -o $@
 
 tests/sgasync: tests/sgasync.o
+	$(CC) $(LDFLAGS) $^ -o $@
+
+# a stand-in for the service manager's notification socket, for tests/vm/udev.sh
+tests/notifywait: tests/notifywait.o
 	$(CC) $(LDFLAGS) $^ -o $@
 
 # a 32-bit caller, which the node refuses cleanly
@@ -132,7 +139,7 @@ uninstall:
 
 clean:
 	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/stress_async \
-		tests/sgclient tests/sgclient32 tests/sgasync
+		tests/sgclient tests/sgclient32 tests/sgasync tests/notifywait
 
 .PHONY: all unit tsan vm-check check demo bench fuzz format-check install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d build/tsan/*.d build/tsan/tests/*.d

@@ -27,6 +27,7 @@
 #include "daemon.h"
 #include "ioctl.h"
 #include "log.h"
+#include "notify.h"
 #include "uaccess.h"
 
 #define CUSE_BSG_VERSION "0.1.0"
@@ -285,10 +286,20 @@ static int set_node_access(const struct options *opt, dev_t dev)
 	return 0;
 }
 
+/* The service manager's Type=notify protocol; nothing without NOTIFY_SOCKET. */
+static void tell_manager(const char *msg)
+{
+	int err = notify_send(msg);
+
+	if (err < 0)
+		log_warn("cannot notify the service manager (NOTIFY_SOCKET): %s", strerror(-err));
+}
+
 /* libfuse calls this once CUSE_INIT is answered, even if registration failed. */
 static void cb_init_done(void *userdata)
 {
 	struct runtime *rt = userdata;
+	char msg[200];
 	dev_t dev;
 	int err;
 
@@ -309,6 +320,8 @@ static void cb_init_done(void *userdata)
 		 rt->d.target->info.vendor, rt->d.target->info.product,
 		 target_kind_name(rt->d.target->info.kind), rt->opt.name, major(dev), minor(dev));
 	notify_parent(rt, 0);
+	if (notify_ready_msg(msg, sizeof(msg), rt->opt.name) == 0)
+		tell_manager(msg);
 	return;
 fail:
 	notify_parent(rt, 1);
@@ -787,6 +800,8 @@ static int serve(struct runtime *rt)
 	fuse_loop_cfg_set_max_threads(cfg, FUSE_THREADS);
 	rt->d.inline_max = FUSE_THREADS - FUSE_SPARE;
 	ret = fuse_session_loop_mt(rt->se, cfg);
+	if (atomic_load(&rt->node_up))
+		tell_manager("STOPPING=1\n");
 	fuse_loop_cfg_destroy(cfg);
 	/* answer what the workers still hold while the session can take it */
 	pool_free(rt->d.pool);
