@@ -97,6 +97,7 @@ vm-check: all
 	$(VM_RUN) tests/vm/suite.sh
 	$(VM_RUN) tests/vm/async.sh
 	$(VM_RUN) tests/vm/access.sh
+	$(VM_RUN) tests/vm/udev.sh
 
 # Everything: unit tests (ASan+UBSan, then TSan), then the integration suite in the VM.
 check: unit vm-check
