@@ -144,7 +144,7 @@ unit_capabilities() {
     mask=$(sed -n 's/^CapEff:\t//p' "/proc/$NODE_PID/status")
     vm_log "daemon's CapEff: $mask"
     check "confined: direct copy path (CAP_SYS_PTRACE)" grep -q 'data path: direct copy' "$NODE_LOG"
-    mode_is "confined: --owner and --mode applied (CAP_CHOWN, CAP_FOWNER)" "$NODE" 666:disk
+    mode_is "confined: --owner and --mode applied (CAP_CHOWN)" "$NODE" 666:disk
     # another uid: process_vm_readv/writev into it need CAP_SYS_PTRACE
     same "confined: sg_inq by another user" "$VM_SG" \
         setpriv --reuid=65534 --regid=65534 --groups=disk sg_inq @DEV@
