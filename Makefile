@@ -4,6 +4,14 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/cuse-bsg
+# where udev and systemd look, whatever PREFIX is (udev.pc comes with the udev
+# package, systemd.pc with systemd)
+UDEVDIR ?= $(or $(shell $(PKG_CONFIG) --variable=udevdir udev 2>/dev/null),/lib/udev)
+UDEVRULESDIR ?= $(UDEVDIR)/rules.d
+SYSTEMDUNITDIR ?= $(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd \
+	2>/dev/null),/lib/systemd/system)
 DESTDIR ?=
 
 # 'override' keeps the required flags when CFLAGS is given on the command line
@@ -100,7 +108,7 @@ vm-check: all
 	$(VM_RUN) tests/vm/udev.sh
 
 # Everything: unit tests (ASan+UBSan, then TSan), then the integration suite in the VM.
-check: unit vm-check
+check: unit install-check vm-check
 
 demo: all
 	$(VM_RUN) tests/vm/demo.sh
@@ -132,15 +140,29 @@ fuzz: build/fuzz_filter
 format-check:
 	clang-format --dry-run -Werror *.c *.h tests/*.c tests/*.h
 
+INSTALLED := $(SBINDIR)/cuse_bsg $(MANDIR)/man8/cuse_bsg.8 $(UDEVRULESDIR)/60-cuse-bsg.rules \
+	$(SYSTEMDUNITDIR)/cuse-bsg@.service $(DOCDIR)/policy.example
+
 install: cuse_bsg
 	install -D -m 0755 cuse_bsg $(DESTDIR)$(SBINDIR)/cuse_bsg
+	install -D -m 0644 cuse_bsg.8 $(DESTDIR)$(MANDIR)/man8/cuse_bsg.8
+	install -D -m 0644 bsg.rules $(DESTDIR)$(UDEVRULESDIR)/60-cuse-bsg.rules
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' cuse-bsg@.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/cuse-bsg@.service  # names the daemon where it goes
+	install -D -m 0644 policy.example $(DESTDIR)$(DOCDIR)/policy.example
 
 uninstall:
-	$(RM) $(DESTDIR)$(SBINDIR)/cuse_bsg
+	$(RM) $(addprefix $(DESTDIR),$(INSTALLED))
+
+# install into a scratch DESTDIR, check what landed (the unit with
+# systemd-analyze verify, the man page with groff), uninstall, expect no file
+install-check: cuse_bsg
+	tests/install-check.sh $(INSTALLED)
 
 clean:
 	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/stress_async \
 		tests/sgclient tests/sgclient32 tests/sgasync tests/notifywait
 
-.PHONY: all unit tsan vm-check check demo bench fuzz format-check install uninstall clean
+.PHONY: all unit tsan vm-check check install-check demo bench fuzz format-check install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d build/tsan/*.d build/tsan/tests/*.d
