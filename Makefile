@@ -4,6 +4,14 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/cuse-bsg
+# where udev and systemd look, whatever PREFIX is (udev.pc comes with the udev
+# package, systemd.pc with systemd)
+UDEVDIR ?= $(or $(shell $(PKG_CONFIG) --variable=udevdir udev 2>/dev/null),/lib/udev)
+UDEVRULESDIR ?= $(UDEVDIR)/rules.d
+SYSTEMDUNITDIR ?= $(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd \
+	2>/dev/null),/lib/systemd/system)
 DESTDIR ?=
 
 # 'override' keeps the required flags when CFLAGS is given on the command line
@@ -13,16 +21,17 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o filter.o caps.o
+MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o filter.o caps.o notify.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter \
-	tests/test_caps
+	tests/test_caps tests/test_notify
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
 VM_RUN := tests/vm/vm-run
 
-all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync tests/nullcuse build/cuse_bsg.asan
+all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync tests/nullcuse tests/notifywait \
+	build/cuse_bsg.asan
 
 cuse_bsg: cuse_bsg.o $(MODULES)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
@@ -44,6 +53,9 @@ tests/test_pool: build/san/tests/test_pool.o build/san/pool.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -pthread -o $@
 
 tests/test_filter: build/san/tests/test_filter.o build/san/filter.o
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
+
+tests/test_notify: build/san/tests/test_notify.o build/san/notify.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
 
 # SG_IO end to end against a fake target and a fake libfuse reply layer
@@ -75,6 +87,10 @@ tests/sgasync: tests/sgasync.o
 tests/nullcuse: tests/nullcuse.o
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3) -pthread -o $@
 
+# a stand-in for the service manager's notification socket, for tests/vm/udev.sh
+tests/notifywait: tests/notifywait.o
+	$(CC) $(LDFLAGS) $^ -o $@
+
 # a 32-bit caller, which the node refuses cleanly
 tests/sgclient32: tests/sgclient.c
 	$(CC) -m32 $(CPPFLAGS) $(CFLAGS) $< -o $@
@@ -94,9 +110,10 @@ vm-check: all
 	$(VM_RUN) tests/vm/suite.sh
 	$(VM_RUN) tests/vm/async.sh
 	$(VM_RUN) tests/vm/access.sh
+	$(VM_RUN) tests/vm/udev.sh
 
 # Everything: unit tests (ASan+UBSan, then TSan), then the integration suite in the VM.
-check: unit vm-check
+check: unit install-check vm-check
 
 demo: all
 	$(VM_RUN) tests/vm/demo.sh
@@ -129,15 +146,29 @@ fuzz: build/fuzz_filter
 format-check:
 	clang-format --dry-run -Werror *.c *.h tests/*.c tests/*.h
 
+INSTALLED := $(SBINDIR)/cuse_bsg $(MANDIR)/man8/cuse_bsg.8 $(UDEVRULESDIR)/60-cuse-bsg.rules \
+	$(SYSTEMDUNITDIR)/cuse-bsg@.service $(DOCDIR)/policy.example
+
 install: cuse_bsg
 	install -D -m 0755 cuse_bsg $(DESTDIR)$(SBINDIR)/cuse_bsg
+	install -D -m 0644 cuse_bsg.8 $(DESTDIR)$(MANDIR)/man8/cuse_bsg.8
+	install -D -m 0644 bsg.rules $(DESTDIR)$(UDEVRULESDIR)/60-cuse-bsg.rules
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' cuse-bsg@.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/cuse-bsg@.service  # names the daemon where it goes
+	install -D -m 0644 policy.example $(DESTDIR)$(DOCDIR)/policy.example
 
 uninstall:
-	$(RM) $(DESTDIR)$(SBINDIR)/cuse_bsg
+	$(RM) $(addprefix $(DESTDIR),$(INSTALLED))
+
+# install into a scratch DESTDIR, check what landed (the unit with
+# systemd-analyze verify, the man page with groff), uninstall, expect no file
+install-check: cuse_bsg
+	tests/install-check.sh $(INSTALLED)
 
 clean:
 	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/stress_async \
-		tests/sgclient tests/sgclient32 tests/sgasync tests/nullcuse
+		tests/sgclient tests/sgclient32 tests/sgasync tests/nullcuse tests/notifywait
 
-.PHONY: all unit tsan vm-check check demo bench fuzz format-check install uninstall clean
+.PHONY: all unit tsan vm-check check install-check demo bench fuzz format-check install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d build/tsan/*.d build/tsan/tests/*.d

@@ -27,6 +27,7 @@
 #include "daemon.h"
 #include "ioctl.h"
 #include "log.h"
+#include "notify.h"
 #include "uaccess.h"
 
 #define CUSE_BSG_VERSION "0.1.0"
@@ -42,7 +43,7 @@ struct options {
 	const char *target;
 	char name[128];
 	bool foreground;
-	mode_t mode;
+	mode_t mode; /* (mode_t)-1, (uid_t)-1, (gid_t)-1: leave as created */
 	uid_t uid;
 	gid_t gid;
 	unsigned threads;
@@ -256,20 +257,49 @@ static int wait_for_node(const struct options *opt, dev_t *ret)
 	return -ENODEV;
 }
 
-static int set_node_access(const struct options *opt)
+/*
+ * Only what --mode, --owner and --group ask for: without them the node stays
+ * as devtmpfs and udev's rules made it.  udev applies a rule's MODE and GROUP
+ * when it processes the node's uevent, maybe after we got here, so wait for
+ * it to record the device first (its database entry is written after the
+ * node's permissions): the options win.
+ */
+static int set_node_access(const struct options *opt, dev_t dev)
 {
-	char devpath[160];
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	char devpath[160], db[64];
 
+	if (opt->mode == (mode_t)-1 && opt->uid == (uid_t)-1 && opt->gid == (gid_t)-1)
+		return 0;
+	snprintf(db, sizeof(db), "/run/udev/data/c%u:%u", major(dev), minor(dev));
+	for (int waited = 0; waited < NODE_WAIT_MS && access("/run/udev/control", F_OK) == 0 &&
+			     access(db, F_OK) < 0;
+	     waited += 10)
+		nanosleep(&tick, NULL);
 	snprintf(devpath, sizeof(devpath), "/dev/%s", opt->name);
-	if (chown(devpath, opt->uid, opt->gid) < 0 || chmod(devpath, opt->mode) < 0)
+	/* the mode first, while the node is root's: no CAP_FOWNER needed */
+	if (opt->mode != (mode_t)-1 && chmod(devpath, opt->mode) < 0)
+		return -errno;
+	if ((opt->uid != (uid_t)-1 || opt->gid != (gid_t)-1) &&
+	    chown(devpath, opt->uid, opt->gid) < 0)
 		return -errno;
 	return 0;
+}
+
+/* The service manager's Type=notify protocol; nothing without NOTIFY_SOCKET. */
+static void tell_manager(const char *msg)
+{
+	int err = notify_send(msg);
+
+	if (err < 0)
+		log_warn("cannot notify the service manager (NOTIFY_SOCKET): %s", strerror(-err));
 }
 
 /* libfuse calls this once CUSE_INIT is answered, even if registration failed. */
 static void cb_init_done(void *userdata)
 {
 	struct runtime *rt = userdata;
+	char msg[200];
 	dev_t dev;
 	int err;
 
@@ -280,7 +310,7 @@ static void cb_init_done(void *userdata)
 			rt->opt.name);
 		goto fail;
 	}
-	err = set_node_access(&rt->opt);
+	err = set_node_access(&rt->opt, dev);
 	if (err) {
 		log_err("cannot set owner and mode of /dev/%s: %s", rt->opt.name, strerror(-err));
 		goto fail;
@@ -290,6 +320,8 @@ static void cb_init_done(void *userdata)
 		 rt->d.target->info.vendor, rt->d.target->info.product,
 		 target_kind_name(rt->d.target->info.kind), rt->opt.name, major(dev), minor(dev));
 	notify_parent(rt, 0);
+	if (notify_ready_msg(msg, sizeof(msg), rt->opt.name) == 0)
+		tell_manager(msg);
 	return;
 fail:
 	notify_parent(rt, 1);
@@ -344,9 +376,11 @@ static void usage(FILE *f)
 		   "\n"
 		   "  -n, --name NAME      node name under /dev (default: bsg/<target>-cuse)\n"
 		   "  -f, --foreground     stay in the foreground, log to stderr\n"
-		   "  -m, --mode MODE      node permissions, octal (default: 0600)\n"
-		   "  -o, --owner USER     node owner (default: root)\n"
-		   "  -g, --group GROUP    node group (default: root)\n"
+		   "  -m, --mode MODE      set the node's permissions, octal (default: leave\n"
+		   "                       them as devtmpfs and udev made them; 0600 root:root\n"
+		   "                       without a udev rule)\n"
+		   "  -o, --owner USER     set the node's owner (default: leave it)\n"
+		   "  -g, --group GROUP    set the node's group (default: leave it)\n"
 		   "  -t, --threads N      worker threads issuing SG_IO (default: 32, 1..64)\n"
 		   "  -c, --copy MODE      data path: auto, direct or retry (default: auto)\n"
 		   "  -a, --async ENGINE   how written commands reach the target: queue (an sg\n"
@@ -379,7 +413,7 @@ static int parse_id(const char *s, long *ret)
 	char *end;
 	long v = strtol(s, &end, 10);
 
-	if (!*s || *end || v < 0)
+	if (!*s || *end || v < 0 || v >= (long)UINT32_MAX) /* -1 is chown()'s "unchanged" */
 		return -EINVAL;
 	*ret = v;
 	return 0;
@@ -466,7 +500,13 @@ static int parse_options(int argc, char **argv, struct options *opt)
 	long v;
 	int c;
 
-	*opt = (struct options){ .mode = 0600, .threads = 32, .sg_minor = -1 };
+	*opt = (struct options){
+		.mode = (mode_t)-1,
+		.uid = (uid_t)-1,
+		.gid = (gid_t)-1,
+		.threads = 32,
+		.sg_minor = -1,
+	};
 	while ((c = getopt_long(argc, argv, "n:fm:o:g:t:c:a:s:SP:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -585,7 +625,8 @@ static int drop_privileges(struct runtime *rt)
 
 	if (rt->d.direct)
 		keep |= CAPS_BIT(CAP_SYS_PTRACE) | CAPS_BIT(CAP_DAC_READ_SEARCH);
-	if (rt->opt.uid != 0 || rt->opt.gid != 0)
+	if ((rt->opt.uid != (uid_t)-1 && rt->opt.uid != 0) ||
+	    (rt->opt.gid != (gid_t)-1 && rt->opt.gid != 0))
 		keep |= CAPS_BIT(CAP_CHOWN);
 	ret = caps_limit(keep);
 	if (ret < 0) {
@@ -761,6 +802,8 @@ static int serve(struct runtime *rt)
 	fuse_loop_cfg_set_max_threads(cfg, FUSE_THREADS);
 	rt->d.inline_max = FUSE_THREADS - FUSE_SPARE;
 	ret = fuse_session_loop_mt(rt->se, cfg);
+	if (atomic_load(&rt->node_up))
+		tell_manager("STOPPING=1\n");
 	fuse_loop_cfg_destroy(cfg);
 	/* answer what the workers still hold while the session can take it */
 	pool_free(rt->d.pool);
