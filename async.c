@@ -48,6 +48,8 @@ void async_opener_init(struct opener *o, pid_t tid)
 	if (tid <= 0 || uaccess_creds(tid, &o->creds) < 0)
 		memset(&o->creds, 0xff, sizeof(o->creds));
 	pthread_mutex_init(&o->lock, NULL);
+	pthread_mutex_init(&o->status_lock, NULL);
+	uaccess_status_init(&o->status);
 	o->refs = 1;
 	o->achan = -1;
 }
@@ -67,6 +69,8 @@ static void opener_put(struct opener *o)
 		d->target->ops->chan_close(d->target, o->achan);
 	if (o->tq)
 		d->target->ops->queue_close(d->target, o->tq);
+	uaccess_status_fini(&o->status);
+	pthread_mutex_destroy(&o->status_lock);
 	pthread_mutex_destroy(&o->lock);
 	free(o);
 }
@@ -229,6 +233,18 @@ static void unparked(struct parked *p)
 	fuse_req_interrupt_func(p->req, NULL, NULL);
 }
 
+/* The caller's credentials; its status file stays open for its next call. */
+static int read_creds(struct opener *o, pid_t tid, struct creds *c)
+{
+	int err;
+
+	if (pthread_mutex_trylock(&o->status_lock))
+		return uaccess_creds(tid, c); /* another thread of the file is at it */
+	err = uaccess_creds_cached(&o->status, tid, c);
+	pthread_mutex_unlock(&o->status_lock);
+	return err;
+}
+
 static int check_caller(struct opener *o, pid_t tid, const char *call)
 {
 	struct creds c = { 0 };
@@ -240,7 +256,7 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 				 tid, call);
 		return -EINVAL;
 	}
-	if (uaccess_creds(tid, &c) == 0 && uaccess_creds_equal(&c, &o->creds))
+	if (read_creds(o, tid, &c) == 0 && uaccess_creds_equal(&c, &o->creds))
 		return 0;
 	/* sg's sg_check_file_access(): a file used from another security context */
 	if (!atomic_exchange(&o->warned, true))

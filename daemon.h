@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define FUSE_USE_VERSION 312
@@ -67,6 +68,12 @@ struct creds {
 	unsigned long long cap_eff;
 };
 
+/* One thread's /proc/TID/status kept open between credential checks. */
+struct uaccess_status {
+	int fd; /* or -1 */
+	pid_t tid;
+};
+
 struct sgio_cmd;
 struct parked;
 
@@ -96,9 +103,11 @@ struct opener {
 	struct fuse_pollhandle *ph;	   /* protected by lock: the newest poller */
 	unsigned refs;			   /* protected by lock: the file + running commands */
 	bool released;			   /* protected by lock: the file is gone */
-	atomic_bool warned;		   /* a credentials refusal was logged */
-	atomic_bool warned_filter;	   /* a command refusal was logged */
-	atomic_bool warned_path;	   /* a refusal for want of the direct path was logged */
+	pthread_mutex_t status_lock;
+	struct uaccess_status status; /* protected by status_lock: the last caller's */
+	atomic_bool warned;	      /* a credentials refusal was logged */
+	atomic_bool warned_filter;    /* a command refusal was logged */
+	atomic_bool warned_path;      /* a refusal for want of the direct path was logged */
 };
 
 static inline void stat_inc(struct daemon *d, enum stat_id id)

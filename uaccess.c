@@ -4,13 +4,14 @@
  * id, which is what fuse_req_ctx() gives.  A short transfer means a fault
  * part-way, which the kernel would report as EFAULT too.
  */
+#include "uaccess.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-
-#include "uaccess.h"
+#include <unistd.h>
 
 #define CAP_SYS_PTRACE_BIT 19
 #define CHUNK		   64 /* remote segments per system call */
@@ -88,32 +89,109 @@ static int parse_ids(const char *v, unsigned *ids, unsigned max)
 	return n;
 }
 
-int uaccess_creds(pid_t tid, struct creds *ret)
+/* The open status file whole into buf, NUL-terminated: its length, or -errno. */
+static ssize_t pread_all(int fd, char *buf, size_t size)
 {
-	char path[64], line[1024];
-	struct creds c = { 0 };
-	int seen = 0;
-	FILE *f;
+	size_t len = 0;
+	ssize_t n = 1;
+
+	while (len < size - 1 && (n = pread(fd, buf + len, size - 1 - len, len)) > 0)
+		len += n;
+	if (n < 0)
+		return -errno;
+	buf[len] = '\0';
+	return len;
+}
+
+static int open_status(pid_t tid)
+{
+	char path[64];
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Uid:", 4))
-			seen += parse_ids(line + 4, c.uid, 4) == 4;
-		else if (!strncmp(line, "Gid:", 4))
-			seen += parse_ids(line + 4, c.gid, 4) == 4;
-		else if (!strncmp(line, "Groups:", 7))
-			c.ngroups = parse_ids(line + 7, c.groups, CREDS_MAX_GROUPS);
-		else if (sscanf(line, "CapEff: %llx", &c.cap_eff) == 1)
-			seen++;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * /proc/TID/status into buf, through cache's descriptor when it is tid's:
+ * a second read of a procfs file regenerates it, and a descriptor of a
+ * thread that has exited says ESRCH, never another thread's state.
+ */
+static ssize_t read_status(struct uaccess_status *cache, pid_t tid, char *buf, size_t size)
+{
+	ssize_t len = -ESRCH;
+	int fd;
+
+	if (cache && cache->tid == tid && cache->fd >= 0)
+		len = pread_all(cache->fd, buf, size);
+	if (len >= 0)
+		return len;
+	fd = open_status(tid);
+	if (fd < 0)
+		return fd;
+	len = pread_all(fd, buf, size);
+	if (!cache || len < 0) {
+		close(fd);
+		return len;
 	}
-	fclose(f);
+	if (cache->fd >= 0)
+		close(cache->fd);
+	cache->fd = fd;
+	cache->tid = tid;
+	return len;
+}
+
+void uaccess_status_init(struct uaccess_status *cache)
+{
+	cache->fd = -1;
+	cache->tid = 0;
+}
+
+void uaccess_status_fini(struct uaccess_status *cache)
+{
+	if (cache->fd >= 0)
+		close(cache->fd);
+	cache->fd = -1;
+}
+
+/*
+ * Called twice per asynchronous command: plain prefix tests, no stdio and
+ * no sscanf, as the file has some sixty lines and three are wanted.
+ */
+int uaccess_creds_cached(struct uaccess_status *cache, pid_t tid, struct creds *ret)
+{
+	char buf[8192];
+	struct creds c = { 0 };
+	int seen = 0;
+	ssize_t len = read_status(cache, tid, buf, sizeof(buf));
+
+	if (len < 0)
+		return len;
+	for (char *line = buf, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!strncmp(line, "Uid:", 4)) {
+			seen += parse_ids(line + 4, c.uid, 4) == 4;
+		} else if (!strncmp(line, "Gid:", 4)) {
+			seen += parse_ids(line + 4, c.gid, 4) == 4;
+		} else if (!strncmp(line, "Groups:", 7)) {
+			c.ngroups = parse_ids(line + 7, c.groups, CREDS_MAX_GROUPS);
+		} else if (!strncmp(line, "CapEff:", 7)) {
+			c.cap_eff = strtoull(line + 7, NULL, 16);
+			seen++;
+		}
+	}
 	if (seen != 3)
 		return -ESRCH;
 	*ret = c;
 	return 0;
+}
+
+int uaccess_creds(pid_t tid, struct creds *ret)
+{
+	return uaccess_creds_cached(NULL, tid, ret);
 }
 
 bool uaccess_creds_equal(const struct creds *a, const struct creds *b)

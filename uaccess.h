@@ -25,6 +25,12 @@ int uaccess_writev(pid_t tid, const struct scsi_seg *segs, unsigned n, const voi
 
 /* The credentials of thread tid.  0 or -errno. */
 int uaccess_creds(pid_t tid, struct creds *ret);
+
+/* struct uaccess_status (daemon.h): the caller serialises its use. */
+void uaccess_status_init(struct uaccess_status *cache);
+void uaccess_status_fini(struct uaccess_status *cache);
+/* uaccess_creds(), through cache. */
+int uaccess_creds_cached(struct uaccess_status *cache, pid_t tid, struct creds *ret);
 bool uaccess_creds_equal(const struct creds *a, const struct creds *b);
 
 /*
