@@ -152,7 +152,7 @@ echo "column (n/a elsewhere)."
 echo
 awk -v s="$sync_qd1" -v a="${QD16[ndelay=20ms]}" 'BEGIN {
     printf "20 ms device: synchronous READ 4 KiB on kernel bsg, one at a time: %d ops/s;\n", s
-    printf "fio QD 16 through the node: %d IOPS, %.1fx that\n", a, s > 0 ? a / s : 0 }'
+    printf "fio QD 16 through the node: %d IOPS, %.1fx that\n", a, (s > 0 ? a / s : 0) }'
 
 echo
 echo "fio --ioengine=sg --rw=read (sequential), MiB/s = IOPS at bs=1M (medians of $ROUNDS)"
