@@ -185,7 +185,7 @@ static int real_queue_submit(struct target *t, struct target_queue *q, struct sc
  * POLLHUP for good: stop watching a queue with nothing running, and tell
  * the caller to slow down while the SCSI layer fails the rest.
  */
-static bool reap_one(struct real_target *rt, struct target_queue *q)
+static bool reap_one(struct real_target *rt, struct target_queue *q, uint32_t events)
 {
 	struct sg_io_hdr h;
 	struct scsi_cmd *c;
@@ -205,7 +205,9 @@ static bool reap_one(struct real_target *rt, struct target_queue *q)
 		rt->done(c, 0);
 		return false;
 	}
-	if (errno == EAGAIN || errno == EINTR)
+	/* a detaching sg says EAGAIN while its commands are still being
+	 * failed, and POLLHUP all along: back off rather than spin */
+	if ((errno == EAGAIN || errno == EINTR) && !(events & (EPOLLHUP | EPOLLERR)))
 		return false;
 	pthread_mutex_lock(&rt->lock);
 	idle = q->running == 0;
@@ -230,7 +232,7 @@ static void *completion_thread(void *arg)
 		for (int i = 0; i < n; i++) {
 			if (!ev[i].data.ptr)
 				return NULL; /* the stop eventfd */
-			slow |= reap_one(rt, ev[i].data.ptr);
+			slow |= reap_one(rt, ev[i].data.ptr, ev[i].events);
 		}
 		free_closed(rt);
 		if (slow)
