@@ -182,30 +182,6 @@ target_gone() {  # the device removed under an open node: ENODEV and POLLHUP
     node_stop
 }
 
-# a device removed while fio has commands in flight on its node
-removed_under_load() {
-    local f rc t0
-    echo 1 >/sys/bus/pseudo/drivers/scsi_debug/add_host
-    vm_wait 10 bash -c 'ls /sys/class/scsi_generic/ | grep -q sg' || vm_fail "no sg after add_host"
-    VM_SG=/dev/$(ls /sys/class/scsi_generic/ | tail -n1)
-    vm_wait 10 test -c "$VM_SG" || vm_fail "no $VM_SG"
-    CUSE_BSG=$PWD/build/cuse_bsg.asan
-    node_start bsg/rm-cuse "$VM_SG"
-    timeout 120 fio --name=t --filename="$NODE" --ioengine=sg --rw=randread --bs=4k --size=4M \
-        --iodepth=16 --runtime=60 --time_based >/tmp/fio.out 2>&1 &
-    f=$!
-    sleep 3
-    t0=$SECONDS
-    echo -1 >/sys/bus/pseudo/drivers/scsi_debug/add_host
-    rc=0
-    wait $f || rc=$?
-    grep -m1 -o 'error=[A-Za-z ]*' /tmp/fio.out | sed 's/^/   fio: /'
-    check "device removed under fio QD 16: fio ends with an error in $((SECONDS - t0)) s, no hang" \
-        test $rc -ne 0 -a $rc -ne 124
-    check "and the daemon stays up" kill -0 "$NODE_PID"
-    node_stop # exit 0: no LeakSanitizer report
-}
-
 vm_load_scsi_debug dev_size_mb=16
 CUSE_BSG=$PWD/build/cuse_bsg.asan
 # written commands on sg's own queue (the default for an sg target), then on the pool
@@ -225,6 +201,5 @@ node_start bsg/async-cuse "$VM_SG"
 orphans
 sg_compat
 target_gone
-removed_under_load
 echo "async suite took $((SECONDS - T0)) s in the guest"
 summary
