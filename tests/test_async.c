@@ -1044,21 +1044,10 @@ Test(async, max_running_holds_the_rest_back_in_order)
 
 /* ---- the access policy ---- */
 
-/* SG_IO of b's CDB on the direct path: 0 or the errno it was answered with. */
+/* SG_IO on the direct path: 0, or the errno it was answered with. */
 static int sg_io_errno(struct rig *g, struct sg_io_hdr *h)
 {
-	struct ioctx x = {
-		.req = fake_req_new(g->fs),
-		.o = g->o,
-		.arg = (uintptr_t)h,
-		.tid = gettid(),
-		.direct = true,
-	};
-	struct fake_reply *rep;
-
-	ioctl_dispatch(&x, SG_IO, 0);
-	rep = reply_of(x.req);
-	return rep->kind == FAKE_ERR ? rep->err : 0;
+	return -call_ioctl(g, SG_IO, h);
 }
 
 Test(async, policy_without_rawio_reads_but_writes_only_when_open_for_writing)
