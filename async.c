@@ -69,6 +69,7 @@ static void opener_put(struct opener *o)
 		d->target->ops->queue_close(d->target, o->tq);
 	pthread_mutex_destroy(&o->lock);
 	free(o);
+	daemon_opener_put(d);
 }
 
 static int pack_id_of(const struct sgio_cmd *cmd)
@@ -235,17 +236,19 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 
 	if (!o->d->direct || tid <= 0) {
 		if (!atomic_exchange(&o->warned, true))
-			log_warn("tid %d: %s() refused: the asynchronous interface needs the "
-				 "direct-copy path (CAP_SYS_PTRACE over callers)",
-				 tid, call);
+			daemon_warn(o->d,
+				    "tid %d: %s() refused: the asynchronous interface needs the "
+				    "direct-copy path (CAP_SYS_PTRACE over callers)",
+				    tid, call);
 		return -EINVAL;
 	}
 	if (uaccess_creds(tid, &c) == 0 && uaccess_creds_equal(&c, &o->creds))
 		return 0;
 	/* sg's sg_check_file_access(): a file used from another security context */
 	if (!atomic_exchange(&o->warned, true))
-		log_warn("tid %d (uid %u): %s() refused: credentials differ from the opener's", tid,
-			 c.uid[1], call);
+		daemon_warn(o->d,
+			    "tid %d (uid %u): %s() refused: credentials differ from the opener's",
+			    tid, c.uid[1], call);
 	return -EPERM;
 }
 
@@ -451,7 +454,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	}
 	memcpy(&reply_len, buf + 4, sizeof(reply_len));
 	if (version < 0 && reply_len >= 0) {
-		log_debug("tid %d: legacy sg_header write() refused", tid);
+		daemon_debug(o->d, "tid %d: legacy sg_header write() refused", tid);
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
@@ -565,7 +568,7 @@ static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
 }
 
 /* The pack_id in the reader's buffer, as sg reads it (SG_SET_FORCE_PACK_ID). */
-static int wanted_pack_id(pid_t tid)
+static int wanted_pack_id(struct opener *o, pid_t tid)
 {
 	struct timespec tick = { 0, 100 * 1000 };
 	uint64_t buf;
@@ -584,7 +587,7 @@ static int wanted_pack_id(pid_t tid)
 			break;
 		return pack_id;
 	}
-	log_debug("tid %d: no pack_id in its read buffer: any completion will do", tid);
+	daemon_debug(o->d, "tid %d: no pack_id in its read buffer: any completion will do", tid);
 	return -1;
 }
 
@@ -602,7 +605,7 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 		return;
 	}
 	if (atomic_load(&o->force_pack_id))
-		pack_id = wanted_pack_id(tid);
+		pack_id = wanted_pack_id(o, tid);
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
 		n = take_done(o, pack_id, size, cmds);
@@ -786,7 +789,8 @@ void async_unkeep(struct sgio_cmd *cmd)
 
 void async_kept_done(struct sgio_cmd *cmd, int err)
 {
-	log_debug("tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)", cmd->tid);
+	daemon_debug(cmd->d, "tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)",
+		     cmd->tid);
 	complete_async(cmd, err, false);
 }
 

@@ -15,6 +15,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse3/cuse_lowlevel.h>
 
+#include "log.h"
 #include "pool.h"
 #include "target.h"
 
@@ -49,7 +50,19 @@ struct daemon {
 	unsigned inline_max;	 /* libfuse workers that may run a command themselves */
 	atomic_uint inline_busy; /* how many do now */
 	atomic_ulong stats[STAT_COUNT];
+	atomic_uint openers; /* alive: open, or with a command still running */
+	/* called once the last opener is freed (from any thread); or NULL */
+	void (*openers_gone)(struct daemon *d);
 };
+
+/* A line naming the node (d->name; the prefix if NULL). */
+#define daemon_log(d, level, ...) log_node(level, (d)->name, __VA_ARGS__)
+#define daemon_warn(d, ...)	  daemon_log(d, LOG_WARNING, __VA_ARGS__)
+#define daemon_debug(d, ...)                                   \
+	do {                                                   \
+		if (log_level >= LOG_DEBUG)                    \
+			daemon_log(d, LOG_DEBUG, __VA_ARGS__); \
+	} while (0)
 
 #define CREDS_MAX_GROUPS 64
 
@@ -96,6 +109,18 @@ struct opener {
 static inline void stat_inc(struct daemon *d, enum stat_id id)
 {
 	atomic_fetch_add_explicit(&d->stats[id], 1, memory_order_relaxed);
+}
+
+/* An opener was made (before it can be seen) or freed. */
+static inline void daemon_opener_get(struct daemon *d)
+{
+	atomic_fetch_add(&d->openers, 1);
+}
+
+static inline void daemon_opener_put(struct daemon *d)
+{
+	if (atomic_fetch_sub(&d->openers, 1) == 1 && d->openers_gone)
+		d->openers_gone(d);
 }
 
 /* The node's transfer limit as sg reports it (BLKSECTGET, reserved size). */
