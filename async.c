@@ -50,6 +50,26 @@ void async_opener_init(struct opener *o, pid_t tid)
 	pthread_mutex_init(&o->lock, NULL);
 	o->refs = 1;
 	o->achan = -1;
+	pthread_mutex_lock(&o->d->openers_lock);
+	o->d_next = o->d->opener_list;
+	if (o->d_next)
+		o->d_next->d_prev = o;
+	o->d->opener_list = o;
+	pthread_mutex_unlock(&o->d->openers_lock);
+}
+
+static void opener_unlist(struct opener *o)
+{
+	struct daemon *d = o->d;
+
+	pthread_mutex_lock(&d->openers_lock);
+	if (o->d_prev)
+		o->d_prev->d_next = o->d_next;
+	else
+		d->opener_list = o->d_next;
+	if (o->d_next)
+		o->d_next->d_prev = o->d_prev;
+	pthread_mutex_unlock(&d->openers_lock);
 }
 
 static void opener_put(struct opener *o)
@@ -62,6 +82,7 @@ static void opener_put(struct opener *o)
 	pthread_mutex_unlock(&o->lock);
 	if (!last)
 		return;
+	opener_unlist(o);
 	d->target->ops->chan_close(d->target, o->chan);
 	if (o->achan >= 0)
 		d->target->ops->chan_close(d->target, o->achan);
@@ -90,15 +111,16 @@ static unsigned queue_limit(struct opener *o, unsigned version)
 static struct sgio_cmd *pick(struct opener *o, int pack_id);
 
 /* Caller holds o->lock: would a parked reader, or writer, get on now? */
+/* A gone target wakes both: async_target_gone() may have swept the lists already. */
 static bool reader_ready(struct opener *o, const struct parked *p)
 {
-	return pick(o, p->pack_id) != NULL;
+	return pick(o, p->pack_id) != NULL || atomic_load(&o->d->target_gone);
 }
 
 static bool writer_ready(struct opener *o, const struct parked *p)
 {
 	(void)p;
-	return o->queued < queue_limit(o, 4);
+	return o->queued < queue_limit(o, 4) || atomic_load(&o->d->target_gone);
 }
 
 /* Caller holds o->lock. */
@@ -814,6 +836,61 @@ void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph)
 	if (old)
 		fuse_pollhandle_destroy(old);
 	fuse_reply_poll(req, revents);
+}
+
+static void answer_all(struct parked *p, int err)
+{
+	struct parked *next;
+
+	for (; p; p = next) {
+		next = p->next;
+		unparked(p);
+		fuse_reply_err(p->req, err);
+		free(p);
+	}
+}
+
+/* The parked calls of o get ENODEV, its poller POLLHUP. */
+static void sweep_gone(struct opener *o)
+{
+	struct parked *readers, *writers;
+	struct fuse_pollhandle *ph;
+
+	pthread_mutex_lock(&o->lock);
+	readers = o->readers;
+	writers = o->writers;
+	o->readers = o->writers = NULL;
+	ph = take_poller(o);
+	pthread_mutex_unlock(&o->lock);
+	answer_all(readers, ENODEV);
+	answer_all(writers, ENODEV);
+	notify(ph);
+}
+
+void async_target_gone(struct daemon *d)
+{
+	struct opener **all = NULL, *o;
+	unsigned n = 0, i = 0;
+
+	/* hold each opener alive, then work on each outside openers_lock */
+	pthread_mutex_lock(&d->openers_lock);
+	for (o = d->opener_list; o; o = o->d_next)
+		n++;
+	all = n ? calloc(n, sizeof(*all)) : NULL;
+	for (o = d->opener_list; all && o; o = o->d_next) {
+		pthread_mutex_lock(&o->lock);
+		o->refs++;
+		pthread_mutex_unlock(&o->lock);
+		all[i++] = o;
+	}
+	pthread_mutex_unlock(&d->openers_lock);
+	if (n && !all)
+		daemon_warn(d, "out of memory: parked calls wait for their own end");
+	for (i = 0; all && i < n; i++) {
+		sweep_gone(all[i]);
+		opener_put(all[i]);
+	}
+	free(all);
 }
 
 void async_release(struct opener *o)

@@ -51,6 +51,8 @@ struct daemon {
 	atomic_uint inline_busy; /* how many do now */
 	atomic_ulong stats[STAT_COUNT];
 	atomic_uint openers; /* alive: open, or with a command still running */
+	pthread_mutex_t openers_lock;
+	struct opener *opener_list; /* protected by openers_lock: those alive */
 	/* called once the last opener is freed (from any thread); or NULL */
 	void (*openers_gone)(struct daemon *d);
 };
@@ -104,6 +106,7 @@ struct opener {
 	unsigned refs;			   /* protected by lock: the file + running commands */
 	bool released;			   /* protected by lock: the file is gone */
 	atomic_bool warned;		   /* a credentials refusal was logged */
+	struct opener *d_prev, *d_next;	   /* protected by d->openers_lock */
 };
 
 static inline void stat_inc(struct daemon *d, enum stat_id id)

@@ -443,6 +443,7 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	n->d.name = n->name;
 	n->d.openers_gone = openers_gone;
 	pthread_mutex_init(&n->shared_lock, NULL);
+	pthread_mutex_init(&n->d.openers_lock, NULL);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
 	err = target_open(target, &n->d.target, why, why_len);
@@ -594,6 +595,7 @@ void node_gone(struct node *n)
 	log_node(LOG_WARNING, n->name,
 		 "%s was removed: calls get ENODEV; the node goes with its last opener",
 		 n->d.target->info.path);
+	async_target_gone(&n->d);
 	if (atomic_load(&n->d.openers) == 0)
 		node_stop(n);
 }
@@ -649,6 +651,7 @@ int node_free(struct node *n)
 	pthread_cond_destroy(&n->cond);
 	pthread_mutex_destroy(&n->lock);
 	pthread_mutex_destroy(&n->shared_lock);
+	pthread_mutex_destroy(&n->d.openers_lock);
 	free(n);
 	return ret;
 }
