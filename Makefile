@@ -91,6 +91,7 @@ tsan: tests/stress_async
 vm-check: all
 	$(VM_RUN) tests/vm/suite.sh
 	$(VM_RUN) tests/vm/async.sh
+	$(VM_RUN) tests/vm/hotplug.sh
 
 # Everything: unit tests (ASan+UBSan, then TSan), then the integration suite in the VM.
 check: unit vm-check
