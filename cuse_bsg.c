@@ -664,6 +664,18 @@ static int main_all(struct runtime *rt)
 	return 0;
 }
 
+/* A descriptor opened later must never be taken for stdin, stdout or stderr. */
+static void hold_stdio(void)
+{
+	int fd;
+
+	do
+		fd = open("/dev/null", O_RDWR);
+	while (fd >= 0 && fd <= STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	static struct runtime rt = { .ready_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -676,6 +688,7 @@ int main(int argc, char **argv)
 	snprintf(prefix, sizeof(prefix), "cuse_bsg[%s]", rt.opt.name);
 	log_set_prefix(rt.opt.all ? "cuse_bsg" : prefix);
 	raise_fd_limit();
+	hold_stdio();
 	if (check_cuse() < 0)
 		return 1;
 	return rt.opt.all ? main_all(&rt) : main_one(&rt);
