@@ -46,8 +46,9 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 
 /*
  * Start the workers and the CUSE session.  Returns once /dev/NAME exists
- * with its owner and mode (0), or registering it failed (-errno, logged);
- * ended is called in both cases, once the session is over.
+ * with its owner and mode (0), and ended will be called on the node's
+ * thread once the session is over; or once registering it failed
+ * (-errno, logged), the session over, and ended will not be called.
  */
 int node_start(struct node *n, node_ended_fn *ended, void *arg);
 

@@ -40,6 +40,7 @@ add_host() {  # add_host 1|-1: wait for the devices to follow
 }
 
 all_start() {
+    : >"$ALL_LOG"
     "$CUSE_BSG" --all -f -v "$@" >>"$ALL_LOG" 2>&1 &
     ALL_PID=$!
 }
@@ -98,7 +99,7 @@ hot_remove() {
     t1=$(now_ms)
     out=$(grep -m1 -o -e 'err=[ 0-9]*' -e 'error=[A-Za-z ]*' /tmp/fio.out)
     echo "   fio ended $((t1 - t0)) ms after the removal, status $rc: $out"
-    grep -i -m3 -e 'error' -e 'err=' /tmp/fio.out | sed 's/^/   fio: /'
+    grep -i -m4 -e 'io_u error' -e 'error=' /tmp/fio.out | sed 's/^/   fio: /'
     check "hot-remove: fio sees errors, and no hang (status $rc)" \
         test "$rc" -ne 0 -a "$rc" -ne 124 -a $((t1 - t0)) -lt 30000
     check "hot-remove: the node goes once fio closed it" vm_wait 5 test ! -e "$node"
