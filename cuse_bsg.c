@@ -52,8 +52,9 @@ struct member {
 	char syspath[PATH_MAX];
 	struct node *node;
 	struct runtime *rt;
-	bool gone;	   /* its device was removed */
-	atomic_bool ended; /* its session is over: free it */
+	struct udev_event *next_add; /* a device back at the same H:C:T:L, or NULL */
+	bool gone;		     /* its device was removed */
+	atomic_bool ended;	     /* its session is over: free it */
 };
 
 /* main()'s state; the queue is the one thing another thread touches. */
@@ -517,6 +518,27 @@ static struct member *find_member(struct runtime *rt, const char *syspath)
 	return NULL;
 }
 
+/*
+ * A device back at the address of a removed one whose node is still held
+ * open: it gets the name once the old node is gone.  True if deferred.
+ */
+static bool defer_add(struct runtime *rt, const struct udev_event *e, const char *name)
+{
+	for (struct member *m = rt->members; m; m = m->next) {
+		if (!m->gone || strcmp(node_name(m->node), name))
+			continue;
+		free(m->next_add);
+		m->next_add = malloc(sizeof(*e));
+		if (!m->next_add)
+			return false;
+		*m->next_add = *e;
+		log_info("%s (%s): /dev/%s follows once its removed device's node is closed",
+			 e->devnode, e->hctl, name);
+		return true;
+	}
+	return false;
+}
+
 /* A device appeared (or was there): its node, or a line saying why not. */
 static void member_add(struct runtime *rt, const struct udev_event *e)
 {
@@ -526,7 +548,7 @@ static void member_add(struct runtime *rt, const struct udev_event *e)
 
 	if (find_member(rt, e->syspath))
 		return; /* found by the scan and reported again */
-	if (udev_node_name(e->hctl, name, sizeof(name)) < 0)
+	if (udev_node_name(e->hctl, name, sizeof(name)) < 0 || defer_add(rt, e, name))
 		return;
 	m = calloc(1, sizeof(*m));
 	if (!m) {
@@ -556,6 +578,12 @@ static void member_remove(struct runtime *rt, const struct udev_event *e)
 {
 	struct member *m = find_member(rt, e->syspath);
 
+	for (struct member *g = rt->members; !m && g; g = g->next) {
+		if (g->next_add && !strcmp(g->next_add->syspath, e->syspath)) {
+			free(g->next_add); /* came back and went again before its turn */
+			g->next_add = NULL;
+		}
+	}
 	if (!m)
 		return;
 	m->gone = true;
@@ -579,6 +607,9 @@ static void reap(struct runtime *rt)
 		snprintf(name, sizeof(name), "%s", node_name(m->node));
 		node_free(m->node);
 		log_info("/dev/%s removed", name);
+		if (m->next_add)
+			member_add(rt, m->next_add);
+		free(m->next_add);
 		free(m);
 	}
 }
@@ -621,6 +652,7 @@ static void stop_all(struct runtime *rt)
 	for (m = rt->members; m; m = next) {
 		next = m->next;
 		node_free(m->node);
+		free(m->next_add);
 		free(m);
 	}
 	rt->members = NULL;

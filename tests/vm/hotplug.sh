@@ -25,11 +25,15 @@ sg_of() { echo "/dev/$(ls "$(vm_sdebug_devs | grep "/$1\$")/scsi_generic")"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 daemon_up() { kill -0 "$ALL_PID" 2>/dev/null; }
 
-_n_ready() {  # exactly N scsi_debug devices, each with its sg node
+_n_ready() {  # exactly N scsi_debug devices, each with its sg node (bsg without sg)
     local d
     [ "$(vm_sdebug_devs | wc -l)" -eq "$1" ] || return 1
     for d in $(vm_sdebug_devs); do
-        [ -c "/dev/$(ls "$d/scsi_generic" 2>/dev/null)" ] || return 1
+        if [ -d /sys/module/sg ]; then
+            [ -c "/dev/$(ls "$d/scsi_generic" 2>/dev/null)" ] || return 1
+        else
+            [ -c "/dev/bsg/${d##*/}" ] || return 1
+        fi
     done
 }
 add_host() {  # add_host 1|-1: wait for the devices to follow
@@ -140,6 +144,26 @@ idle_remove() {  # a node nobody holds goes at once
     check "a removed device's idle node goes at once" vm_wait 2 test ! -e "$(cuse_node "$h")"
 }
 
+# a device back at the same H:C:T:L while its old node is held: it waits for the name
+readd_held() {
+    local h node n
+    h=$(hctls | head -n1)
+    node=$(cuse_node "$h")
+    n=$(hctls | wc -l)
+    exec 3<>"$node"
+    echo 1 >"/sys/class/scsi_device/$h/device/delete"
+    vm_wait 10 _n_ready $((n - 1)) || vm_fail "$h was not deleted"
+    echo "- - -" >"/sys/class/scsi_host/host${h%%:*}/scan"
+    vm_wait 10 _n_ready "$n" || vm_fail "$h did not come back"
+    check "a device back at a held node's address: deferred, logged" \
+        vm_wait 5 grep -q "($h): /dev/bsg/$h-cuse follows" "$ALL_LOG"
+    check "... the held node still fails" bash -c "sg_turs $node 2>&1 | grep -q 'No such device'"
+    exec 3>&-
+    check "... and the new device gets the name once it is closed" vm_wait 5 sg_turs "$node"
+    NODE=$node
+    same "... sg_inq through it" "$(sg_of "$h")" sg_inq @DEV@
+}
+
 stats() {
     local n before
     before=$(grep -c 'stats:' "$ALL_LOG")
@@ -178,6 +202,28 @@ one_target_removed() {
     check "one target: no LeakSanitizer report" bash -c "! grep -q LeakSanitizer '$NODE_LOG'"
 }
 
+# without sg, --all serves the bsg nodes
+bsg_fallback() {
+    local h rc=0
+    vm_unload_sg
+    all_start
+    check "without sg: --all serves the bsg nodes" each_device_has_a_node
+    check "without sg: logged" grep -q "every SCSI device's bsg node" "$ALL_LOG"
+    h=$(hctls | head -n1)
+    NODE=$(cuse_node "$h")
+    same "without sg: sg_inq through $NODE" "/dev/bsg/$h" sg_inq @DEV@
+    add_host 1
+    h=$(hctls | tail -n1)
+    check "without sg: a hot-added device's node" vm_wait 2 test -c "$(cuse_node "$h")"
+    same "without sg: sg_readcap through the new node" "/dev/bsg/$h" sg_readcap @DEV@
+    add_host -1
+    check "without sg: a removed device's node goes" vm_wait 2 test ! -e "$(cuse_node "$h")"
+    kill -TERM "$ALL_PID"
+    wait "$ALL_PID" || rc=$?
+    check "without sg: SIGTERM, exit 0 ($rc), no sanitizer report" \
+        bash -c "[ $rc -eq 0 ] && ! grep -q -e LeakSanitizer -e AddressSanitizer '$ALL_LOG'"
+}
+
 vm_load_scsi_debug dev_size_mb=16 add_host=2
 start_udevd
 CUSE_BSG=$PWD/build/cuse_bsg.asan
@@ -186,8 +232,10 @@ hot_add
 hot_remove
 skipped
 idle_remove
+readd_held
 stats
 all_stop
 one_target_removed
+bsg_fallback
 echo "hotplug suite took $((SECONDS - T0)) s in the guest"
 summary
