@@ -104,6 +104,7 @@ hot_remove() {
     out=$(grep -m1 -o -e 'err=[ 0-9]*' -e 'error=[A-Za-z ]*' /tmp/fio.out)
     echo "   fio ended $((t1 - t0)) ms after the removal, status $rc: $out"
     grep -i -m4 -e 'io_u error' -e 'error=' /tmp/fio.out | sed 's/^/   fio: /'
+    cp /tmp/fio.out "$VM_OUT/fio-hot-remove.out"
     check "hot-remove: fio sees errors, and no hang (status $rc)" \
         test "$rc" -ne 0 -a "$rc" -ne 124 -a $((t1 - t0)) -lt 30000
     check "hot-remove: the node goes once fio closed it" vm_wait 5 test ! -e "$node"
@@ -159,7 +160,8 @@ readd_held() {
         vm_wait 5 grep -q "($h): /dev/bsg/$h-cuse follows" "$ALL_LOG"
     check "... the held node still fails" bash -c "sg_turs $node 2>&1 | grep -q 'No such device'"
     exec 3>&-
-    check "... and the new device gets the name once it is closed" vm_wait 5 sg_turs "$node"
+    check "... and the new device gets the name once it is closed" \
+        vm_wait 5 bash -c "sg_turs $node 2>/dev/null"
     NODE=$node
     same "... sg_inq through it" "$(sg_of "$h")" sg_inq @DEV@
 }
