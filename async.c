@@ -294,8 +294,8 @@ static int open_async_chan(struct opener *o)
 		err = t->ops->queue_open(t, &tq);
 	else
 		err = chan = t->ops->chan_open(t);
-	if (err < 0)
-		return err == -ENOENT ? -ENODEV : err;
+	if (err < 0) /* the device node gone with the device is ENODEV, as sg */
+		return sgio_target_failed(o->d, err == -ENOENT ? -ENODEV : err);
 	pthread_mutex_lock(&o->lock);
 	have = o->achan >= 0 || o->tq;
 	if (!have) {
