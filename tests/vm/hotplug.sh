@@ -24,6 +24,7 @@ cuse_node() { echo "/dev/bsg/$1-cuse"; }
 sg_of() { echo "/dev/$(ls "$(vm_sdebug_devs | grep "/$1\$")/scsi_generic")"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 daemon_up() { kill -0 "$ALL_PID" 2>/dev/null; }
+held() { find /proc/[0-9]*/fd -lname "$1" 2>/dev/null | grep -q .; }
 
 _n_ready() {  # exactly N scsi_debug devices, each with its sg node (bsg without sg)
     local d
@@ -93,10 +94,13 @@ hot_remove() {
     local out rc=0 t0 t1 node other
     node=$(cuse_node "$NEW")
     other=$(cuse_node "$(hctls | head -n1)")
-    timeout 120 fio --name=t --filename="$node" --ioengine=sg --rw=randread --bs=4k \
+    # fio splits file names at ':' unless escaped
+    timeout 120 fio --name=t --filename="${node//:/\\:}" --ioengine=sg --rw=randread --bs=4k \
         --iodepth=16 --size=16M --time_based --runtime=60 >/tmp/fio.out 2>&1 &
     local fio=$!
-    sleep 3
+    # fio starts slowly under TCG: remove only once its job holds the node
+    vm_wait 60 held "$node" || vm_fail "fio did not open $node"
+    sleep 2
     t0=$(now_ms)
     echo -1 >"$ADD_HOST"
     wait $fio || rc=$?
