@@ -16,16 +16,18 @@ DESTDIR ?=
 
 # 'override' keeps the required flags when CFLAGS is given on the command line
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -MMD -MP $(SAN)
-override CPPFLAGS += -D_GNU_SOURCE $(shell $(PKG_CONFIG) --cflags fuse3)
+override CPPFLAGS += -D_GNU_SOURCE $(shell $(PKG_CONFIG) --cflags fuse3 libudev)
 override LDFLAGS += $(SAN)
-LIBS := $(shell $(PKG_CONFIG) --libs fuse3) -lsgutils2 -pthread
+LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o filter.o caps.o notify.o
+# the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
+DAEMON_MODULES := node.o udev.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter \
-	tests/test_caps tests/test_notify
+	tests/test_caps tests/test_notify tests/test_udev
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
 VM_RUN := tests/vm/vm-run
@@ -33,7 +35,7 @@ VM_RUN := tests/vm/vm-run
 all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync tests/nullcuse tests/notifywait \
 	build/cuse_bsg.asan
 
-cuse_bsg: cuse_bsg.o $(MODULES)
+cuse_bsg: cuse_bsg.o $(MODULES) $(DAEMON_MODULES)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
 # Unit tests build every module again, with the sanitizers, under build/san.
@@ -57,6 +59,9 @@ tests/test_filter: build/san/tests/test_filter.o build/san/filter.o
 
 tests/test_notify: build/san/tests/test_notify.o build/san/notify.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
+
+tests/test_udev: build/san/tests/test_udev.o build/san/udev.o
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) $(shell $(PKG_CONFIG) --libs libudev) -pthread -o $@
 
 # SG_IO end to end against a fake target and a fake libfuse reply layer
 tests/test_sgio: build/san/tests/test_sgio.o build/san/tests/fake.o $(SAN_MODULES)
@@ -96,7 +101,7 @@ tests/sgclient32: tests/sgclient.c
 	$(CC) -m32 $(CPPFLAGS) $(CFLAGS) $< -o $@
 
 # the daemon with ASan+UBSan, for the part of the VM suite that checks for leaks
-build/cuse_bsg.asan: build/san/cuse_bsg.o $(SAN_MODULES)
+build/cuse_bsg.asan: build/san/cuse_bsg.o $(SAN_MODULES) $(addprefix build/san/,$(DAEMON_MODULES))
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(LIBS) -o $@
 
 # the Criterion tests under ASan+UBSan, then the TSan stress run
@@ -111,6 +116,7 @@ vm-check: all
 	$(VM_RUN) tests/vm/async.sh
 	$(VM_RUN) tests/vm/access.sh
 	$(VM_RUN) tests/vm/udev.sh
+	$(VM_RUN) tests/vm/hotplug.sh
 
 # Everything: unit tests (ASan+UBSan, then TSan), then the integration suite in the VM.
 check: unit install-check vm-check

@@ -52,6 +52,26 @@ void async_opener_init(struct opener *o, pid_t tid)
 	uaccess_status_init(&o->status);
 	o->refs = 1;
 	o->achan = -1;
+	pthread_mutex_lock(&o->d->openers_lock);
+	o->d_next = o->d->opener_list;
+	if (o->d_next)
+		o->d_next->d_prev = o;
+	o->d->opener_list = o;
+	pthread_mutex_unlock(&o->d->openers_lock);
+}
+
+static void opener_unlist(struct opener *o)
+{
+	struct daemon *d = o->d;
+
+	pthread_mutex_lock(&d->openers_lock);
+	if (o->d_prev)
+		o->d_prev->d_next = o->d_next;
+	else
+		d->opener_list = o->d_next;
+	if (o->d_next)
+		o->d_next->d_prev = o->d_prev;
+	pthread_mutex_unlock(&d->openers_lock);
 }
 
 static void opener_put(struct opener *o)
@@ -64,6 +84,7 @@ static void opener_put(struct opener *o)
 	pthread_mutex_unlock(&o->lock);
 	if (!last)
 		return;
+	opener_unlist(o);
 	d->target->ops->chan_close(d->target, o->chan);
 	if (o->achan >= 0)
 		d->target->ops->chan_close(d->target, o->achan);
@@ -73,6 +94,7 @@ static void opener_put(struct opener *o)
 	pthread_mutex_destroy(&o->status_lock);
 	pthread_mutex_destroy(&o->lock);
 	free(o);
+	daemon_opener_put(d);
 }
 
 static int pack_id_of(const struct sgio_cmd *cmd)
@@ -93,15 +115,16 @@ static unsigned queue_limit(struct opener *o, unsigned version)
 static struct sgio_cmd *pick(struct opener *o, int pack_id);
 
 /* Caller holds o->lock: would a parked reader, or writer, get on now? */
+/* A gone target wakes both: async_target_gone() may have swept the lists already. */
 static bool reader_ready(struct opener *o, const struct parked *p)
 {
-	return pick(o, p->pack_id) != NULL;
+	return pick(o, p->pack_id) != NULL || atomic_load(&o->d->target_gone);
 }
 
 static bool writer_ready(struct opener *o, const struct parked *p)
 {
 	(void)p;
-	return o->queued < queue_limit(o, 4);
+	return o->queued < queue_limit(o, 4) || atomic_load(&o->d->target_gone);
 }
 
 /* Caller holds o->lock. */
@@ -251,17 +274,19 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 
 	if (!o->d->direct || tid <= 0) {
 		if (!atomic_exchange(&o->warned_path, true))
-			log_warn("tid %d: %s() refused: the asynchronous interface needs the "
-				 "direct-copy path (CAP_SYS_PTRACE over callers)",
-				 tid, call);
+			daemon_warn(o->d,
+				    "tid %d: %s() refused: the asynchronous interface needs the "
+				    "direct-copy path (CAP_SYS_PTRACE over callers)",
+				    tid, call);
 		return -EINVAL;
 	}
 	if (read_creds(o, tid, &c) == 0 && uaccess_creds_equal(&c, &o->creds))
 		return 0;
 	/* sg's sg_check_file_access(): a file used from another security context */
 	if (!atomic_exchange(&o->warned, true))
-		log_warn("tid %d (uid %u): %s() refused: credentials differ from the opener's", tid,
-			 c.uid[1], call);
+		daemon_warn(o->d,
+			    "tid %d (uid %u): %s() refused: credentials differ from the opener's",
+			    tid, c.uid[1], call);
 	return -EPERM;
 }
 
@@ -472,7 +497,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	}
 	memcpy(&reply_len, buf + 4, sizeof(reply_len));
 	if (version < 0 && reply_len >= 0) {
-		log_debug("tid %d: legacy sg_header write() refused", tid);
+		daemon_debug(o->d, "tid %d: legacy sg_header write() refused", tid);
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
@@ -586,7 +611,7 @@ static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
 }
 
 /* The pack_id in the reader's buffer, as sg reads it (SG_SET_FORCE_PACK_ID). */
-static int wanted_pack_id(pid_t tid)
+static int wanted_pack_id(struct opener *o, pid_t tid)
 {
 	struct timespec tick = { 0, 100 * 1000 };
 	uint64_t buf;
@@ -605,7 +630,7 @@ static int wanted_pack_id(pid_t tid)
 			break;
 		return pack_id;
 	}
-	log_debug("tid %d: no pack_id in its read buffer: any completion will do", tid);
+	daemon_debug(o->d, "tid %d: no pack_id in its read buffer: any completion will do", tid);
 	return -1;
 }
 
@@ -623,7 +648,7 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 		return;
 	}
 	if (atomic_load(&o->force_pack_id))
-		pack_id = wanted_pack_id(tid);
+		pack_id = wanted_pack_id(o, tid);
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
 		n = take_done(o, pack_id, size, cmds);
@@ -807,7 +832,8 @@ void async_unkeep(struct sgio_cmd *cmd)
 
 void async_kept_done(struct sgio_cmd *cmd, int err)
 {
-	log_debug("tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)", cmd->tid);
+	daemon_debug(cmd->d, "tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)",
+		     cmd->tid);
 	complete_async(cmd, err, false);
 }
 
@@ -831,6 +857,61 @@ void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph)
 	if (old)
 		fuse_pollhandle_destroy(old);
 	fuse_reply_poll(req, revents);
+}
+
+static void answer_all(struct parked *p, int err)
+{
+	struct parked *next;
+
+	for (; p; p = next) {
+		next = p->next;
+		unparked(p);
+		fuse_reply_err(p->req, err);
+		free(p);
+	}
+}
+
+/* The parked calls of o get ENODEV, its poller POLLHUP. */
+static void sweep_gone(struct opener *o)
+{
+	struct parked *readers, *writers;
+	struct fuse_pollhandle *ph;
+
+	pthread_mutex_lock(&o->lock);
+	readers = o->readers;
+	writers = o->writers;
+	o->readers = o->writers = NULL;
+	ph = take_poller(o);
+	pthread_mutex_unlock(&o->lock);
+	answer_all(readers, ENODEV);
+	answer_all(writers, ENODEV);
+	notify(ph);
+}
+
+void async_target_gone(struct daemon *d)
+{
+	struct opener **all = NULL, *o;
+	unsigned n = 0, i = 0;
+
+	/* hold each opener alive, then work on each outside openers_lock */
+	pthread_mutex_lock(&d->openers_lock);
+	for (o = d->opener_list; o; o = o->d_next)
+		n++;
+	all = n ? calloc(n, sizeof(*all)) : NULL;
+	for (o = d->opener_list; all && o; o = o->d_next) {
+		pthread_mutex_lock(&o->lock);
+		o->refs++;
+		pthread_mutex_unlock(&o->lock);
+		all[i++] = o;
+	}
+	pthread_mutex_unlock(&d->openers_lock);
+	if (n && !all)
+		daemon_warn(d, "out of memory: parked calls wait for their own end");
+	for (i = 0; all && i < n; i++) {
+		sweep_gone(all[i]);
+		opener_put(all[i]);
+	}
+	free(all);
 }
 
 void async_release(struct opener *o)

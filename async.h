@@ -34,6 +34,12 @@ void async_keep(struct sgio_cmd *cmd);
 void async_unkeep(struct sgio_cmd *cmd);
 void async_kept_done(struct sgio_cmd *cmd, int err);
 
+/*
+ * d->target_gone was just set by the caller: answer every opener's parked
+ * reads and writes with ENODEV and wake its pollers (POLLHUP).
+ */
+void async_target_gone(struct daemon *d);
+
 /* Room may have appeared: resume parked writers, wake pollers. */
 void async_room(struct opener *o);
 

@@ -1,379 +1,91 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * cuse_bsg: serve a SCSI pass-through node through CUSE.  main() checks the
- * target, registers /dev/NAME, and runs libfuse's multi-threaded loop; the
- * callbacks below are thin trampolines.  No callback blocks: SG_IO is handed
- * to the worker pool and answered from there.
+ * cuse_bsg: serve SCSI pass-through nodes through CUSE.  main() parses the
+ * options and owns the nodes (node.c): one, for the TARGET given, or with
+ * --all one per SCSI device, added and removed as udev reports them.  The
+ * main thread alone creates, fails and frees nodes; it waits in poll() on a
+ * signalfd (SIGINT, SIGTERM and SIGHUP stop, SIGUSR1 logs the counters) and
+ * an eventfd, written when the udev watch's thread queues an event or a
+ * node's session ends.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <time.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "async.h"
 #include "caps.h"
-#include "daemon.h"
-#include "ioctl.h"
+#include "filter.h"
 #include "log.h"
+#include "node.h"
 #include "notify.h"
 #include "uaccess.h"
+#include "udev.h"
 
 #define CUSE_BSG_VERSION "0.1.0"
-#define SG_MAJOR	 21 /* the sg driver's char major, which sg_dd and sgp_dd test for */
-#define NODE_WAIT_MS	 5000
-#define FUSE_THREADS	 16 /* libfuse workers at most */
-#define FUSE_SPARE	 4  /* of which never busy with a command */
-
-enum copy_mode { COPY_AUTO, COPY_DIRECT, COPY_RETRY };
-enum async_engine { ASYNC_AUTO, ASYNC_QUEUE, ASYNC_POOL };
 
 struct options {
-	const char *target;
+	const char *target; /* or NULL: --all */
 	char name[128];
 	bool foreground;
-	mode_t mode; /* (mode_t)-1, (uid_t)-1, (gid_t)-1: leave as created */
-	uid_t uid;
-	gid_t gid;
-	unsigned threads;
-	enum copy_mode copy;
-	enum async_engine engine;
-	int sg_minor; /* --sg-compat: register as char 21:sg_minor, or -1 */
-	bool shared_queue;
+	bool all;
 	const char *policy; /* --policy FILE, or NULL: the kernel's rule */
+	struct node_config node;
 };
 
-/* main()'s one instance; libfuse hands it to every callback as userdata. */
+/* A device udev reported, waiting for the main thread. */
+struct queued {
+	struct queued *next;
+	struct udev_event e;
+};
+
+/* A node of --all, and the device it serves. */
+struct member {
+	struct member *next;
+	char syspath[PATH_MAX];
+	struct node *node;
+	struct runtime *rt;
+	struct udev_event *next_add; /* a device back at the same H:C:T:L, or NULL */
+	bool gone;		     /* its device was removed */
+	atomic_bool ended;	     /* its session is over: free it */
+};
+
+/* main()'s state; the queue is the one thing another thread touches. */
 struct runtime {
-	struct daemon d;
 	struct options opt;
-	/* --shared-queue: every open file is this one opener, as bsg before 4.19 */
-	pthread_mutex_t shared_lock;
-	struct opener *shared; /* protected by shared_lock */
-	unsigned shared_files; /* protected by shared_lock */
-	struct fuse_session *se;
 	int ready_fd; /* daemon mode: tells the parent how start-up went */
-	atomic_bool node_up;
-	atomic_bool stopping;
+	int wakefd;   /* an event queued or a session ended */
+	int sigfd;
+	struct udev_watch *watch;
+	pthread_mutex_t lock;
+	struct queued *head, *tail; /* protected by lock */
+	struct member *members;	    /* main thread only */
 };
-
-static struct daemon *req_daemon(fuse_req_t req)
-{
-	struct runtime *rt = fuse_req_userdata(req);
-
-	return &rt->d;
-}
-
-static struct opener *fi_opener(struct fuse_file_info *fi)
-{
-	return (struct opener *)(uintptr_t)fi->fh;
-}
-
-/* The last file of o is gone (with --shared-queue, maybe not yet). */
-static void release_shared(struct runtime *rt, struct opener *o)
-{
-	bool last = true;
-
-	if (rt->opt.shared_queue) {
-		pthread_mutex_lock(&rt->shared_lock);
-		if (rt->shared == o) {
-			last = --rt->shared_files == 0;
-			if (last)
-				rt->shared = NULL;
-		}
-		pthread_mutex_unlock(&rt->shared_lock);
-	}
-	if (last)
-		async_release(o);
-}
-
-static void set_file(struct fuse_file_info *fi, struct opener *o)
-{
-	fi->fh = (uintptr_t)o;
-	fi->nonseekable = 1; /* sg uses nonseekable_open(): pread/pwrite get ESPIPE */
-	fi->direct_io = 1;
-}
-
-/*
- * --shared-queue: pre-4.19 bsg kept one queue per device, so that any
- * opener could read any other's completions.  Reproduced on request, to
- * show that flaw; true if the open was answered.
- */
-static bool open_shared(fuse_req_t req, struct fuse_file_info *fi)
-{
-	struct runtime *rt = fuse_req_userdata(req);
-	struct opener *o;
-
-	if (!rt->opt.shared_queue)
-		return false;
-	pthread_mutex_lock(&rt->shared_lock);
-	o = rt->shared;
-	if (o)
-		rt->shared_files++;
-	pthread_mutex_unlock(&rt->shared_lock);
-	if (!o)
-		return false;
-	set_file(fi, o);
-	if (fuse_reply_open(req, fi) < 0)
-		release_shared(rt, o);
-	return true;
-}
-
-static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
-{
-	struct runtime *rt = fuse_req_userdata(req);
-	struct daemon *d = req_daemon(req);
-	struct opener *o;
-
-	stat_inc(d, STAT_OPEN);
-	if (open_shared(req, fi))
-		return;
-	o = calloc(1, sizeof(*o));
-	if (!o) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	o->d = d;
-	o->open_flags = fi->flags;
-	o->chan = atomic_load(&d->target_gone) ? -ENODEV : d->target->ops->chan_open(d->target);
-	if (o->chan < 0) {
-		log_warn("cannot open %s for a new opener: %s", d->target->info.path,
-			 strerror(-o->chan));
-		/* the device node vanishing with the device is sg's ENODEV */
-		fuse_reply_err(req, o->chan == -ENOENT ? ENODEV : -o->chan);
-		free(o);
-		return;
-	}
-	ioctl_opener_init(o);
-	async_opener_init(o, fuse_req_ctx(req)->pid);
-	if (rt->opt.shared_queue) {
-		pthread_mutex_lock(&rt->shared_lock);
-		rt->shared = o; /* two first opens at once: the later one wins */
-		rt->shared_files++;
-		pthread_mutex_unlock(&rt->shared_lock);
-	}
-	set_file(fi, o);
-	if (fuse_reply_open(req, fi) < 0)
-		release_shared(rt, o);
-}
-
-/* Last reference to the file gone: no call of it can be in flight. */
-static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
-{
-	stat_inc(req_daemon(req), STAT_RELEASE);
-	release_shared(fuse_req_userdata(req), fi_opener(fi));
-	fuse_reply_err(req, 0);
-}
-
-/* fi->flags is the file's flags now: O_NONBLOCK set later by fcntl() shows. */
-static void cb_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
-{
-	(void)off;
-	stat_inc(req_daemon(req), STAT_READ);
-	async_read(req, fi_opener(fi), size, fi->flags);
-}
-
-static void cb_write(fuse_req_t req, const char *buf, size_t size, off_t off,
-		     struct fuse_file_info *fi)
-{
-	(void)off;
-	stat_inc(req_daemon(req), STAT_WRITE);
-	async_write(req, fi_opener(fi), buf, size, fi->flags);
-}
-
-static void cb_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
-{
-	stat_inc(req_daemon(req), STAT_POLL);
-	async_poll(req, fi_opener(fi), ph);
-}
-
-static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
-		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
-{
-	struct daemon *d = req_daemon(req);
-	struct ioctx x = {
-		.req = req,
-		.o = fi_opener(fi),
-		.arg = (uintptr_t)arg,
-		.in_buf = in_buf,
-		.in_len = in_bufsz,
-		.out_len = out_bufsz,
-		.tid = fuse_req_ctx(req)->pid,
-	};
-
-	stat_inc(d, STAT_IOCTL);
-	x.direct = d->direct && x.tid > 0; /* 0: caller outside our pid namespace */
-	ioctl_dispatch(&x, (unsigned)cmd, flags);
-}
-
-static void notify_parent(struct runtime *rt, char status)
-{
-	if (rt->ready_fd < 0)
-		return;
-	if (write(rt->ready_fd, &status, 1) != 1)
-		log_warn("cannot report start-up to the parent: %s", strerror(errno));
-	close(rt->ready_fd);
-	rt->ready_fd = -1;
-}
-
-/* devtmpfs creates the node asynchronously; sysfs names it with '!' for '/'. */
-static int wait_for_node(const struct options *opt, dev_t *ret)
-{
-	char devpath[160], syspath[200], kname[128];
-	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	unsigned maj, min;
-	struct stat st;
-
-	snprintf(devpath, sizeof(devpath), "/dev/%s", opt->name);
-	snprintf(kname, sizeof(kname), "%s", opt->name);
-	for (char *p = kname; *p; p++)
-		if (*p == '/')
-			*p = '!';
-	snprintf(syspath, sizeof(syspath), "/sys/class/cuse/%s/dev", kname);
-	for (int waited = 0; waited < NODE_WAIT_MS; waited += 10) {
-		FILE *f = fopen(syspath, "re");
-		int n = f ? fscanf(f, "%u:%u", &maj, &min) : 0;
-
-		if (f)
-			fclose(f);
-		if (n == 2 && stat(devpath, &st) == 0 && S_ISCHR(st.st_mode) &&
-		    st.st_rdev == makedev(maj, min)) {
-			*ret = st.st_rdev;
-			return 0;
-		}
-		nanosleep(&tick, NULL);
-	}
-	return -ENODEV;
-}
-
-/*
- * Only what --mode, --owner and --group ask for: without them the node stays
- * as devtmpfs and udev's rules made it.  udev applies a rule's MODE and GROUP
- * when it processes the node's uevent, maybe after we got here, so wait for
- * it to record the device first (its database entry is written after the
- * node's permissions): the options win.
- */
-static int set_node_access(const struct options *opt, dev_t dev)
-{
-	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	char devpath[160], db[64];
-
-	if (opt->mode == (mode_t)-1 && opt->uid == (uid_t)-1 && opt->gid == (gid_t)-1)
-		return 0;
-	snprintf(db, sizeof(db), "/run/udev/data/c%u:%u", major(dev), minor(dev));
-	for (int waited = 0; waited < NODE_WAIT_MS && access("/run/udev/control", F_OK) == 0 &&
-			     access(db, F_OK) < 0;
-	     waited += 10)
-		nanosleep(&tick, NULL);
-	snprintf(devpath, sizeof(devpath), "/dev/%s", opt->name);
-	/* the mode first, while the node is root's: no CAP_FOWNER needed */
-	if (opt->mode != (mode_t)-1 && chmod(devpath, opt->mode) < 0)
-		return -errno;
-	if ((opt->uid != (uid_t)-1 || opt->gid != (gid_t)-1) &&
-	    chown(devpath, opt->uid, opt->gid) < 0)
-		return -errno;
-	return 0;
-}
-
-/* The service manager's Type=notify protocol; nothing without NOTIFY_SOCKET. */
-static void tell_manager(const char *msg)
-{
-	int err = notify_send(msg);
-
-	if (err < 0)
-		log_warn("cannot notify the service manager (NOTIFY_SOCKET): %s", strerror(-err));
-}
-
-/* libfuse calls this once CUSE_INIT is answered, even if registration failed. */
-static void cb_init_done(void *userdata)
-{
-	struct runtime *rt = userdata;
-	char msg[200];
-	dev_t dev;
-	int err;
-
-	err = wait_for_node(&rt->opt, &dev);
-	if (err) {
-		log_err("/dev/%s did not appear: the kernel refused the device (name or number "
-			"taken? see dmesg)",
-			rt->opt.name);
-		goto fail;
-	}
-	err = set_node_access(&rt->opt, dev);
-	if (err) {
-		log_err("cannot set owner and mode of /dev/%s: %s", rt->opt.name, strerror(-err));
-		goto fail;
-	}
-	atomic_store(&rt->node_up, true);
-	log_info("serving %s (%s %s, %s) as /dev/%s (%u:%u)", rt->d.target->info.path,
-		 rt->d.target->info.vendor, rt->d.target->info.product,
-		 target_kind_name(rt->d.target->info.kind), rt->opt.name, major(dev), minor(dev));
-	notify_parent(rt, 0);
-	if (notify_ready_msg(msg, sizeof(msg), rt->opt.name) == 0)
-		tell_manager(msg);
-	return;
-fail:
-	notify_parent(rt, 1);
-	fuse_session_exit(rt->se);
-}
-
-static const struct cuse_lowlevel_ops cuse_ops = {
-	.init_done = cb_init_done,
-	.open = cb_open,
-	.release = cb_release,
-	.read = cb_read,
-	.write = cb_write,
-	.ioctl = cb_ioctl,
-	.poll = cb_poll,
-};
-
-static void log_stats(struct daemon *d)
-{
-	unsigned long s[STAT_COUNT];
-
-	for (int i = 0; i < STAT_COUNT; i++)
-		s[i] = atomic_load(&d->stats[i]);
-	log_msg(LOG_NOTICE,
-		"stats: open=%lu release=%lu read=%lu write=%lu ioctl=%lu poll=%lu "
-		"interrupt=%lu sg_io=%lu sg_io_errors=%lu ioctl_retries=%lu refused=%lu "
-		"at_target=%u avg_latency_us=%lu queued=%u",
-		s[STAT_OPEN], s[STAT_RELEASE], s[STAT_READ], s[STAT_WRITE], s[STAT_IOCTL],
-		s[STAT_POLL], s[STAT_INTERRUPT], s[STAT_SG_IO], s[STAT_SG_IO_ERR],
-		s[STAT_IOCTL_RETRY], s[STAT_REFUSED], atomic_load(&d->at_target),
-		s[STAT_SG_IO] ? s[STAT_LATENCY_US] / s[STAT_SG_IO] : 0, pool_backlog(d->pool));
-}
-
-/* SIGUSR1 is blocked in every thread; this one takes it and logs counters. */
-static void *stats_main(void *arg)
-{
-	struct runtime *rt = arg;
-	sigset_t set;
-	int sig;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	while (sigwait(&set, &sig) == 0 && !atomic_load(&rt->stopping))
-		log_stats(&rt->d);
-	return NULL;
-}
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cuse_bsg [OPTIONS] TARGET\n"
+		   "       cuse_bsg --all [OPTIONS]\n"
 		   "Serve the SCSI pass-through device TARGET (/dev/sgN, /dev/sdX or\n"
 		   "/dev/bsg/H:C:T:L) as a character device /dev/NAME through CUSE.\n"
+		   "With --all, serve every SCSI device's sg node (bsg node if sg is not\n"
+		   "loaded) as /dev/bsg/H:C:T:L-cuse, adding and removing nodes as devices\n"
+		   "come and go.\n"
 		   "\n"
+		   "  -A, --all            one node per SCSI device, following udev (no TARGET)\n"
 		   "  -n, --name NAME      node name under /dev (default: bsg/<target>-cuse)\n"
 		   "  -f, --foreground     stay in the foreground, log to stderr\n"
 		   "  -m, --mode MODE      set the node's permissions, octal (default: leave\n"
@@ -397,7 +109,8 @@ static void usage(FILE *f)
 		   "  -h, --help           this text\n"
 		   "  -V, --version        print the version\n"
 		   "\n"
-		   "SIGUSR1 logs the request counters; SIGINT and SIGTERM stop the daemon.\n");
+		   "SIGUSR1 logs the request counters (a line per node); SIGINT and SIGTERM\n"
+		   "stop the daemon and remove its nodes.\n");
 }
 
 static void default_name(struct options *opt)
@@ -450,7 +163,7 @@ static int parse_word(const char *s, const char *const *names, int n)
 	return -EINVAL;
 }
 
-static int parse_copy(const char *s, enum copy_mode *ret)
+static int parse_copy(const char *s, enum node_copy *ret)
 {
 	static const char *const names[] = { "auto", "direct", "retry" };
 	int i = parse_word(s, names, 3);
@@ -460,7 +173,7 @@ static int parse_copy(const char *s, enum copy_mode *ret)
 	return i < 0 ? i : 0;
 }
 
-static int parse_engine(const char *s, enum async_engine *ret)
+static int parse_engine(const char *s, enum node_engine *ret)
 {
 	static const char *const names[] = { "auto", "queue", "pool" };
 	int i = parse_word(s, names, 3);
@@ -476,10 +189,33 @@ static int bad_option(const char *what, const char *value)
 	return 2;
 }
 
+/* After the options: TARGET, or --all without it; 0 or the exit status. */
+static int check_mode(int argc, char **argv, struct options *opt)
+{
+	if (opt->all && (opt->name[0] || opt->node.sg_minor >= 0)) {
+		fprintf(stderr, "cuse_bsg: --all names its nodes itself: no --name or "
+				"--sg-compat (see --help)\n");
+		return 2;
+	}
+	if (optind != argc - (opt->all ? 0 : 1)) {
+		usage(stderr);
+		return 2;
+	}
+	if (opt->all)
+		return 0;
+	opt->target = argv[optind];
+	if (!opt->name[0] && opt->node.sg_minor >= 0)
+		snprintf(opt->name, sizeof(opt->name), "sg%d", opt->node.sg_minor);
+	if (!opt->name[0])
+		default_name(opt);
+	return 0;
+}
+
 /* 0 to go on, or the exit status. */
 static int parse_options(int argc, char **argv, struct options *opt)
 {
 	static const struct option longopts[] = {
+		{ "all", no_argument, NULL, 'A' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },
@@ -500,15 +236,18 @@ static int parse_options(int argc, char **argv, struct options *opt)
 	long v;
 	int c;
 
-	*opt = (struct options){
-		.mode = (mode_t)-1,
-		.uid = (uid_t)-1,
-		.gid = (gid_t)-1,
-		.threads = 32,
-		.sg_minor = -1,
-	};
-	while ((c = getopt_long(argc, argv, "n:fm:o:g:t:c:a:s:SP:vhV", longopts, NULL)) != -1) {
+	*opt = (struct options){ .node = {
+					 .mode = (mode_t)-1,
+					 .uid = (uid_t)-1,
+					 .gid = (gid_t)-1,
+					 .threads = 32,
+					 .sg_minor = -1,
+				 } };
+	while ((c = getopt_long(argc, argv, "An:fm:o:g:t:c:a:s:SP:vhV", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'A':
+			opt->all = true;
+			break;
 		case 'n':
 			if (!*optarg || strlen(optarg) >= sizeof(opt->name) || optarg[0] == '/' ||
 			    strstr(optarg, "..") || !strncmp(optarg, "cuse", 4))
@@ -522,38 +261,38 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			v = strtol(optarg, &end, 8);
 			if (!*optarg || *end || v < 0 || v > 07777)
 				return bad_option("mode", optarg);
-			opt->mode = v;
+			opt->node.mode = v;
 			break;
 		case 'o':
-			if (parse_user(optarg, &opt->uid) < 0)
+			if (parse_user(optarg, &opt->node.uid) < 0)
 				return bad_option("owner", optarg);
 			break;
 		case 'g':
-			if (parse_group(optarg, &opt->gid) < 0)
+			if (parse_group(optarg, &opt->node.gid) < 0)
 				return bad_option("group", optarg);
 			break;
 		case 't':
 			v = strtol(optarg, &end, 10);
 			if (!*optarg || *end || v < 1 || v > 64)
 				return bad_option("thread count", optarg);
-			opt->threads = v;
+			opt->node.threads = v;
 			break;
 		case 's':
 			v = strtol(optarg, &end, 10);
 			if (!*optarg || *end || v < 0 || v > 255)
 				return bad_option("sg minor", optarg);
-			opt->sg_minor = v;
+			opt->node.sg_minor = v;
 			break;
 		case 'c':
-			if (parse_copy(optarg, &opt->copy) < 0)
+			if (parse_copy(optarg, &opt->node.copy) < 0)
 				return bad_option("copy mode", optarg);
 			break;
 		case 'a':
-			if (parse_engine(optarg, &opt->engine) < 0)
+			if (parse_engine(optarg, &opt->node.engine) < 0)
 				return bad_option("async engine", optarg);
 			break;
 		case 'S':
-			opt->shared_queue = true;
+			opt->node.shared_queue = true;
 			break;
 		case 'P':
 			opt->policy = optarg;
@@ -572,96 +311,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 2;
-	}
-	opt->target = argv[optind];
-	if (!opt->name[0] && opt->sg_minor >= 0)
-		snprintf(opt->name, sizeof(opt->name), "sg%d", opt->sg_minor);
-	if (!opt->name[0])
-		default_name(opt);
-	return 0;
-}
-
-static int choose_path(struct runtime *rt)
-{
-	const struct target_info *t = &rt->d.target->info;
-	bool possible = uaccess_direct_possible();
-
-	if (rt->opt.copy == COPY_DIRECT && !possible) {
-		log_err("--copy=direct needs CAP_SYS_PTRACE (and Yama ptrace_scope < 3)");
-		return -EPERM;
-	}
-	rt->d.direct = rt->opt.copy == COPY_DIRECT || (rt->opt.copy == COPY_AUTO && possible);
-	if (rt->d.direct) {
-		rt->d.max_xfer = t->max_xfer;
-		rt->d.max_xfer_errno = t->max_xfer_errno;
-		log_info("data path: direct copy (process_vm_readv/writev), up to %u bytes a "
-			 "command",
-			 rt->d.max_xfer);
-	} else {
-		rt->d.max_xfer = t->max_xfer < RETRY_MAX_XFER ? t->max_xfer : RETRY_MAX_XFER;
-		rt->d.max_xfer_errno = ENOMEM;
-		log_info("data path: ioctl retry (no ptrace rights), up to %u bytes a command",
-			 rt->d.max_xfer);
-	}
-	return 0;
-}
-
-/*
- * Before the first thread: keep CAP_SYS_RAWIO (the target's command filter
- * passes every command the policy allows), with the direct path
- * CAP_SYS_PTRACE (process_vm_readv/writev, /proc/TID/syscall) and
- * CAP_DAC_READ_SEARCH (/proc/TID/syscall is 0400, its owner's), and
- * CAP_CHOWN while the node is still to be given away.  Still uid 0: the
- * target, /dev/cuse and the node are root's.
- */
-static int drop_privileges(struct runtime *rt)
-{
-	uint64_t keep = CAPS_BIT(CAP_SYS_RAWIO);
-	char names[128];
-	int ret;
-
-	if (rt->d.direct)
-		keep |= CAPS_BIT(CAP_SYS_PTRACE) | CAPS_BIT(CAP_DAC_READ_SEARCH);
-	if ((rt->opt.uid != (uid_t)-1 && rt->opt.uid != 0) ||
-	    (rt->opt.gid != (gid_t)-1 && rt->opt.gid != 0))
-		keep |= CAPS_BIT(CAP_CHOWN);
-	ret = caps_limit(keep);
-	if (ret < 0) {
-		log_err("cannot drop capabilities: %s", strerror(-ret));
-		return ret;
-	}
-	caps_names(keep, names, sizeof(names));
-	log_info("capabilities kept: %s", names);
-	return 0;
-}
-
-/* After the fork: the target's completion thread, for the queue engine. */
-static int start_engine(struct runtime *rt)
-{
-	struct target *t = rt->d.target;
-	bool has_queue = t->ops->queue_open != NULL;
-	int ret;
-
-	rt->d.max_running = target_max_queued(t);
-	if (rt->opt.engine == ASYNC_POOL || (rt->opt.engine == ASYNC_AUTO && !has_queue))
-		return 0;
-	if (!has_queue) {
-		log_err("--async=queue needs an sg target; %s is %s", t->info.path,
-			target_kind_name(t->info.kind));
-		return -EINVAL;
-	}
-	ret = target_queue_start(t, async_target_done);
-	if (ret < 0) {
-		log_err("cannot start the completion thread for %s: %s", t->info.path,
-			strerror(-ret));
-		return ret;
-	}
-	rt->d.queue = true;
-	log_info("written commands: %s's own queue, one completion thread", t->info.path);
-	return 0;
+	return check_mode(argc, argv, opt);
 }
 
 /* Every opener holds a descriptor of the target: allow as many as we may. */
@@ -675,44 +325,8 @@ static void raise_fd_limit(void)
 	}
 }
 
-/* --policy FILE into d->policy; without it, the kernel's rule. */
-static int load_policy(struct runtime *rt)
+static int check_cuse(void)
 {
-	static char text[FILTER_TEXT_MAX + 1];
-	const char *path = rt->opt.policy;
-	char why[256];
-	size_t len;
-	FILE *f;
-	int err;
-
-	filter_init(&rt->d.policy);
-	if (!path)
-		return 0;
-	f = fopen(path, "re");
-	if (!f) {
-		log_err("cannot open the policy %s: %s", path, strerror(errno));
-		return -errno;
-	}
-	len = fread(text, 1, sizeof(text), f); /* one more than the parser takes */
-	err = ferror(f) ? -EIO : 0;
-	fclose(f);
-	if (!err)
-		err = filter_parse(text, len, &rt->d.policy, why, sizeof(why));
-	if (err) {
-		log_err("policy %s: %s", path, err == -EIO ? strerror(EIO) : why);
-		return err;
-	}
-	log_info("access policy: %s", path);
-	return 0;
-}
-
-static int open_target(struct runtime *rt)
-{
-	char why[512];
-	int err = load_policy(rt);
-
-	if (err)
-		return err;
 	if (access("/dev/cuse", F_OK) < 0) {
 		log_err("/dev/cuse is missing: run 'modprobe cuse'");
 		return -ENODEV;
@@ -721,17 +335,86 @@ static int open_target(struct runtime *rt)
 		log_err("cannot open /dev/cuse: %s (cuse_bsg must run as root)", strerror(errno));
 		return -EACCES;
 	}
-	if (rt->opt.sg_minor >= 0 && access("/sys/module/sg", F_OK) == 0) {
-		/* sg owns every minor of major 21 while it is loaded */
-		log_err("--sg-compat needs the sg driver unloaded: run 'modprobe -r sg'");
-		return -EBUSY;
+	return 0;
+}
+
+/* The service manager's Type=notify protocol; nothing without NOTIFY_SOCKET. */
+static void tell_manager(const char *msg)
+{
+	int err = notify_send(msg);
+
+	if (err < 0)
+		log_warn("cannot notify the service manager (NOTIFY_SOCKET): %s", strerror(-err));
+}
+
+/* --policy FILE into the nodes' configuration; without it, the kernel's rule. */
+static int load_policy(struct options *opt)
+{
+	static char text[FILTER_TEXT_MAX + 1];
+	char why[256];
+	size_t len;
+	FILE *f;
+	int err;
+
+	filter_init(&opt->node.policy);
+	if (!opt->policy)
+		return 0;
+	f = fopen(opt->policy, "re");
+	if (!f) {
+		log_err("cannot open the policy %s: %s", opt->policy, strerror(errno));
+		return -errno;
 	}
-	err = target_open(rt->opt.target, &rt->d.target, why, sizeof(why));
+	len = fread(text, 1, sizeof(text), f); /* one more than the parser takes */
+	err = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (!err)
+		err = filter_parse(text, len, &opt->node.policy, why, sizeof(why));
 	if (err) {
-		log_err("%s%s", why, err == -EACCES || err == -EPERM ? " (run as root)" : "");
+		log_err("policy %s: %s", opt->policy, err == -EIO ? strerror(EIO) : why);
 		return err;
 	}
-	return choose_path(rt);
+	log_info("access policy: %s", opt->policy);
+	return 0;
+}
+
+/*
+ * Before the first thread: keep CAP_SYS_RAWIO (the target's command filter
+ * passes every command the policy allows), with the direct path
+ * CAP_SYS_PTRACE (process_vm_readv/writev, /proc/TID/syscall) and
+ * CAP_DAC_READ_SEARCH (/proc/TID/syscall is 0400, its owner's), and
+ * CAP_CHOWN if nodes are to be given away.  Still uid 0: the targets,
+ * /dev/cuse and the nodes are root's, so nodes made later need nothing more.
+ */
+static int drop_privileges(const struct options *opt)
+{
+	const struct node_config *cfg = &opt->node;
+	uint64_t keep = CAPS_BIT(CAP_SYS_RAWIO);
+	char names[128];
+	int ret;
+
+	if (cfg->copy == NODE_COPY_DIRECT ||
+	    (cfg->copy == NODE_COPY_AUTO && uaccess_direct_possible()))
+		keep |= CAPS_BIT(CAP_SYS_PTRACE) | CAPS_BIT(CAP_DAC_READ_SEARCH);
+	if ((cfg->uid != (uid_t)-1 && cfg->uid != 0) || (cfg->gid != (gid_t)-1 && cfg->gid != 0))
+		keep |= CAPS_BIT(CAP_CHOWN);
+	ret = caps_limit(keep);
+	if (ret < 0) {
+		log_err("cannot drop capabilities: %s", strerror(-ret));
+		return ret;
+	}
+	caps_names(keep, names, sizeof(names));
+	log_info("capabilities kept: %s", names);
+	return 0;
+}
+
+static void notify_parent(struct runtime *rt, char status)
+{
+	if (rt->ready_fd < 0)
+		return;
+	if (write(rt->ready_fd, &status, 1) != 1)
+		log_warn("cannot report start-up to the parent: %s", strerror(errno));
+	close(rt->ready_fd);
+	rt->ready_fd = -1;
 }
 
 /* Fork; the parent exits with the child's start-up status. */
@@ -773,106 +456,371 @@ static void detach_stdio(void)
 		close(fd);
 }
 
-static int serve(struct runtime *rt)
+/* From the foreground to syslog, once start-up is over. */
+static void go_background(const struct runtime *rt)
 {
-	char devname[160];
-	const char *dev_info[] = { devname };
-	char *fuse_argv[] = { "cuse_bsg", "-f", NULL };
-	struct cuse_info ci = {
-		.dev_major = rt->opt.sg_minor >= 0 ? SG_MAJOR : 0,
-		.dev_minor = rt->opt.sg_minor >= 0 ? rt->opt.sg_minor : 0,
-		.dev_info_argc = 1,
-		.dev_info_argv = dev_info,
-		.flags = CUSE_UNRESTRICTED_IOCTL,
-	};
-	struct fuse_loop_config *cfg;
-	int mt, ret;
-
-	snprintf(devname, sizeof(devname), "DEVNAME=%s", rt->opt.name);
-	rt->se = cuse_lowlevel_setup(2, fuse_argv, &ci, &cuse_ops, &mt, rt);
-	if (!rt->se) {
-		log_err("cannot set up the CUSE session for /dev/%s", rt->opt.name);
-		return -EIO;
-	}
-	cfg = fuse_loop_cfg_create();
-	if (!cfg) {
-		cuse_lowlevel_teardown(rt->se);
-		return -ENOMEM;
-	}
-	fuse_loop_cfg_set_max_threads(cfg, FUSE_THREADS);
-	rt->d.inline_max = FUSE_THREADS - FUSE_SPARE;
-	ret = fuse_session_loop_mt(rt->se, cfg);
-	if (atomic_load(&rt->node_up))
-		tell_manager("STOPPING=1\n");
-	fuse_loop_cfg_destroy(cfg);
-	/* answer what the workers still hold while the session can take it */
-	pool_free(rt->d.pool);
-	rt->d.pool = NULL;
-	cuse_lowlevel_teardown(rt->se);
-	return ret < 0 ? -EIO : 0;
+	if (rt->opt.foreground)
+		return;
+	log_use_syslog(true);
+	detach_stdio();
 }
 
-static int node_taken(const struct options *opt)
+/*
+ * Before any thread: the signals main() waits for are blocked everywhere
+ * and read from a signalfd.  A shell starts background jobs with SIGINT
+ * ignored, and an ignored signal never reaches a signalfd.
+ */
+static int setup_wait(struct runtime *rt)
 {
-	char devpath[160];
+	sigset_t set;
 
-	snprintf(devpath, sizeof(devpath), "/dev/%s", opt->name);
-	if (access(devpath, F_OK) < 0)
-		return 0;
-	log_err("/dev/%s already exists: is another cuse_bsg serving it?", opt->name);
-	return -EEXIST;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	rt->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+	rt->wakefd = eventfd(0, EFD_CLOEXEC);
+	return rt->sigfd < 0 || rt->wakefd < 0 ? -errno : 0;
+}
+
+static void wake(struct runtime *rt)
+{
+	uint64_t one = 1;
+
+	if (write(rt->wakefd, &one, sizeof(one)) != sizeof(one))
+		abort(); /* an eventfd takes this write */
+}
+
+enum wake_reason { WAKE_STOP, WAKE_STATS, WAKE_WORK };
+
+static enum wake_reason wait_wake(struct runtime *rt)
+{
+	struct pollfd p[2] = { { .fd = rt->sigfd, .events = POLLIN },
+			       { .fd = rt->wakefd, .events = POLLIN } };
+	struct signalfd_siginfo si;
+	uint64_t v;
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return WAKE_STOP;
+		if ((p[0].revents & POLLIN) && read(rt->sigfd, &si, sizeof(si)) == sizeof(si))
+			return si.ssi_signo == SIGUSR1 ? WAKE_STATS : WAKE_STOP;
+		if ((p[1].revents & POLLIN) && read(rt->wakefd, &v, sizeof(v)) == sizeof(v))
+			return WAKE_WORK;
+	}
+}
+
+static void one_ended(struct node *n, void *arg)
+{
+	(void)n;
+	wake(arg);
+}
+
+/* The one-target mode: serve TARGET until a signal, or until the session ends. */
+static int run_one(struct runtime *rt, struct node *n)
+{
+	enum wake_reason why;
+	char msg[200];
+	int ret;
+
+	ret = node_start(n, one_ended, rt);
+	if (ret < 0) {
+		notify_parent(rt, 1);
+		node_free(n);
+		return 1;
+	}
+	notify_parent(rt, 0);
+	if (notify_ready_msg(msg, sizeof(msg), rt->opt.name) == 0)
+		tell_manager(msg);
+	while ((why = wait_wake(rt)) == WAKE_STATS)
+		node_log_stats(n);
+	tell_manager("STOPPING=1\n");
+	ret = node_free(n);
+	log_info("stopped; /dev/%s removed", rt->opt.name);
+	return ret < 0 ? 1 : 0;
+}
+
+static int main_one(struct runtime *rt)
+{
+	char why[512];
+	struct node *n;
+
+	if (rt->opt.node.sg_minor >= 0 && access("/sys/module/sg", F_OK) == 0) {
+		/* sg owns every minor of major 21 while it is loaded */
+		log_err("--sg-compat needs the sg driver unloaded: run 'modprobe -r sg'");
+		return 1;
+	}
+	if (node_new(&rt->opt.node, rt->opt.target, rt->opt.name, &n, why, sizeof(why)) < 0) {
+		log_err("%s", why);
+		return 1;
+	}
+	if (!rt->opt.foreground && daemonize(rt) < 0) {
+		log_err("cannot fork into the background: %s", strerror(errno));
+		return 1;
+	}
+	if (setup_wait(rt) < 0) {
+		log_err("cannot wait for signals: %s", strerror(errno));
+		return 1;
+	}
+	if (drop_privileges(&rt->opt) < 0)
+		return 1;
+	go_background(rt);
+	return run_one(rt, n);
+}
+
+/* On the watch's thread: queue the event for the main thread. */
+static void on_event(const struct udev_event *e, void *arg)
+{
+	struct runtime *rt = arg;
+	struct queued *q = malloc(sizeof(*q));
+
+	if (!q) {
+		log_err("out of memory: an event of %s is lost", e->syspath);
+		return;
+	}
+	q->e = *e;
+	q->next = NULL;
+	pthread_mutex_lock(&rt->lock);
+	if (rt->tail)
+		rt->tail->next = q;
+	else
+		rt->head = q;
+	rt->tail = q;
+	pthread_mutex_unlock(&rt->lock);
+	wake(rt);
+}
+
+static void member_ended(struct node *n, void *arg)
+{
+	struct member *m = arg;
+
+	(void)n;
+	atomic_store(&m->ended, true);
+	wake(m->rt);
+}
+
+static struct member *find_member(struct runtime *rt, const char *syspath)
+{
+	for (struct member *m = rt->members; m; m = m->next)
+		if (!m->gone && !strcmp(m->syspath, syspath))
+			return m;
+	return NULL;
+}
+
+/*
+ * A device back at the address of a removed one whose node is still held
+ * open: it gets the name once the old node is gone.  True if deferred.
+ */
+static bool defer_add(struct runtime *rt, const struct udev_event *e, const char *name)
+{
+	for (struct member *m = rt->members; m; m = m->next) {
+		if (!m->gone || strcmp(node_name(m->node), name))
+			continue;
+		free(m->next_add);
+		m->next_add = malloc(sizeof(*e));
+		if (!m->next_add)
+			return false;
+		*m->next_add = *e;
+		log_info("%s (%s): /dev/%s follows once its removed device's node is closed",
+			 e->devnode, e->hctl, name);
+		return true;
+	}
+	return false;
+}
+
+/* A device appeared (or was there): its node, or a line saying why not. */
+static void member_add(struct runtime *rt, const struct udev_event *e)
+{
+	char name[128], why[512];
+	struct member *m;
+	int err;
+
+	if (find_member(rt, e->syspath))
+		return; /* found by the scan and reported again */
+	if (udev_node_name(e->hctl, name, sizeof(name)) < 0 || defer_add(rt, e, name))
+		return;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		log_err("skipping %s (%s): out of memory", e->devnode, e->hctl);
+		return;
+	}
+	m->rt = rt;
+	snprintf(m->syspath, sizeof(m->syspath), "%s", e->syspath);
+	err = node_new(&rt->opt.node, e->devnode, name, &m->node, why, sizeof(why));
+	if (err) {
+		log_warn("skipping %s (%s): %s", e->devnode, e->hctl, why);
+		free(m);
+		return;
+	}
+	if (node_start(m->node, member_ended, m) < 0) {
+		log_warn("skipping %s (%s): /dev/%s could not be set up", e->devnode, e->hctl,
+			 name);
+		node_free(m->node);
+		free(m);
+		return;
+	}
+	m->next = rt->members;
+	rt->members = m;
+}
+
+static void member_remove(struct runtime *rt, const struct udev_event *e)
+{
+	struct member *m = find_member(rt, e->syspath);
+
+	for (struct member *g = rt->members; !m && g; g = g->next) {
+		if (g->next_add && !strcmp(g->next_add->syspath, e->syspath)) {
+			free(g->next_add); /* came back and went again before its turn */
+			g->next_add = NULL;
+		}
+	}
+	if (!m)
+		return;
+	m->gone = true;
+	node_gone(m->node);
+}
+
+/* The nodes whose sessions are over. */
+static void reap(struct runtime *rt)
+{
+	struct member **pm = &rt->members;
+
+	while (*pm) {
+		struct member *m = *pm;
+		char name[128];
+
+		if (!atomic_load(&m->ended)) {
+			pm = &m->next;
+			continue;
+		}
+		*pm = m->next;
+		snprintf(name, sizeof(name), "%s", node_name(m->node));
+		node_free(m->node);
+		log_info("/dev/%s removed", name);
+		if (m->next_add)
+			member_add(rt, m->next_add);
+		free(m->next_add);
+		free(m);
+	}
+}
+
+static struct queued *take_queue(struct runtime *rt)
+{
+	struct queued *q;
+
+	pthread_mutex_lock(&rt->lock);
+	q = rt->head;
+	rt->head = rt->tail = NULL;
+	pthread_mutex_unlock(&rt->lock);
+	return q;
+}
+
+static void work(struct runtime *rt)
+{
+	struct queued *q = take_queue(rt), *next;
+
+	for (; q; q = next) {
+		next = q->next;
+		if (q->e.action == UDEV_ADD)
+			member_add(rt, &q->e);
+		else
+			member_remove(rt, &q->e);
+		free(q);
+	}
+	reap(rt);
+}
+
+/* Every node at once, then wait for each. */
+static void stop_all(struct runtime *rt)
+{
+	struct member *m, *next;
+
+	udev_watch_free(rt->watch);
+	rt->watch = NULL;
+	for (m = rt->members; m; m = m->next)
+		node_stop(m->node);
+	for (m = rt->members; m; m = next) {
+		next = m->next;
+		node_free(m->node);
+		free(m->next_add);
+		free(m);
+	}
+	rt->members = NULL;
+	for (struct queued *q = take_queue(rt), *qn; q; q = qn) {
+		qn = q->next;
+		free(q);
+	}
+}
+
+static int main_all(struct runtime *rt)
+{
+	const char *subsystem = udev_pick_subsystem("/sys");
+	enum wake_reason why;
+	int err;
+
+	if (!rt->opt.foreground && daemonize(rt) < 0) {
+		log_err("cannot fork into the background: %s", strerror(errno));
+		return 1;
+	}
+	if (setup_wait(rt) < 0) {
+		log_err("cannot wait for signals: %s", strerror(errno));
+		return 1;
+	}
+	if (drop_privileges(&rt->opt) < 0)
+		return 1;
+	err = udev_watch_new(subsystem, on_event, rt, &rt->watch);
+	if (err) {
+		log_err("cannot watch udev for %s devices: %s", subsystem, strerror(-err));
+		return 1;
+	}
+	log_info("serving every SCSI device's %s node as /dev/bsg/H:C:T:L-cuse", subsystem);
+	work(rt);
+	notify_parent(rt, 0);
+	tell_manager("READY=1\nSTATUS=serving every SCSI device as /dev/bsg/H:C:T:L-cuse\n");
+	go_background(rt);
+	while ((why = wait_wake(rt)) != WAKE_STOP) {
+		if (why == WAKE_WORK)
+			work(rt);
+		for (struct member *m = rt->members; why == WAKE_STATS && m; m = m->next)
+			node_log_stats(m->node);
+	}
+	tell_manager("STOPPING=1\n");
+	stop_all(rt);
+	log_info("stopped; every node removed");
+	return 0;
+}
+
+/* A descriptor opened later must never be taken for stdin, stdout or stderr. */
+static void hold_stdio(void)
+{
+	int fd;
+
+	do
+		fd = open("/dev/null", O_RDWR);
+	while (fd >= 0 && fd <= STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
 }
 
 int main(int argc, char **argv)
 {
-	static struct runtime rt = { .ready_fd = -1, .shared_lock = PTHREAD_MUTEX_INITIALIZER };
-	pthread_t stats_thread;
+	static struct runtime rt = { .ready_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 	char prefix[160];
-	sigset_t set;
 	int ret;
 
 	ret = parse_options(argc, argv, &rt.opt);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	snprintf(prefix, sizeof(prefix), "cuse_bsg[%s]", rt.opt.name);
-	log_set_prefix(prefix);
+	log_set_prefix(rt.opt.all ? "cuse_bsg" : prefix);
 	raise_fd_limit();
-	/* a shell starts background jobs with SIGINT ignored, and libfuse
-	 * only handles signals left at their default */
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	if (open_target(&rt) < 0 || node_taken(&rt.opt) < 0)
+	hold_stdio();
+	if (check_cuse() < 0 || load_policy(&rt.opt) < 0)
 		return 1;
-	if (!rt.opt.foreground && daemonize(&rt) < 0) {
-		log_err("cannot fork into the background: %s", strerror(errno));
-		return 1;
-	}
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	if (drop_privileges(&rt) < 0)
-		return 1;
-	ret = pool_new(rt.opt.threads, &rt.d.pool);
-	if (ret < 0) {
-		log_err("cannot start %u worker threads: %s", rt.opt.threads, strerror(-ret));
-		return 1;
-	}
-	if (start_engine(&rt) < 0)
-		return 1;
-	rt.d.name = rt.opt.name;
-	pthread_create(&stats_thread, NULL, stats_main, &rt);
-	if (!rt.opt.foreground) {
-		log_use_syslog(true);
-		detach_stdio();
-	}
-	ret = serve(&rt);
-	atomic_store(&rt.stopping, true);
-	pthread_kill(stats_thread, SIGUSR1);
-	pthread_join(stats_thread, NULL);
-	notify_parent(&rt, 1); /* if start-up never finished */
-	target_free(rt.d.target);
-	if (!atomic_load(&rt.node_up))
-		return 1;
-	log_info("stopped; /dev/%s removed", rt.opt.name);
-	return ret < 0 ? 1 : 0;
+	return rt.opt.all ? main_all(&rt) : main_one(&rt);
 }

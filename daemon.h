@@ -18,6 +18,7 @@
 #include <fuse3/cuse_lowlevel.h>
 
 #include "filter.h"
+#include "log.h"
 #include "pool.h"
 #include "target.h"
 
@@ -56,7 +57,21 @@ struct daemon {
 	atomic_uint inline_busy;     /* how many do now */
 	atomic_ulong stats[STAT_COUNT];
 	atomic_uint at_target; /* commands the target has now */
+	atomic_uint openers;   /* alive: open, or with a command still running */
+	pthread_mutex_t openers_lock;
+	struct opener *opener_list; /* protected by openers_lock: those alive */
+	/* called once the last opener is freed (from any thread); or NULL */
+	void (*openers_gone)(struct daemon *d);
 };
+
+/* A line naming the node (d->name; the prefix if NULL). */
+#define daemon_log(d, level, ...) log_node(level, (d)->name, __VA_ARGS__)
+#define daemon_warn(d, ...)	  daemon_log(d, LOG_WARNING, __VA_ARGS__)
+#define daemon_debug(d, ...)                                   \
+	do {                                                   \
+		if (log_level >= LOG_DEBUG)                    \
+			daemon_log(d, LOG_DEBUG, __VA_ARGS__); \
+	} while (0)
 
 #define CREDS_MAX_GROUPS 64
 
@@ -104,10 +119,11 @@ struct opener {
 	unsigned refs;			   /* protected by lock: the file + running commands */
 	bool released;			   /* protected by lock: the file is gone */
 	pthread_mutex_t status_lock;
-	struct uaccess_status status; /* protected by status_lock: the last caller's */
-	atomic_bool warned;	      /* a credentials refusal was logged */
-	atomic_bool warned_filter;    /* a command refusal was logged */
-	atomic_bool warned_path;      /* a refusal for want of the direct path was logged */
+	struct uaccess_status status;	/* protected by status_lock: the last caller's */
+	atomic_bool warned;		/* a credentials refusal was logged */
+	atomic_bool warned_filter;	/* a command refusal was logged */
+	atomic_bool warned_path;	/* a refusal for want of the direct path was logged */
+	struct opener *d_prev, *d_next; /* protected by d->openers_lock */
 };
 
 static inline void stat_inc(struct daemon *d, enum stat_id id)
@@ -115,7 +131,18 @@ static inline void stat_inc(struct daemon *d, enum stat_id id)
 	atomic_fetch_add_explicit(&d->stats[id], 1, memory_order_relaxed);
 }
 
-/* The node's transfer limit as sg reports it (BLKSECTGET, reserved size). */
+/* An opener was made (before it can be seen) or freed. */
+static inline void daemon_opener_get(struct daemon *d)
+{
+	atomic_fetch_add(&d->openers, 1);
+}
+
+static inline void daemon_opener_put(struct daemon *d)
+{
+	if (atomic_fetch_sub(&d->openers, 1) == 1 && d->openers_gone)
+		d->openers_gone(d);
+}
+
 /* A command reached the target (start) or came back from it (end). */
 static inline void stat_target_start(struct daemon *d)
 {
@@ -135,6 +162,7 @@ static inline void stat_target_end(struct daemon *d, const struct timespec *star
 	stat_inc(d, STAT_SG_IO);
 }
 
+/* The node's transfer limit as sg reports it (BLKSECTGET, reserved size). */
 static inline uint32_t daemon_max_sectors_bytes(const struct daemon *d)
 {
 	uint32_t m = d->target->info.max_sectors_bytes;

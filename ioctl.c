@@ -179,7 +179,7 @@ static void unknown(struct ioctx *x, unsigned cmd)
 {
 	bool rw = (x->o->open_flags & O_ACCMODE) == O_RDWR;
 
-	log_debug("tid %d: unknown ioctl 0x%x", x->tid, cmd);
+	daemon_debug(x->o->d, "tid %d: unknown ioctl 0x%x", x->tid, cmd);
 	ioctx_reply(x, rw ? -EINVAL : -EPERM);
 }
 
@@ -188,8 +188,9 @@ void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags)
 	const struct target_info *t = &x->o->d->target->info;
 
 	if (flags & FUSE_IOCTL_COMPAT) {
-		log_warn("tid %d: 32-bit caller refused (ioctl 0x%x): use a 64-bit client", x->tid,
-			 cmd);
+		daemon_warn(x->o->d,
+			    "tid %d: 32-bit caller refused (ioctl 0x%x): use a 64-bit client",
+			    x->tid, cmd);
 		ioctx_reply(x, -ENOTTY);
 		return;
 	}

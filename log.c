@@ -27,18 +27,18 @@ void log_use_syslog(bool on)
 	log_syslog = on;
 }
 
-void log_msg(int level, const char *fmt, ...)
+static void vlog(int level, const char *node, const char *fmt, va_list ap)
 {
 	char line[1024];
-	va_list ap;
 	int n;
 
-	if (level > log_level)
-		return;
-	n = snprintf(line, sizeof(line), "%s: ", log_prefix);
-	va_start(ap, fmt);
+	if (node)
+		n = snprintf(line, sizeof(line), "cuse_bsg[%s]: ", node);
+	else
+		n = snprintf(line, sizeof(line), "%s: ", log_prefix);
+	if (n < 0 || n >= (int)sizeof(line))
+		n = 0;
 	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
-	va_end(ap);
 	if (log_syslog) {
 		syslog(level, "%s", line);
 		return;
@@ -48,4 +48,26 @@ void log_msg(int level, const char *fmt, ...)
 		line[n++] = '\n';
 	if (write(STDERR_FILENO, line, n) < 0)
 		return; /* nowhere left to report it */
+}
+
+void log_msg(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	va_start(ap, fmt);
+	vlog(level, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void log_node(int level, const char *node, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	va_start(ap, fmt);
+	vlog(level, node, fmt, ap);
+	va_end(ap);
 }

@@ -130,9 +130,10 @@ void sgio_log_cmd(const struct sgio_cmd *cmd, int ret)
 	scsi_opcode_name(cmd->c.cdb, cmd->c.cdb_len, cmd->d->target->info.scsi_type, op,
 			 sizeof(op));
 	scsi_sense_str(&cmd->c.res, sense, sizeof(sense));
-	log_debug("tid %d: SG_IO v%u %s, %u bytes: %s status 0x%02x host 0x%x %s", cmd->tid,
-		  cmd->r.version, op, cmd->c.data_len, ret < 0 ? strerror(-ret) : "done",
-		  cmd->c.res.status, cmd->c.res.host_status, sense);
+	daemon_debug(cmd->d, "tid %d: SG_IO v%u %s, %u bytes: %s status 0x%02x host 0x%x %s",
+		     cmd->tid, cmd->r.version, op, cmd->c.data_len,
+		     ret < 0 ? strerror(-ret) : "done", cmd->c.res.status, cmd->c.res.host_status,
+		     sense);
 }
 
 int sgio_put_data(struct sgio_cmd *cmd, pid_t tid, unsigned sense_len)
@@ -239,13 +240,14 @@ int sgio_check_access(struct sgio_cmd *cmd, bool by_write)
 	stat_inc(d, STAT_REFUSED);
 	scsi_opcode_name(cmd->c.cdb, cmd->c.cdb_len, d->target->info.scsi_type, op, sizeof(op));
 	if (!atomic_exchange(&o->warned_filter, true))
-		log_warn("tid %d: %s (opcode 0x%02x) refused by the access policy: file open %s, "
-			 "%s CAP_SYS_RAWIO",
-			 cmd->tid, op, cmd->c.cdb[0],
-			 (o->open_flags & O_ACCMODE) == O_RDONLY ? "read-only" : "for writing",
-			 ctx.rawio ? "with" : "without");
+		daemon_warn(d,
+			    "tid %d: %s (opcode 0x%02x) refused by the access policy: file open "
+			    "%s, %s CAP_SYS_RAWIO",
+			    cmd->tid, op, cmd->c.cdb[0],
+			    (o->open_flags & O_ACCMODE) == O_RDONLY ? "read-only" : "for writing",
+			    ctx.rawio ? "with" : "without");
 	else
-		log_debug("tid %d: %s refused by the access policy", cmd->tid, op);
+		daemon_debug(d, "tid %d: %s refused by the access policy", cmd->tid, op);
 	return err;
 }
 
@@ -253,8 +255,8 @@ int sgio_target_failed(struct daemon *d, int err)
 {
 	/* sg and bsg say ENODEV or ENXIO once the device is going away */
 	if ((err == -ENODEV || err == -ENXIO) && !atomic_exchange(&d->target_gone, true))
-		log_warn("%s is gone: %s; new commands get ENODEV", d->target->info.path,
-			 strerror(-err));
+		daemon_warn(d, "%s is gone: %s; new commands get ENODEV", d->target->info.path,
+			    strerror(-err));
 	return err;
 }
 
@@ -380,7 +382,7 @@ static int take_final(struct ioctx *x, struct sgio_cmd *cmd, const struct plan *
 	size_t off = cmd->r.hdr_len + cmd->r.iov_count * sizeof(struct sg_iovec);
 
 	if (x->in_len != p->in_len || x->out_len != p->out_len) {
-		log_warn("tid %d: SG_IO header changed between ioctl rounds", x->tid);
+		daemon_warn(x->o->d, "tid %d: SG_IO header changed between ioctl rounds", x->tid);
 		return -EINVAL;
 	}
 	memcpy(cmd->c.cdb, in + off, cmd->r.cdb_len);
@@ -498,7 +500,7 @@ static void sgio_direct(struct ioctx *x)
 	}
 	sgio_cmd_free(cmd);
 	stat_inc(x->o->d, STAT_SG_IO_ERR);
-	log_debug("tid %d: SG_IO refused: %s", x->tid, strerror(-err));
+	daemon_debug(x->o->d, "tid %d: SG_IO refused: %s", x->tid, strerror(-err));
 	fuse_reply_err(x->req, -err);
 }
 

@@ -1342,6 +1342,50 @@ Test(async, poll_reports_room_and_waiting_completions)
 	rig_fini(&g);
 }
 
+Test(async, target_gone_answers_parked_calls_enodev_and_wakes_the_poller)
+{
+	enum { Q = 2 };
+	struct bufs b[Q + 1];
+	struct sg_io_v4 h[Q + 1];
+	struct rig g, g2;
+	fuse_req_t r, w;
+	unsigned seen;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	r = call_read(&g, V3, 0);
+	cr_expect(zero(u32, fake_req_replies(r)), "a blocking reader with nothing done parks");
+	poll_once(&g, fake_pollhandle_new(g.fs));
+	seen = fake_notify_count(g.fs);
+	atomic_store(&g.d.target_gone, true);
+	async_target_gone(&g.d);
+	cr_expect(eq(int, err_of(r), ENODEV), "the parked read gets ENODEV");
+	cr_expect(fake_wait_notify(g.fs, seen), "the poller is told");
+	cr_expect(eq(u32, poll_once(&g, NULL), POLLHUP | POLLERR));
+	cr_expect(eq(int, err_of(call_read(&g, V3, 0)), ENODEV), "so does a new one");
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_req_replies(r), 1));
+	rig_fini(&g);
+
+	/* a v4 writer waiting for room */
+	rig_init(&g2, 2, O_RDWR);
+	script_good(g2.ft, 512);
+	atomic_store(&g2.o->cmd_q, Q);
+	for (int i = 0; i <= Q; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	cr_expect(eq(sz, write_ok(&g2, h, Q * V4, 0), Q * V4));
+	wait_done(&g2, Q);
+	w = call_write(&g2, &h[Q], V4, 0);
+	cr_expect(zero(u32, fake_req_replies(w)), "a blocking writer waits for room");
+	atomic_store(&g2.d.target_gone, true);
+	async_target_gone(&g2.d);
+	cr_expect(eq(int, err_of(w), ENODEV), "the parked write gets ENODEV");
+	cr_expect(eq(u32, fake_target_calls(g2.ft), Q), "its header never reached the target");
+	rig_stop(&g2);
+	cr_expect(eq(u32, fake_req_replies(w), 1));
+	rig_fini(&g2);
+}
+
 /* ---- the informational ioctls ---- */
 
 static const struct sg_req_info *table_entry(const struct sg_req_info *t, int pack_id)

@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * One served node: its target, struct daemon and CUSE session.  The CUSE
+ * callbacks below are thin trampolines; none blocks on a device or a
+ * condition.  Each node has its own /dev/cuse descriptor and its own thread
+ * running libfuse's multi-threaded loop.  libfuse's workers read requests
+ * through node_read(), which also waits on the node's stop eventfd, so that
+ * node_stop() ends every worker of this session, and only those, from any
+ * thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "async.h"
+#include "daemon.h"
+#include "ioctl.h"
+#include "node.h"
+#include "uaccess.h"
+
+#define SG_MAJOR     21 /* the sg driver's char major, which sg_dd and sgp_dd test for */
+#define NODE_WAIT_MS 5000
+#define FUSE_THREADS 16 /* libfuse workers at most */
+#define FUSE_SPARE   4	/* of which never busy with a command */
+
+struct node {
+	struct daemon d; /* first: the callbacks' userdata is the node */
+	const struct node_config *cfg;
+	char name[128];
+	/* --shared-queue: every open file is this one opener, as bsg before 4.19 */
+	pthread_mutex_t shared_lock;
+	struct opener *shared; /* protected by shared_lock */
+	unsigned shared_files; /* protected by shared_lock */
+	struct fuse_session *se;
+	int stopfd; /* written once by node_stop(): every worker returns */
+	pthread_t thread;
+	bool thread_started; /* protected by lock */
+	node_ended_fn *ended;
+	void *ended_arg;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool up;       /* protected by lock: /dev/NAME exists with its owner and mode */
+	bool stopping; /* protected by lock: the session is ending, or se is gone */
+	bool over;     /* protected by lock: the session has ended */
+	int result;    /* protected by lock: the loop's, once over */
+};
+
+#define to_node(dp) ((struct node *)((char *)(dp)-offsetof(struct node, d)))
+
+static struct node *req_node(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct daemon *req_daemon(fuse_req_t req)
+{
+	return &req_node(req)->d;
+}
+
+static struct opener *fi_opener(struct fuse_file_info *fi)
+{
+	return (struct opener *)(uintptr_t)fi->fh;
+}
+
+/* The last file of o is gone (with --shared-queue, maybe not yet). */
+static void release_shared(struct node *n, struct opener *o)
+{
+	bool last = true;
+
+	if (n->cfg->shared_queue) {
+		pthread_mutex_lock(&n->shared_lock);
+		if (n->shared == o) {
+			last = --n->shared_files == 0;
+			if (last)
+				n->shared = NULL;
+		}
+		pthread_mutex_unlock(&n->shared_lock);
+	}
+	if (last)
+		async_release(o);
+}
+
+static void set_file(struct fuse_file_info *fi, struct opener *o)
+{
+	fi->fh = (uintptr_t)o;
+	fi->nonseekable = 1; /* sg uses nonseekable_open(): pread/pwrite get ESPIPE */
+	fi->direct_io = 1;
+}
+
+/*
+ * --shared-queue: pre-4.19 bsg kept one queue per device, so that any
+ * opener could read any other's completions.  Reproduced on request, to
+ * show that flaw; true if the open was answered.
+ */
+static bool open_shared(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct node *n = req_node(req);
+	struct opener *o;
+
+	if (!n->cfg->shared_queue)
+		return false;
+	pthread_mutex_lock(&n->shared_lock);
+	o = n->shared;
+	if (o)
+		n->shared_files++;
+	pthread_mutex_unlock(&n->shared_lock);
+	if (!o)
+		return false;
+	set_file(fi, o);
+	if (fuse_reply_open(req, fi) < 0)
+		release_shared(n, o);
+	return true;
+}
+
+/* A new opener's own channel; counted first, so that node_gone() sees it or it sees gone. */
+static int open_chan(struct daemon *d)
+{
+	daemon_opener_get(d);
+	if (atomic_load(&d->target_gone))
+		return -ENODEV;
+	return d->target->ops->chan_open(d->target);
+}
+
+static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct node *n = req_node(req);
+	struct daemon *d = &n->d;
+	struct opener *o;
+
+	stat_inc(d, STAT_OPEN);
+	if (open_shared(req, fi))
+		return;
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	o->d = d;
+	o->open_flags = fi->flags;
+	o->chan = open_chan(d);
+	if (o->chan < 0) {
+		if (o->chan != -ENODEV)
+			daemon_warn(d, "cannot open %s for a new opener: %s", d->target->info.path,
+				    strerror(-o->chan));
+		/* the device node vanishing with the device is sg's ENODEV */
+		fuse_reply_err(req, o->chan == -ENOENT ? ENODEV : -o->chan);
+		free(o);
+		daemon_opener_put(d);
+		return;
+	}
+	ioctl_opener_init(o);
+	async_opener_init(o, fuse_req_ctx(req)->pid);
+	if (n->cfg->shared_queue) {
+		pthread_mutex_lock(&n->shared_lock);
+		n->shared = o; /* two first opens at once: the later one wins */
+		n->shared_files++;
+		pthread_mutex_unlock(&n->shared_lock);
+	}
+	set_file(fi, o);
+	if (fuse_reply_open(req, fi) < 0)
+		release_shared(n, o);
+}
+
+/* Last reference to the file gone: no call of it can be in flight. */
+static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
+{
+	stat_inc(req_daemon(req), STAT_RELEASE);
+	release_shared(req_node(req), fi_opener(fi));
+	fuse_reply_err(req, 0);
+}
+
+/* fi->flags is the file's flags now: O_NONBLOCK set later by fcntl() shows. */
+static void cb_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)off;
+	stat_inc(req_daemon(req), STAT_READ);
+	async_read(req, fi_opener(fi), size, fi->flags);
+}
+
+static void cb_write(fuse_req_t req, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	(void)off;
+	stat_inc(req_daemon(req), STAT_WRITE);
+	async_write(req, fi_opener(fi), buf, size, fi->flags);
+}
+
+static void cb_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+{
+	stat_inc(req_daemon(req), STAT_POLL);
+	async_poll(req, fi_opener(fi), ph);
+}
+
+static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
+		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	struct daemon *d = req_daemon(req);
+	struct ioctx x = {
+		.req = req,
+		.o = fi_opener(fi),
+		.arg = (uintptr_t)arg,
+		.in_buf = in_buf,
+		.in_len = in_bufsz,
+		.out_len = out_bufsz,
+		.tid = fuse_req_ctx(req)->pid,
+	};
+
+	stat_inc(d, STAT_IOCTL);
+	x.direct = d->direct && x.tid > 0; /* 0: caller outside our pid namespace */
+	ioctl_dispatch(&x, (unsigned)cmd, flags);
+}
+
+/* devtmpfs creates the node asynchronously; sysfs names it with '!' for '/'. */
+static int wait_for_node(const char *name, dev_t *ret)
+{
+	char devpath[160], syspath[200], kname[128];
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	unsigned maj, min;
+	struct stat st;
+
+	snprintf(devpath, sizeof(devpath), "/dev/%s", name);
+	snprintf(kname, sizeof(kname), "%s", name);
+	for (char *p = kname; *p; p++)
+		if (*p == '/')
+			*p = '!';
+	snprintf(syspath, sizeof(syspath), "/sys/class/cuse/%s/dev", kname);
+	for (int waited = 0; waited < NODE_WAIT_MS; waited += 10) {
+		FILE *f = fopen(syspath, "re");
+		int k = f ? fscanf(f, "%u:%u", &maj, &min) : 0;
+
+		if (f)
+			fclose(f);
+		if (k == 2 && stat(devpath, &st) == 0 && S_ISCHR(st.st_mode) &&
+		    st.st_rdev == makedev(maj, min)) {
+			*ret = st.st_rdev;
+			return 0;
+		}
+		nanosleep(&tick, NULL);
+	}
+	return -ENODEV;
+}
+
+/*
+ * Only what --mode, --owner and --group ask for: without them the node stays
+ * as devtmpfs and udev's rules made it.  udev applies a rule's MODE and GROUP
+ * when it processes the node's uevent, maybe after we got here, so wait for
+ * it to record the device first (its database entry is written after the
+ * node's permissions): the options win.
+ */
+static int set_node_access(const struct node *n, dev_t dev)
+{
+	const struct node_config *cfg = n->cfg;
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	char devpath[160], db[64];
+
+	if (cfg->mode == (mode_t)-1 && cfg->uid == (uid_t)-1 && cfg->gid == (gid_t)-1)
+		return 0;
+	snprintf(db, sizeof(db), "/run/udev/data/c%u:%u", major(dev), minor(dev));
+	for (int waited = 0; waited < NODE_WAIT_MS && access("/run/udev/control", F_OK) == 0 &&
+			     access(db, F_OK) < 0;
+	     waited += 10)
+		nanosleep(&tick, NULL);
+	snprintf(devpath, sizeof(devpath), "/dev/%s", n->name);
+	/* the mode first, while the node is root's: no CAP_FOWNER needed */
+	if (cfg->mode != (mode_t)-1 && chmod(devpath, cfg->mode) < 0)
+		return -errno;
+	if ((cfg->uid != (uid_t)-1 || cfg->gid != (gid_t)-1) &&
+	    chown(devpath, cfg->uid, cfg->gid) < 0)
+		return -errno;
+	return 0;
+}
+
+/* libfuse calls this once CUSE_INIT is answered, even if registration failed. */
+static void cb_init_done(void *userdata)
+{
+	struct node *n = userdata;
+	const struct target_info *t = &n->d.target->info;
+	dev_t dev;
+	int err;
+
+	err = wait_for_node(n->name, &dev);
+	if (err) {
+		log_node(LOG_ERR, n->name,
+			 "/dev/%s did not appear: the kernel refused the device (name or number "
+			 "taken? see dmesg)",
+			 n->name);
+		node_stop(n);
+		return;
+	}
+	err = set_node_access(n, dev);
+	if (err) {
+		log_node(LOG_ERR, n->name, "cannot set owner and mode of /dev/%s: %s", n->name,
+			 strerror(-err));
+		node_stop(n);
+		return;
+	}
+	log_node(LOG_INFO, n->name, "serving %s (%s %s, %s) as /dev/%s (%u:%u)", t->path, t->vendor,
+		 t->product, target_kind_name(t->kind), n->name, major(dev), minor(dev));
+	pthread_mutex_lock(&n->lock);
+	n->up = true;
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+}
+
+static const struct cuse_lowlevel_ops cuse_ops = {
+	.init_done = cb_init_done,
+	.open = cb_open,
+	.release = cb_release,
+	.read = cb_read,
+	.write = cb_write,
+	.ioctl = cb_ioctl,
+	.poll = cb_poll,
+};
+
+/*
+ * libfuse's read of the next request.  The descriptor is non-blocking, so
+ * that a worker waits here, in poll(), where the stop eventfd reaches it:
+ * EINTR with the session marked exited makes it leave its loop.
+ */
+static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
+{
+	struct node *n = userdata;
+	struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+			       { .fd = n->stopfd, .events = POLLIN } };
+
+	for (;;) {
+		ssize_t r;
+
+		if (poll(p, 2, -1) < 0)
+			return -1;
+		if (p[1].revents) {
+			errno = EINTR;
+			return -1;
+		}
+		r = read(fd, buf, len);
+		if (r >= 0 || errno != EAGAIN)
+			return r;
+	}
+}
+
+static ssize_t node_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	(void)userdata;
+	return writev(fd, iov, count);
+}
+
+static const struct fuse_custom_io node_io = {
+	.read = node_read,
+	.writev = node_writev,
+};
+
+static void *node_thread(void *arg)
+{
+	struct node *n = arg;
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	int ret = -ENOMEM;
+	bool up;
+
+	if (cfg) {
+		fuse_loop_cfg_set_max_threads(cfg, FUSE_THREADS);
+		ret = fuse_session_loop_mt(n->se, cfg) < 0 ? -EIO : 0;
+		fuse_loop_cfg_destroy(cfg);
+	}
+	pthread_mutex_lock(&n->lock);
+	n->stopping = true; /* from now on, node_stop() leaves se alone */
+	pthread_mutex_unlock(&n->lock);
+	/* answer what the workers still hold while the session can take it */
+	pool_free(n->d.pool);
+	fuse_session_destroy(n->se); /* closes /dev/cuse: the kernel removes the node */
+	pthread_mutex_lock(&n->lock);
+	n->d.pool = NULL;
+	n->se = NULL;
+	n->over = true;
+	n->result = ret;
+	up = n->up;
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+	if (up && n->ended)
+		n->ended(n, n->ended_arg);
+	return NULL;
+}
+
+static int choose_path(struct node *n, char *why, size_t why_len)
+{
+	const struct target_info *t = &n->d.target->info;
+	bool possible = uaccess_direct_possible();
+	enum node_copy copy = n->cfg->copy;
+
+	if (copy == NODE_COPY_DIRECT && !possible) {
+		snprintf(why, why_len,
+			 "--copy=direct needs CAP_SYS_PTRACE (and Yama ptrace_scope < 3)");
+		return -EPERM;
+	}
+	n->d.direct = copy == NODE_COPY_DIRECT || (copy == NODE_COPY_AUTO && possible);
+	if (n->d.direct) {
+		n->d.max_xfer = t->max_xfer;
+		n->d.max_xfer_errno = t->max_xfer_errno;
+		log_node(LOG_INFO, n->name,
+			 "data path: direct copy (process_vm_readv/writev), up to %u bytes a "
+			 "command",
+			 n->d.max_xfer);
+	} else {
+		n->d.max_xfer = t->max_xfer < RETRY_MAX_XFER ? t->max_xfer : RETRY_MAX_XFER;
+		n->d.max_xfer_errno = ENOMEM;
+		log_node(LOG_INFO, n->name,
+			 "data path: ioctl retry (no ptrace rights), up to %u bytes a command",
+			 n->d.max_xfer);
+	}
+	return 0;
+}
+
+static int node_taken(const char *name, char *why, size_t why_len)
+{
+	char devpath[160];
+
+	snprintf(devpath, sizeof(devpath), "/dev/%s", name);
+	if (access(devpath, F_OK) < 0)
+		return 0;
+	snprintf(why, why_len, "/dev/%s already exists: is another cuse_bsg serving it?", name);
+	return -EEXIST;
+}
+
+static int check_engine(const struct node *n, char *why, size_t why_len)
+{
+	const struct target *t = n->d.target;
+
+	if (n->cfg->engine != NODE_ENGINE_QUEUE || t->ops->queue_open)
+		return 0;
+	snprintf(why, why_len, "--async=queue needs an sg target; %s is %s", t->info.path,
+		 target_kind_name(t->info.kind));
+	return -EINVAL;
+}
+
+static void openers_gone(struct daemon *d)
+{
+	if (atomic_load(&d->target_gone))
+		node_stop(to_node(d));
+}
+
+int node_new(const struct node_config *cfg, const char *target, const char *name, struct node **ret,
+	     char *why, size_t why_len)
+{
+	struct node *n;
+	int err;
+
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->cfg = cfg;
+	n->stopfd = -1;
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->d.name = n->name;
+	n->d.policy = cfg->policy;
+	n->d.openers_gone = openers_gone;
+	pthread_mutex_init(&n->shared_lock, NULL);
+	pthread_mutex_init(&n->d.openers_lock, NULL);
+	pthread_mutex_init(&n->lock, NULL);
+	pthread_cond_init(&n->cond, NULL);
+	err = target_open(target, &n->d.target, why, why_len);
+	if (err == -EACCES || err == -EPERM)
+		snprintf(why + strlen(why), why_len - strlen(why), " (run as root)");
+	if (!err)
+		err = choose_path(n, why, why_len);
+	if (!err)
+		err = check_engine(n, why, why_len);
+	if (!err)
+		err = node_taken(name, why, why_len);
+	if (err) {
+		node_free(n);
+		return err;
+	}
+	*ret = n;
+	return 0;
+}
+
+/* The target's completion thread, for the queue engine. */
+static int start_engine(struct node *n)
+{
+	struct target *t = n->d.target;
+	enum node_engine engine = n->cfg->engine;
+	bool has_queue = t->ops->queue_open != NULL;
+	int ret;
+
+	n->d.max_running = target_max_queued(t);
+	if (engine == NODE_ENGINE_POOL || !has_queue) /* node_new() refused queue without one */
+		return 0;
+	ret = target_queue_start(t, async_target_done);
+	if (ret < 0) {
+		log_node(LOG_ERR, n->name, "cannot start the completion thread for %s: %s",
+			 t->info.path, strerror(-ret));
+		return ret;
+	}
+	n->d.queue = true;
+	log_node(LOG_INFO, n->name, "written commands: %s's own queue, one completion thread",
+		 t->info.path);
+	return 0;
+}
+
+/* The session on a /dev/cuse descriptor of its own. */
+static int new_session(struct node *n)
+{
+	char devname[160];
+	const char *dev_info[] = { devname };
+	char *argv[] = { "cuse_bsg", NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
+	struct cuse_info ci = {
+		.dev_major = n->cfg->sg_minor >= 0 ? SG_MAJOR : 0,
+		.dev_minor = n->cfg->sg_minor >= 0 ? n->cfg->sg_minor : 0,
+		.dev_info_argc = 1,
+		.dev_info_argv = dev_info,
+		.flags = CUSE_UNRESTRICTED_IOCTL,
+	};
+	int fd, err;
+
+	snprintf(devname, sizeof(devname), "DEVNAME=%s", n->name);
+	n->se = cuse_lowlevel_new(&args, &ci, &cuse_ops, n);
+	fuse_opt_free_args(&args);
+	if (!n->se)
+		return -EIO;
+	fd = open("/dev/cuse", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = fuse_session_custom_io(n->se, &node_io, fd);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return 0;
+}
+
+static int start_session(struct node *n)
+{
+	int err;
+
+	n->stopfd = eventfd(0, EFD_CLOEXEC);
+	if (n->stopfd < 0)
+		return -errno;
+	err = new_session(n);
+	if (err) {
+		log_node(LOG_ERR, n->name, "cannot set up the CUSE session for /dev/%s: %s",
+			 n->name, strerror(-err));
+		return err;
+	}
+	n->d.inline_max = FUSE_THREADS - FUSE_SPARE;
+	/* set first: the thread's init_done may stop the session at once */
+	pthread_mutex_lock(&n->lock);
+	n->thread_started = true;
+	pthread_mutex_unlock(&n->lock);
+	err = -pthread_create(&n->thread, NULL, node_thread, n);
+	if (err) {
+		pthread_mutex_lock(&n->lock);
+		n->thread_started = false;
+		pthread_mutex_unlock(&n->lock);
+		log_node(LOG_ERR, n->name, "cannot start the session's thread: %s", strerror(-err));
+	}
+	return err;
+}
+
+int node_start(struct node *n, node_ended_fn *ended, void *arg)
+{
+	bool up;
+	int err;
+
+	err = pool_new(n->cfg->threads, &n->d.pool);
+	if (err) {
+		log_node(LOG_ERR, n->name, "cannot start %u worker threads: %s", n->cfg->threads,
+			 strerror(-err));
+		return err;
+	}
+	err = start_engine(n);
+	if (!err) {
+		n->ended = ended;
+		n->ended_arg = arg;
+		err = start_session(n);
+	}
+	if (err)
+		return err;
+	pthread_mutex_lock(&n->lock);
+	while (!n->up && !n->over)
+		pthread_cond_wait(&n->cond, &n->lock);
+	up = n->up;
+	pthread_mutex_unlock(&n->lock);
+	return up ? 0 : -ENODEV;
+}
+
+/* Under lock: the session thread may be destroying se.  Neither call blocks. */
+void node_stop(struct node *n)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&n->lock);
+	if (!n->stopping && n->se && n->thread_started) {
+		n->stopping = true;
+		fuse_session_exit(n->se);
+		if (write(n->stopfd, &one, sizeof(one)) != sizeof(one))
+			abort(); /* an eventfd takes this write */
+	}
+	pthread_mutex_unlock(&n->lock);
+}
+
+void node_gone(struct node *n)
+{
+	if (atomic_exchange(&n->d.target_gone, true))
+		return;
+	log_node(LOG_WARNING, n->name,
+		 "%s was removed: calls get ENODEV; the node goes with its last opener",
+		 n->d.target->info.path);
+	async_target_gone(&n->d);
+	if (atomic_load(&n->d.openers) == 0)
+		node_stop(n);
+}
+
+void node_log_stats(struct node *n)
+{
+	struct daemon *d = &n->d;
+	unsigned long s[STAT_COUNT];
+	unsigned queued = 0;
+
+	for (int i = 0; i < STAT_COUNT; i++)
+		s[i] = atomic_load(&d->stats[i]);
+	pthread_mutex_lock(&n->lock);
+	if (!n->stopping && d->pool)
+		queued = pool_backlog(d->pool);
+	pthread_mutex_unlock(&n->lock);
+	log_node(LOG_NOTICE, n->name,
+		 "stats: open=%lu release=%lu read=%lu write=%lu ioctl=%lu poll=%lu "
+		 "interrupt=%lu sg_io=%lu sg_io_errors=%lu ioctl_retries=%lu refused=%lu "
+		 "at_target=%u avg_latency_us=%lu queued=%u",
+		 s[STAT_OPEN], s[STAT_RELEASE], s[STAT_READ], s[STAT_WRITE], s[STAT_IOCTL],
+		 s[STAT_POLL], s[STAT_INTERRUPT], s[STAT_SG_IO], s[STAT_SG_IO_ERR],
+		 s[STAT_IOCTL_RETRY], s[STAT_REFUSED], atomic_load(&d->at_target),
+		 s[STAT_SG_IO] ? s[STAT_LATENCY_US] / s[STAT_SG_IO] : 0, queued);
+}
+
+const char *node_name(const struct node *n)
+{
+	return n->name;
+}
+
+const char *node_target(const struct node *n)
+{
+	return n->d.target->info.path;
+}
+
+int node_free(struct node *n)
+{
+	int ret = 0;
+
+	if (!n)
+		return 0;
+	if (n->thread_started) {
+		node_stop(n);
+		pthread_join(n->thread, NULL);
+		ret = n->result;
+	}
+	if (n->se)
+		fuse_session_destroy(n->se); /* the thread never ran */
+	pool_free(n->d.pool);
+	target_free(n->d.target);
+	if (n->stopfd >= 0)
+		close(n->stopfd);
+	pthread_cond_destroy(&n->cond);
+	pthread_mutex_destroy(&n->lock);
+	pthread_mutex_destroy(&n->shared_lock);
+	pthread_mutex_destroy(&n->d.openers_lock);
+	free(n);
+	return ret;
+}
