@@ -113,12 +113,17 @@ static unsigned queue_limit(struct opener *o, unsigned version)
 }
 
 static struct sgio_cmd *pick(struct opener *o, int pack_id);
+static bool busy(struct opener *o, int pack_id);
 
-/* Caller holds o->lock: would a parked reader, or writer, get on now? */
-/* A gone target wakes both: async_target_gone() may have swept the lists already. */
+/*
+ * Caller holds o->lock: would a parked reader, or writer, get on now?  A
+ * reader of a gone target waits for what is still running, as sg's does:
+ * each command written gets its header, ENODEV only once none is left.
+ */
 static bool reader_ready(struct opener *o, const struct parked *p)
 {
-	return pick(o, p->pack_id) != NULL || atomic_load(&o->d->target_gone);
+	return pick(o, p->pack_id) != NULL ||
+	       (atomic_load(&o->d->target_gone) && !busy(o, p->pack_id));
 }
 
 static bool writer_ready(struct opener *o, const struct parked *p)
@@ -517,6 +522,15 @@ static struct sgio_cmd *pick(struct opener *o, int pack_id)
 	return NULL;
 }
 
+/* Caller holds o->lock: is a command of pack_id (-1: any) still running? */
+static bool busy(struct opener *o, int pack_id)
+{
+	for (struct sgio_cmd *c = o->head; c; c = c->next)
+		if (!c->done && (pack_id == -1 || pack_id_of(c) == pack_id))
+			return true;
+	return false;
+}
+
 /*
  * Caller holds o->lock.  Take up to room headers' worth of completions for
  * a reader: one v3, or as many v4 as fit.  Returns how many, in cmds.
@@ -641,6 +655,7 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 	struct parked *p = NULL;
 	unsigned n;
 	int err, pack_id = -1;
+	bool gone;
 
 	err = check_caller(o, tid, "read");
 	if (err) {
@@ -655,6 +670,7 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 		if (n)
 			o->refs++; /* deliver() goes on after its answer, when the
 				    * client may already have closed the file */
+		gone = !n && atomic_load(&o->d->target_gone) && !busy(o, pack_id);
 		pthread_mutex_unlock(&o->lock);
 		if (n) {
 			free(p);
@@ -663,9 +679,10 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 			opener_put(o);
 			return;
 		}
-		if ((flags & O_NONBLOCK) || atomic_load(&o->d->target_gone)) {
+		/* sg: EAGAIN whenever nothing is done, detaching or not */
+		if ((flags & O_NONBLOCK) || gone) {
 			free(p);
-			fuse_reply_err(req, atomic_load(&o->d->target_gone) ? ENODEV : EAGAIN);
+			fuse_reply_err(req, flags & O_NONBLOCK ? EAGAIN : ENODEV);
 			return;
 		}
 		if (!p)
@@ -680,11 +697,47 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 	}
 }
 
+/*
+ * Caller holds o->lock.  The device gone, the parked readers with nothing
+ * left to wait for, unlinked: they get ENODEV.
+ */
+static struct parked *take_gone_readers(struct opener *o)
+{
+	struct parked *gone = NULL, **pp = &o->readers;
+
+	if (!atomic_load(&o->d->target_gone))
+		return NULL;
+	while (*pp) {
+		struct parked *p = *pp;
+
+		if (pick(o, p->pack_id) || busy(o, p->pack_id)) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		p->next = gone;
+		gone = p;
+	}
+	return gone;
+}
+
+static void answer_all(struct parked *p, int err)
+{
+	struct parked *next;
+
+	for (; p; p = next) {
+		next = p->next;
+		unparked(p);
+		fuse_reply_err(p->req, err);
+		free(p);
+	}
+}
+
 /* Serve the parked readers that a completion now satisfies. */
 static void serve_readers(struct opener *o)
 {
 	struct sgio_cmd *cmds[SG_MAX_QUEUE];
-	struct parked *p;
+	struct parked *p, *gone;
 	unsigned n = 0;
 
 	for (;;) {
@@ -696,9 +749,13 @@ static void serve_readers(struct opener *o)
 		}
 		if (p)
 			unpark(&o->readers, p->req);
+		else
+			gone = take_gone_readers(o);
 		pthread_mutex_unlock(&o->lock);
-		if (!p)
+		if (!p) {
+			answer_all(gone, ENODEV);
 			return;
+		}
 		unparked(p);
 		deliver(o, p->req, p->tid, p->size, cmds, n); /* gave back: the loop serves them */
 		free(p);
@@ -757,6 +814,13 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 	struct sgio_cmd *next = NULL;
 	bool orphan;
 
+	if (err == -ENODEV || err == -ENXIO) {
+		/* the device went under it: a header, as the SCSI layer ends such
+		 * a command, not an errno that would leave it unanswered */
+		cmd->c.res = (struct scsi_result){ .host_status = SCSI_DID_NO_CONNECT,
+						   .resid = (int32_t)cmd->c.data_len };
+		err = 0;
+	}
 	cmd->err = err;
 	cmd->duration = sgio_elapsed_ms(&cmd->start);
 	sgio_log_cmd(cmd, cmd->err);
@@ -859,28 +923,19 @@ void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph)
 	fuse_reply_poll(req, revents);
 }
 
-static void answer_all(struct parked *p, int err)
-{
-	struct parked *next;
-
-	for (; p; p = next) {
-		next = p->next;
-		unparked(p);
-		fuse_reply_err(p->req, err);
-		free(p);
-	}
-}
-
-/* The parked calls of o get ENODEV, its poller POLLHUP. */
+/*
+ * The parked writers of o get ENODEV, its poller POLLHUP, and its parked
+ * readers ENODEV unless a command they may take is still running.
+ */
 static void sweep_gone(struct opener *o)
 {
 	struct parked *readers, *writers;
 	struct fuse_pollhandle *ph;
 
 	pthread_mutex_lock(&o->lock);
-	readers = o->readers;
+	readers = take_gone_readers(o);
 	writers = o->writers;
-	o->readers = o->writers = NULL;
+	o->writers = NULL;
 	ph = take_poller(o);
 	pthread_mutex_unlock(&o->lock);
 	answer_all(readers, ENODEV);

@@ -16,15 +16,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SCSI_V3_HDR_LEN	  88u	       /* sizeof(struct sg_io_hdr) on LP64 */
-#define SCSI_V4_HDR_LEN	  160u	       /* sizeof(struct sg_io_v4) */
-#define SCSI_CDB_MAX	  32u	       /* sizeof(scmd->cmnd): the longest CDB a target takes */
-#define SCSI_V3_CDB_MAX	  252u	       /* sg's bound before EMSGSIZE */
-#define SCSI_SENSE_MAX	  96u	       /* SCSI_SENSE_BUFFERSIZE: most sense the kernel keeps */
-#define SCSI_XFER_LIMIT	  (256u << 20) /* sg refuses dxfer_len >= 256 MiB */
-#define SCSI_IOV_MAX	  1024u	       /* UIO_MAXIOV, import_iovec()'s bound */
-#define SCSI_DRIVER_SENSE 0x08u	       /* driver_status when sense was returned */
-#define SCSI_SG_VERSION	  30536	       /* what SG_GET_VERSION_NUM says: sg 3.5.36 */
+#define SCSI_V3_HDR_LEN	    88u		 /* sizeof(struct sg_io_hdr) on LP64 */
+#define SCSI_V4_HDR_LEN	    160u	 /* sizeof(struct sg_io_v4) */
+#define SCSI_CDB_MAX	    32u		 /* sizeof(scmd->cmnd): the longest CDB a target takes */
+#define SCSI_V3_CDB_MAX	    252u	 /* sg's bound before EMSGSIZE */
+#define SCSI_SENSE_MAX	    96u		 /* SCSI_SENSE_BUFFERSIZE: most sense the kernel keeps */
+#define SCSI_XFER_LIMIT	    (256u << 20) /* sg refuses dxfer_len >= 256 MiB */
+#define SCSI_IOV_MAX	    1024u	 /* UIO_MAXIOV, import_iovec()'s bound */
+#define SCSI_DRIVER_SENSE   0x08u	 /* driver_status when sense was returned */
+#define SCSI_DID_NO_CONNECT 0x01u	 /* host_status of a command whose device is gone */
+#define SCSI_SG_VERSION	    30536	 /* what SG_GET_VERSION_NUM says: sg 3.5.36 */
 
 /* Missing from glibc's <scsi/sg.h>; values from the kernel's uapi. */
 #ifndef SG_FLAG_MMAP_IO

@@ -254,9 +254,11 @@ int sgio_check_access(struct sgio_cmd *cmd, bool by_write)
 int sgio_target_failed(struct daemon *d, int err)
 {
 	/* sg and bsg say ENODEV or ENXIO once the device is going away */
-	if ((err == -ENODEV || err == -ENXIO) && !atomic_exchange(&d->target_gone, true))
+	if ((err == -ENODEV || err == -ENXIO) && !atomic_exchange(&d->target_gone, true)) {
 		daemon_warn(d, "%s is gone: %s; new commands get ENODEV", d->target->info.path,
 			    strerror(-err));
+		async_target_gone(d); /* parked calls with nothing to wait for end */
+	}
 	return err;
 }
 

@@ -1386,6 +1386,49 @@ Test(async, target_gone_answers_parked_calls_enodev_and_wakes_the_poller)
 	rig_fini(&g2);
 }
 
+Test(async, commands_running_when_the_target_goes_end_with_a_did_no_connect_header)
+{
+	struct bufs b[2];
+	struct sg_io_hdr h[2];
+	const struct sg_io_hdr *out;
+	unsigned seen_ids = 0;
+	struct rig g;
+	fuse_req_t r;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	g.ft->script.ret = -ENODEV; /* the device goes under them */
+	fake_target_set_block(g.ft, true);
+	for (int i = 0; i < 2; i++) {
+		h[i] = v3_read(&b[i], i + 1, 512, i + 1);
+		write_ok(&g, &h[i], V3, 0);
+	}
+	cr_assert(fake_target_wait_entered(g.ft, 2));
+	atomic_store(&g.d.target_gone, true); /* as node_gone() */
+	async_target_gone(&g.d);
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN),
+		  "nothing done yet, detaching or not: sg's EAGAIN");
+	r = call_read(&g, V3, 0);
+	cr_expect(zero(u32, fake_req_replies(r)), "a reader waits while commands still run");
+	fake_target_release(g.ft);
+	for (int i = 0; i < 2; i++) {
+		struct fake_reply *rep = i ? read_ok(&g, V3, 0) : reply_of(r);
+
+		cr_assert(eq(int, rep->kind, FAKE_BUF), "each written command gets its header");
+		out = (const struct sg_io_hdr *)rep->data;
+		cr_expect(eq(u16, out->host_status, 0x01), "DID_NO_CONNECT");
+		cr_expect(eq(u8, out->status, 0));
+		cr_expect(eq(i32, out->resid, 512), "nothing moved");
+		cr_expect(eq(u32, out->info & SG_INFO_CHECK, SG_INFO_CHECK));
+		seen_ids |= 1u << out->pack_id;
+	}
+	cr_expect(eq(u32, seen_ids, 0x6), "pack_ids 1 and 2, once each");
+	cr_expect(eq(int, err_of(call_read(&g, V3, 0)), ENODEV), "then nothing left: ENODEV");
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
+	cr_expect(eq(u32, poll_once(&g, NULL), POLLHUP | POLLERR));
+	rig_fini(&g);
+}
+
 /* ---- the informational ioctls ---- */
 
 static const struct sg_req_info *table_entry(const struct sg_req_info *t, int pack_id)

@@ -182,6 +182,38 @@ target_gone() {  # the device removed under an open node: ENODEV and POLLHUP
     node_stop
 }
 
+# a device removed while fio has 16 commands in flight on its node: each
+# written command gets its header (DID_NO_CONNECT if the device went under
+# it), so fio sees errors and ends instead of waiting for lost completions
+removed_under_load() {  # removed_under_load ENGINE
+    local f rc t0 sg before
+    before=$(ls /sys/class/scsi_generic/)
+    echo 1 >/sys/bus/pseudo/drivers/scsi_debug/add_host
+    vm_wait 10 bash -c "ls /sys/class/scsi_generic/ | grep -qvxF '${before:-none}'" ||
+        vm_fail "no new sg after add_host"
+    sg=/dev/$(ls /sys/class/scsi_generic/ | grep -vxF "${before:-none}" | head -n1)
+    vm_wait 10 test -c "$sg" || vm_fail "no $sg"
+    node_start bsg/rm-cuse "$sg" --async="$1"
+    timeout 120 fio --name=t --filename="$NODE" --ioengine=sg --rw=randread --bs=4k --size=4M \
+        --iodepth=16 --runtime=60 --time_based >/tmp/fio.out 2>&1 &
+    f=$!
+    vm_wait 60 bash -c "find /proc/$f/fd /proc/[0-9]*/fd -lname '$NODE' 2>/dev/null | grep -q ." ||
+        vm_fail "fio did not open $NODE"
+    sleep 2
+    t0=$SECONDS
+    echo -1 >/sys/bus/pseudo/drivers/scsi_debug/add_host
+    rc=0
+    wait $f || rc=$?
+    cp /tmp/fio.out "$VM_OUT/fio-removed-$1.out"
+    grep -m2 -o -e 'SG Host Status: [^.]*' -e 'error=[A-Za-z ]*' /tmp/fio.out | sed 's/^/   fio: /'
+    check "$1: device removed under fio QD 16: fio ends with an error in $((SECONDS - t0)) s, no hang" \
+        test $rc -ne 0 -a $rc -ne 124 -a $((SECONDS - t0)) -lt 30
+    check "$1: ... the commands in flight come back with a host status" \
+        grep -q 'SG Host Status' /tmp/fio.out
+    node_gone_with_last_opener "$1: ..."
+    check "$1: ... no sanitizer report" bash -c "! grep -q Sanitizer '$NODE_LOG'"
+}
+
 vm_load_scsi_debug dev_size_mb=16
 CUSE_BSG=$PWD/build/cuse_bsg.asan
 # written commands on sg's own queue (the default for an sg target), then on the pool
@@ -201,5 +233,8 @@ node_start bsg/async-cuse "$VM_SG"
 orphans
 sg_compat
 target_gone
+CUSE_BSG=$PWD/build/cuse_bsg.asan
+removed_under_load queue
+removed_under_load pool
 echo "async suite took $((SECONDS - T0)) s in the guest"
 summary

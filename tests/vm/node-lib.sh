@@ -34,6 +34,17 @@ node_stop() {
     NODE_PID=''
 }
 
+# node_gone_with_last_opener WHAT: the device is gone and the node was
+# closed: the node goes, and the daemon exits 0 by itself
+node_gone_with_last_opener() {
+    local rc=0
+    check "$1 the node goes once its last opener closed it" vm_wait 10 test ! -e "$NODE"
+    vm_wait 10 bash -c "! kill -0 $NODE_PID 2>/dev/null" || kill -TERM "$NODE_PID"
+    wait "$NODE_PID" || rc=$?
+    check "$1 and the daemon exits 0 by itself ($rc)" test "$rc" -eq 0
+    NODE_PID=''
+}
+
 # node_stat FIELD: a counter from the daemon's SIGUSR1 report
 node_stat() {
     local before
