@@ -50,10 +50,11 @@ struct node {
 	void *ended_arg;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool up;       /* protected by lock: /dev/NAME exists with its owner and mode */
-	bool stopping; /* protected by lock: the session is ending, or se is gone */
-	bool over;     /* protected by lock: the session has ended */
-	int result;    /* protected by lock: the loop's, once over */
+	bool up;	     /* protected by lock: /dev/NAME exists with its owner and mode */
+	bool stopping;	     /* protected by lock: the session is ending, or se is gone */
+	bool over;	     /* protected by lock: the session has ended */
+	atomic_bool removed; /* udev said the device went */
+	int result;	     /* protected by lock: the loop's, once over */
 };
 
 #define to_node(dp) ((struct node *)((char *)(dp)-offsetof(struct node, d)))
@@ -325,8 +326,10 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 
 /*
  * libfuse's read of the next request.  The descriptor is non-blocking, so
- * that a worker waits here, in poll(), where the stop eventfd reaches it:
- * EINTR with the session marked exited makes it leave its loop.
+ * that a worker with nothing to do waits here, in poll(), where the stop
+ * eventfd reaches it: EINTR with the session marked exited makes it leave
+ * its loop.  The read comes first: under load a request is waiting, and
+ * libfuse looks at the exited mark after each one.
  */
 static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
 {
@@ -335,17 +338,16 @@ static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
 			       { .fd = n->stopfd, .events = POLLIN } };
 
 	for (;;) {
-		ssize_t r;
+		ssize_t r = read(fd, buf, len);
 
+		if (r >= 0 || errno != EAGAIN)
+			return r;
 		if (poll(p, 2, -1) < 0)
 			return -1;
 		if (p[1].revents) {
 			errno = EINTR;
 			return -1;
 		}
-		r = read(fd, buf, len);
-		if (r >= 0 || errno != EAGAIN)
-			return r;
 	}
 }
 
@@ -611,8 +613,10 @@ void node_stop(struct node *n)
 
 void node_gone(struct node *n)
 {
-	if (atomic_exchange(&n->d.target_gone, true))
+	/* a failed command may have found the device gone first */
+	if (atomic_exchange(&n->removed, true))
 		return;
+	atomic_store(&n->d.target_gone, true);
 	log_node(LOG_WARNING, n->name,
 		 "%s was removed: calls get ENODEV; the node goes with its last opener",
 		 n->d.target->info.path);

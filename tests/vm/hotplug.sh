@@ -114,7 +114,8 @@ hot_remove() {
     check "hot-remove: the node goes once fio closed it" vm_wait 5 test ! -e "$node"
     check "hot-remove: the daemon stays up" daemon_up
     check "hot-remove: the other node still serves" sg_turs "$other"
-    check "hot-remove: logged" grep -q "was removed" "$ALL_LOG"
+    # by udev's event, or first by a command that found the device gone
+    check "hot-remove: logged" grep -q -e "was removed" -e "is gone" "$ALL_LOG"
     grep -E "removed|gone" "$ALL_LOG" | sed 's/^/   /'
 }
 
@@ -190,6 +191,25 @@ all_stop() {
 }
 
 # the one-target mode, unchanged: the node stays, failing, until SIGTERM
+# under a service manager: READY=1 once the first enumeration is served
+# (every device's node there), STOPPING=1 on SIGTERM
+all_notify() {
+    local sock=/run/cuse-all.notify out=$VM_OUT/notify-all.out first
+    first=$(cuse_node "$(hctls | head -n1)")
+    "$PWD/tests/notifywait" "$sock" "$first" 60 >"$out" 2>&1 &
+    local wpid=$!
+    vm_wait 10 grep -q listening "$out" || vm_fail "notifywait did not listen on $sock"
+    NOTIFY_SOCKET=$sock all_start
+    vm_wait 30 grep -q 'READY=1' "$out" || { cat "$out" "$ALL_LOG"; vm_fail "--all: no READY=1"; }
+    check "--all: READY=1 from the daemon's pid, its first node already there" \
+        grep -qE "^pid=$ALL_PID node=[0-7]+:0:0 READY=1\$" "$out"
+    check "--all: ... and every other node" each_device_has_a_node
+    kill -TERM "$ALL_PID"
+    wait "$ALL_PID"
+    wait "$wpid"
+    check "--all: STOPPING=1 on SIGTERM" grep -q "^pid=$ALL_PID .*STOPPING=1" "$out"
+}
+
 one_target_removed() {
     local h sg out
     add_host 1
@@ -202,9 +222,9 @@ one_target_removed() {
     check "one target, device removed: SG_IO gets ENODEV" grep -q 'No such device' <<<"$out"
     out=$(tests/sgasync write-errno fd:3)
     check "one target, device removed: write() gets ENODEV ($out)" test "$out" = ENODEV
+    check "one target, device removed: the node stays while it is open" test -c "$NODE"
     exec 3>&-
-    check "one target, device removed: the node stays until stopped" test -c "$NODE"
-    node_stop
+    node_gone_with_last_opener "one target, device removed"
     check "one target: no LeakSanitizer report" bash -c "! grep -q LeakSanitizer '$NODE_LOG'"
 }
 
@@ -241,6 +261,7 @@ idle_remove
 readd_held
 stats
 all_stop
+all_notify
 one_target_removed
 bsg_fallback
 echo "hotplug suite took $((SECONDS - T0)) s in the guest"
