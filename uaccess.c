@@ -89,14 +89,22 @@ static int parse_ids(const char *v, unsigned *ids, unsigned max)
 	return n;
 }
 
-/* The open status file whole into buf, NUL-terminated: its length, or -errno. */
+/*
+ * The open status file whole into buf, NUL-terminated: its length, or
+ * -errno.  procfs makes the whole text at each read from another offset, so
+ * a read shorter than asked is taken as the end: asking again for the zero
+ * bytes after it would cost as much as the first read.
+ */
 static ssize_t pread_all(int fd, char *buf, size_t size)
 {
 	size_t len = 0;
 	ssize_t n = 1;
 
-	while (len < size - 1 && (n = pread(fd, buf + len, size - 1 - len, len)) > 0)
+	while (len < size - 1 && (n = pread(fd, buf + len, size - 1 - len, len)) > 0) {
 		len += n;
+		if ((size_t)n < size - 1 - (len - n))
+			break;
+	}
 	if (n < 0)
 		return -errno;
 	buf[len] = '\0';
