@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -325,29 +326,111 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 };
 
 /*
+ * A libfuse worker's own epoll set: the session's /dev/cuse descriptor,
+ * exclusive (a request wakes one idle worker, not all: poll() on the shared
+ * descriptor woke every one, and all but one read nothing), and the node's
+ * stop eventfd, which wakes every one.  Freed when the worker thread ends.
+ */
+struct worker_wait {
+	int epfd;
+	int fd; /* the /dev/cuse descriptor it was made for */
+};
+
+static pthread_key_t worker_key;
+static pthread_once_t worker_once = PTHREAD_ONCE_INIT;
+
+static void worker_wait_free(void *p)
+{
+	struct worker_wait *w = p;
+
+	close(w->epfd);
+	free(w);
+}
+
+static void worker_key_init(void)
+{
+	if (pthread_key_create(&worker_key, worker_wait_free))
+		abort(); /* only EAGAIN, with thousands of keys */
+}
+
+/* This worker's epoll descriptor for fd, or -1 (then it waits in poll()). */
+static int worker_epoll(struct node *n, int fd)
+{
+	struct epoll_event in = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = 0 };
+	struct epoll_event stop = { .events = EPOLLIN, .data.u32 = 1 };
+	struct worker_wait *w;
+
+	pthread_once(&worker_once, worker_key_init);
+	w = pthread_getspecific(worker_key);
+	if (w && w->fd == fd)
+		return w->epfd;
+	if (w) /* not reached: a worker serves one session */
+		worker_wait_free(w);
+	pthread_setspecific(worker_key, NULL);
+	w = malloc(sizeof(*w));
+	if (!w)
+		return -1;
+	w->fd = fd;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &in) < 0 ||
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, n->stopfd, &stop) < 0) {
+		if (w->epfd >= 0)
+			close(w->epfd);
+		free(w);
+		return -1;
+	}
+	pthread_setspecific(worker_key, w);
+	return w->epfd;
+}
+
+/* Wait until fd may have a request (0), or the node stops (-1, EINTR). */
+static int worker_wait(struct node *n, int fd)
+{
+	struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+			       { .fd = n->stopfd, .events = POLLIN } };
+	int epfd = worker_epoll(n, fd);
+	struct epoll_event ev[2];
+	int k;
+
+	if (epfd < 0) {
+		if (poll(p, 2, -1) < 0)
+			return -1;
+		if (p[1].revents)
+			goto stopped;
+		return 0;
+	}
+	k = epoll_wait(epfd, ev, 2, -1);
+	if (k < 0)
+		return -1;
+	for (int i = 0; i < k; i++)
+		if (ev[i].data.u32 == 1)
+			goto stopped;
+	return 0;
+stopped:
+	errno = EINTR;
+	return -1;
+}
+
+/*
  * libfuse's read of the next request.  The descriptor is non-blocking, so
- * that a worker with nothing to do waits here, in poll(), where the stop
- * eventfd reaches it: EINTR with the session marked exited makes it leave
- * its loop.  The read comes first: under load a request is waiting, and
- * libfuse looks at the exited mark after each one.
+ * that a worker waits in worker_wait(), where the stop eventfd reaches it:
+ * EINTR with the session marked exited makes it leave its loop.  Waiting
+ * first costs two calls a request; reading first costs one when a request
+ * is there but three when none is, and at a queue depth of 16 a worker
+ * mostly finds none.
  */
 static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
 {
 	struct node *n = userdata;
-	struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
-			       { .fd = n->stopfd, .events = POLLIN } };
 
 	for (;;) {
-		ssize_t r = read(fd, buf, len);
+		ssize_t r;
 
+		if (worker_wait(n, fd) < 0)
+			return -1;
+		r = read(fd, buf, len);
 		if (r >= 0 || errno != EAGAIN)
 			return r;
-		if (poll(p, 2, -1) < 0)
-			return -1;
-		if (p[1].revents) {
-			errno = EINTR;
-			return -1;
-		}
 	}
 }
 
