@@ -822,7 +822,7 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 		err = 0;
 	}
 	cmd->err = err;
-	cmd->duration = sgio_elapsed_ms(&cmd->start);
+	sgio_duration(cmd);
 	sgio_log_cmd(cmd, cmd->err);
 	pthread_mutex_lock(&o->lock);
 	if (placed)
@@ -868,7 +868,7 @@ void async_target_done(struct scsi_cmd *c, int err)
 {
 	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)c - offsetof(struct sgio_cmd, c));
 
-	stat_target_end(cmd->d, &cmd->start);
+	cmd->duration = stat_target_end(cmd->d, &cmd->start);
 	complete_async(cmd, err ? sgio_target_failed(cmd->d, err) : 0, true);
 }
 

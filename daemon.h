@@ -143,13 +143,13 @@ static inline void daemon_opener_put(struct daemon *d)
 		d->openers_gone(d);
 }
 
-/* A command reached the target (start) or came back from it (end). */
+/* A command reached the target (start) or came back from it (end: its ms since start). */
 static inline void stat_target_start(struct daemon *d)
 {
 	atomic_fetch_add_explicit(&d->at_target, 1, memory_order_relaxed);
 }
 
-static inline void stat_target_end(struct daemon *d, const struct timespec *start)
+static inline uint32_t stat_target_end(struct daemon *d, const struct timespec *start)
 {
 	struct timespec now;
 	long us;
@@ -160,6 +160,7 @@ static inline void stat_target_end(struct daemon *d, const struct timespec *star
 	atomic_fetch_add_explicit(&d->stats[STAT_LATENCY_US], us > 0 ? us : 0,
 				  memory_order_relaxed);
 	stat_inc(d, STAT_SG_IO);
+	return us > 0 ? us / 1000 : 0; /* the command's duration, ms: one clock read */
 }
 
 /* The node's transfer limit as sg reports it (BLKSECTGET, reserved size). */

@@ -56,6 +56,7 @@ int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct s
 		return -ENOMEM;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &cmd->start);
+	cmd->duration = SGIO_NO_DURATION;
 	cmd->d = o->d;
 	cmd->o = o;
 	cmd->chan = o->chan;
@@ -121,6 +122,13 @@ uint32_t sgio_elapsed_ms(const struct timespec *start)
 	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
 }
 
+uint32_t sgio_duration(struct sgio_cmd *cmd)
+{
+	if (cmd->duration == SGIO_NO_DURATION)
+		cmd->duration = sgio_elapsed_ms(&cmd->start);
+	return cmd->duration;
+}
+
 void sgio_log_cmd(const struct sgio_cmd *cmd, int ret)
 {
 	char op[64], sense[256];
@@ -181,7 +189,7 @@ static void finish(struct sgio_cmd *cmd, int ret)
 		fuse_reply_err(cmd->req, -ret);
 		return;
 	}
-	sense_len = scsi_complete(&cmd->r, &cmd->c.res, sgio_elapsed_ms(&cmd->start));
+	sense_len = scsi_complete(&cmd->r, &cmd->c.res, sgio_duration(cmd));
 	if (!cmd->direct) {
 		reply_retry_path(cmd, sense_len);
 		return;
@@ -271,7 +279,7 @@ int sgio_run_target(struct sgio_cmd *cmd)
 		return -ENODEV;
 	stat_target_start(d);
 	ret = d->target->ops->sg_io(d->target, cmd->chan, &cmd->c);
-	stat_target_end(d, &cmd->start);
+	cmd->duration = stat_target_end(d, &cmd->start);
 	return ret ? sgio_target_failed(d, ret) : 0;
 }
 

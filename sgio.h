@@ -28,7 +28,7 @@ struct sgio_cmd {
 	struct sgio_cmd *pend_next; /* async: waiting for a place at the target */
 	bool done;		    /* async: the target answered */
 	int err;		    /* async: the target's SG_IO errno, or 0 */
-	uint32_t duration;	    /* async: ms from write() to completion */
+	uint32_t duration; /* ms from the call to the target's answer, or SGIO_NO_DURATION */
 	struct daemon *d;
 	int chan; /* the opener's channel to the target */
 	fuse_req_t req;
@@ -62,6 +62,11 @@ int sgio_check_access(struct sgio_cmd *cmd, bool by_write);
 /* The target said err (< 0) for a command: note a device that is gone.  Returns err. */
 int sgio_target_failed(struct daemon *d, int err);
 uint32_t sgio_elapsed_ms(const struct timespec *start);
+
+#define SGIO_NO_DURATION UINT32_MAX /* the command has not come back from the target */
+
+/* cmd's duration: as the target's answer stamped it, or until now. */
+uint32_t sgio_duration(struct sgio_cmd *cmd);
 void sgio_log_cmd(const struct sgio_cmd *cmd, int ret);
 
 #endif /* CUSE_BSG_SGIO_H */
