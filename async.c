@@ -339,7 +339,7 @@ static void dispatch(struct sgio_cmd *cmd)
 	struct daemon *d = cmd->d;
 	int err;
 
-	if (!d->queue) {
+	if (!d->queue || target_bulk(d->target, &cmd->c)) {
 		cmd->work.run = run_async;
 		pool_submit(d->pool, &cmd->work);
 		return;

@@ -578,6 +578,11 @@ static int start_engine(struct node *n)
 	int ret;
 
 	n->d.max_running = target_max_queued(t);
+	if (t->info.bulk_min)
+		log_node(LOG_INFO, n->name,
+			 "transfers of %u KiB to %u KiB: %s (maps our buffer, where sg copies)",
+			 t->info.bulk_min >> 10, t->info.max_sectors_bytes >> 10,
+			 t->info.bulk_path);
 	if (engine == NODE_ENGINE_POOL || !has_queue) /* node_new() refused queue without one */
 		return 0;
 	ret = target_queue_start(t, async_target_done);

@@ -41,6 +41,24 @@ void sgio_cmd_free(struct sgio_cmd *cmd)
 	free(cmd);
 }
 
+/*
+ * A command's data buffer, zeroed.  Page-aligned from a page up, so that a
+ * bsg channel can map it for the device instead of copying through a bounce
+ * buffer (the block layer wants the DMA alignment, 512 bytes here); a
+ * heap-reused buffer costs a memset where a fresh mapping would fault in
+ * every page.
+ */
+static void *data_buffer(uint32_t len)
+{
+	void *p;
+
+	if (len < 4096)
+		return len ? calloc(1, len) : NULL;
+	if (posix_memalign(&p, 4096, len))
+		return NULL;
+	return memset(p, 0, len);
+}
+
 int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct sgio_cmd **ret)
 {
 	unsigned nsegs = r->iov_count ? r->iov_count : 1;
@@ -50,7 +68,7 @@ int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct s
 	if (!cmd)
 		return -ENOMEM;
 	/* zeroed: the whole buffer goes back to the client, as sg's does */
-	cmd->c.data = r->data_len ? calloc(1, r->data_len) : NULL;
+	cmd->c.data = data_buffer(r->data_len);
 	if (r->data_len && !cmd->c.data) {
 		free(cmd);
 		return -ENOMEM;

@@ -33,6 +33,7 @@ struct real_target {
 	int epfd, stopfd;
 	pthread_mutex_t lock;
 	struct target_queue *closed; /* protected by lock: freed by the thread */
+	int bulk_fd;		     /* an sg target's bsg node, for large transfers; or -1 */
 };
 
 struct target_queue {
@@ -65,17 +66,27 @@ static void real_chan_close(struct target *t, int chan)
 	close(chan);
 }
 
-static int real_sg_io(struct target *t, int fd, struct scsi_cmd *c)
+bool target_bulk(const struct target *t, const struct scsi_cmd *c)
 {
-	if (t->info.kind == TARGET_BSG) {
-		struct sg_io_v4 h;
+	/* one direction: sg's v3-only "to and from" stays on sg */
+	return t->info.bulk_min && c->data_len >= t->info.bulk_min &&
+	       c->data_len <= t->info.bulk_max &&
+	       (c->dir == SCSI_DIR_TO_DEV || c->dir == SCSI_DIR_FROM_DEV);
+}
 
-		scsi_build_v4(c, &h);
-		if (ioctl(fd, SG_IO, &h) < 0)
-			return -errno;
-		scsi_result_v4(&h, c->dir, &c->res);
-		return 0;
-	}
+static int sg_io_v4(int fd, struct scsi_cmd *c)
+{
+	struct sg_io_v4 h;
+
+	scsi_build_v4(c, &h);
+	if (ioctl(fd, SG_IO, &h) < 0)
+		return -errno;
+	scsi_result_v4(&h, c->dir, &c->res);
+	return 0;
+}
+
+static int sg_io_v3(int fd, struct scsi_cmd *c)
+{
 	struct sg_io_hdr h;
 
 	scsi_build_v3(c, &h);
@@ -83,6 +94,13 @@ static int real_sg_io(struct target *t, int fd, struct scsi_cmd *c)
 		return -errno;
 	scsi_result_v3(&h, &c->res);
 	return 0;
+}
+
+static int real_sg_io(struct target *t, int fd, struct scsi_cmd *c)
+{
+	if (target_bulk(t, c))
+		return sg_io_v4(to_real(t)->bulk_fd, c); /* bsg holds no state of an opener's */
+	return t->info.kind == TARGET_BSG ? sg_io_v4(fd, c) : sg_io_v3(fd, c);
 }
 
 static void free_closed(struct real_target *rt)
@@ -113,6 +131,8 @@ static void real_free(struct target *t)
 		close(rt->stopfd);
 		pthread_mutex_destroy(&rt->lock);
 	}
+	if (rt->bulk_fd >= 0)
+		close(rt->bulk_fd);
 	free(rt);
 }
 
@@ -453,6 +473,36 @@ static int open_first(struct real_target *rt, char *why, size_t why_len)
 }
 
 /*
+ * An sg target's large transfers go to the device's bsg node: bsg maps the
+ * daemon's buffer for the device, where sg copies through buffers of its
+ * own (make bench: READ 64 KiB, kernel bsg 2.5 times sg's rate).  Not if
+ * the device has no bsg node: then sg takes everything.
+ */
+static void open_bulk(struct real_target *rt)
+{
+	struct target_info *info = &rt->base.info;
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (info->kind != TARGET_SG)
+		return;
+	snprintf(path, sizeof(path), "/dev/bsg/%d:%d:%d:%d", info->host, info->channel, info->id,
+		 info->lun);
+	if (stat(path, &st) < 0 || !S_ISCHR(st.st_mode) || (int)major(st.st_rdev) != bsg_major())
+		return;
+	rt->bulk_fd = open(path, rt->open_flags | O_CLOEXEC);
+	if (rt->bulk_fd < 0)
+		return;
+	snprintf(info->bulk_path, sizeof(info->bulk_path), "%s", path);
+	/* what bsg maps in one piece: a segment a page of our page-aligned buffer */
+	info->bulk_max = info->max_xfer;
+	if ((uint64_t)info->max_segments * 4096 < info->bulk_max)
+		info->bulk_max = (uint32_t)info->max_segments * 4096;
+	if (info->bulk_max >= TARGET_BULK_MIN)
+		info->bulk_min = TARGET_BULK_MIN;
+}
+
+/*
  * SG_EMULATED_HOST as sg answers it: the block layer (sd, bsg) always says
  * 1, so ask the device's sg node where there is one.
  */
@@ -524,6 +574,7 @@ int target_open(const char *path, struct target **ret, char *why, size_t why_len
 	if (!rt)
 		return -ENOMEM;
 	rt->base.ops = &real_ops;
+	rt->bulk_fd = -1;
 	snprintf(rt->base.info.path, sizeof(rt->base.info.path), "%s", path);
 	err = classify(path, &rt->base.info, sysdir, sizeof(sysdir), why, why_len);
 	if (!err)
@@ -543,6 +594,7 @@ int target_open(const char *path, struct target **ret, char *why, size_t why_len
 	read_queue_limits(sysdir, &rt->base.info);
 	rt->base.info.emulated = read_emulated(sysdir, fd, rt->base.info.kind);
 	close(fd);
+	open_bulk(rt);
 	*ret = &rt->base;
 	return 0;
 }

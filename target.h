@@ -11,6 +11,7 @@
 #define CUSE_BSG_TARGET_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "scsi.h"
@@ -28,10 +29,12 @@ struct target_info {
 	int host, channel, id, lun; /* H:C:T:L */
 	int scsi_type;		    /* peripheral device type */
 	int cmd_per_lun, queue_depth, unique_id, emulated;
-	uint32_t max_sectors_bytes; /* BLKSECTGET on sg: the request queue's max_sectors */
-	uint32_t max_xfer;	    /* the most one command may move */
-	int max_xfer_errno;	    /* the target's errno for a longer transfer */
-	int max_segments;	    /* SG_GET_SG_TABLESIZE */
+	uint32_t max_sectors_bytes;  /* BLKSECTGET on sg: the request queue's max_sectors */
+	uint32_t max_xfer;	     /* the most one command may move */
+	int max_xfer_errno;	     /* the target's errno for a longer transfer */
+	int max_segments;	     /* SG_GET_SG_TABLESIZE */
+	uint32_t bulk_min, bulk_max; /* transfers in [min, max] go to bulk_path; min 0: none */
+	char bulk_path[PATH_MAX];    /* an sg target's bsg node */
 	char vendor[9], product[17], revision[5];
 };
 
@@ -73,6 +76,14 @@ struct target {
  * the device to why.
  */
 int target_open(const char *path, struct target **ret, char *why, size_t why_len);
+
+#define TARGET_BULK_MIN (64u << 10)
+
+/*
+ * Does c go to the target's bulk channel (an sg target's bsg node), with
+ * SG_IO from a worker, rather than to sg's own queue?
+ */
+bool target_bulk(const struct target *t, const struct scsi_cmd *c);
 void target_free(struct target *t);
 
 /* Start t's completion thread (-EOPNOTSUPP: t has no queue), before any queue_open(). */

@@ -1568,3 +1568,29 @@ Test(sgio, queues_to_the_pool_past_the_budget)
 	cr_expect(eq(u32, atomic_load(&g.d.inline_busy), 1));
 	rig_fini(&g);
 }
+
+Test(target, bulk_channel_takes_data_transfers_from_bulk_min_to_max_sectors)
+{
+	struct target t = { .info = { .bulk_min = 64u << 10, .bulk_max = 512u << 10 } };
+	struct scsi_cmd c = { .dir = SCSI_DIR_FROM_DEV };
+
+	c.data_len = 4096;
+	cr_expect(not(target_bulk(&t, &c)), "small: the opener's own sg channel");
+	c.data_len = 64u << 10;
+	cr_expect(target_bulk(&t, &c));
+	c.dir = SCSI_DIR_TO_DEV;
+	c.data_len = 512u << 10;
+	cr_expect(target_bulk(&t, &c), "writes too, up to bulk_max");
+	c.data_len = (512u << 10) + 512;
+	cr_expect(not(target_bulk(&t, &c)), "beyond what bsg may map: sg");
+	c.dir = SCSI_DIR_TO_FROM_DEV;
+	c.data_len = 64u << 10;
+	cr_expect(not(target_bulk(&t, &c)), "sg's v3-only both ways: sg");
+	c.dir = SCSI_DIR_NONE;
+	c.data_len = 0;
+	cr_expect(not(target_bulk(&t, &c)));
+	t.info.bulk_min = 0;
+	c.dir = SCSI_DIR_FROM_DEV;
+	c.data_len = 128u << 10;
+	cr_expect(not(target_bulk(&t, &c)), "no bsg node: sg takes everything");
+}

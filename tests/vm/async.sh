@@ -31,6 +31,12 @@ fio_jobs() {
     same "fio iodepth=32: the kernel's answer" "$VM_SG" \
         bash -c "fio --name=t --filename=@DEV@ --ioengine=sg --bs=4k --size=4M --rw=randread \
                  --iodepth=32 2>&1 | grep -o 'error=[A-Za-z ]*' | head -n1"
+    # 128 KiB transfers take the device's bsg node (written and read back)
+    for rw in randwrite randread; do
+        out=$(fio_run "$NODE" --rw=$rw --bs=128k --iodepth=8 --verify=crc32c --do_verify=1 \
+            --verify_state_save=0 $([ $rw = randread ] && echo --verify_only))
+        check "fio $rw 128k iodepth=8 verify=crc32c (the bsg channel)" grep -q 'err= 0' <<<"$out"
+    done
     out=$(fio_run "$NODE" --rw=randwrite --iodepth=8 --numjobs=4 --offset_increment=4M \
         --verify=crc32c --do_verify=1 --verify_state_save=0 --group_reporting)
     check "fio numjobs=4 (four openers) randwrite verify" grep -q 'err= 0' <<<"$out"
@@ -219,6 +225,8 @@ CUSE_BSG=$PWD/build/cuse_bsg.asan
 # written commands on sg's own queue (the default for an sg target), then on the pool
 node_start bsg/async-cuse "$VM_SG"
 check "an sg target: written commands go to its own queue" grep -q "own queue" "$NODE_LOG"
+check "... and transfers of 64 KiB or more to its bsg node" \
+    grep -q "transfers of 64 KiB to [0-9]* KiB: /dev/bsg/" "$NODE_LOG"
 fio_jobs
 isolation
 arrays
