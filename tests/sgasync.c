@@ -81,6 +81,13 @@ static int isolate(long n, bool tur)
 
 	if (!seen)
 		die("calloc");
+	/* ISO_GO=FILE: start only once FILE exists, so that clients overlap */
+	if (getenv("ISO_GO")) {
+		printf("waiting for %s\n", getenv("ISO_GO"));
+		fflush(stdout);
+		while (access(getenv("ISO_GO"), F_OK) != 0)
+			usleep(1000);
+	}
 	while (got < n) {
 		while (sent < n && sent - got < WINDOW) {
 			unsigned slot = sent % WINDOW;

@@ -44,12 +44,15 @@ fio_jobs() {
 
 # two_clients N [tur]: two isolate clients at once; 0 if both got only their own
 # (a client that waits for replies the other took is stopped after ISO_TIMEOUT s)
-two_clients() {
+two_clients() {  # both open the node, then start together
     local a b ra=0 rb=0
-    timeout "${ISO_TIMEOUT:-900}" "$SGASYNC" isolate "$NODE" "$@" >/tmp/iso.a 2>&1 &
+    rm -f /tmp/iso.go
+    ISO_GO=/tmp/iso.go timeout "${ISO_TIMEOUT:-900}" "$SGASYNC" isolate "$NODE" "$@" >/tmp/iso.a 2>&1 &
     a=$!
-    timeout "${ISO_TIMEOUT:-900}" "$SGASYNC" isolate "$NODE" "$@" >/tmp/iso.b 2>&1 &
+    ISO_GO=/tmp/iso.go timeout "${ISO_TIMEOUT:-900}" "$SGASYNC" isolate "$NODE" "$@" >/tmp/iso.b 2>&1 &
     b=$!
+    vm_wait 30 bash -c 'grep -q waiting /tmp/iso.a && grep -q waiting /tmp/iso.b'
+    touch /tmp/iso.go
     wait $a || ra=$?
     wait $b || rb=$?
     cat /tmp/iso.a /tmp/iso.b | sed 's/^/   /'
