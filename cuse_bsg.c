@@ -154,6 +154,10 @@ static int parse_group(const char *s, gid_t *ret)
 	return 0;
 }
 
+/* The words of --copy and --async, in the order of their enums. */
+static const char *const copy_names[] = { "auto", "direct", "retry" };
+static const char *const engine_names[] = { "auto", "queue", "pool" };
+
 /* The index of s in names[0..n), or -EINVAL. */
 static int parse_word(const char *s, const char *const *names, int n)
 {
@@ -161,26 +165,6 @@ static int parse_word(const char *s, const char *const *names, int n)
 		if (!strcmp(s, names[i]))
 			return i;
 	return -EINVAL;
-}
-
-static int parse_copy(const char *s, enum node_copy *ret)
-{
-	static const char *const names[] = { "auto", "direct", "retry" };
-	int i = parse_word(s, names, 3);
-
-	if (i >= 0)
-		*ret = i;
-	return i < 0 ? i : 0;
-}
-
-static int parse_engine(const char *s, enum node_engine *ret)
-{
-	static const char *const names[] = { "auto", "queue", "pool" };
-	int i = parse_word(s, names, 3);
-
-	if (i >= 0)
-		*ret = i;
-	return i < 0 ? i : 0;
 }
 
 static int bad_option(const char *what, const char *value)
@@ -284,12 +268,16 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			opt->node.sg_minor = v;
 			break;
 		case 'c':
-			if (parse_copy(optarg, &opt->node.copy) < 0)
+			v = parse_word(optarg, copy_names, 3);
+			if (v < 0)
 				return bad_option("copy mode", optarg);
+			opt->node.copy = v;
 			break;
 		case 'a':
-			if (parse_engine(optarg, &opt->node.engine) < 0)
+			v = parse_word(optarg, engine_names, 3);
+			if (v < 0)
 				return bad_option("async engine", optarg);
+			opt->node.engine = v;
 			break;
 		case 'S':
 			opt->node.shared_queue = true;
