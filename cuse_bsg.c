@@ -534,6 +534,20 @@ static int run_one(struct runtime *rt, struct node *n)
 	return ret < 0 ? 1 : 0;
 }
 
+/* Both modes, before the first thread: fork, wait for signals, drop privileges. */
+static int start_up(struct runtime *rt)
+{
+	if (!rt->opt.foreground && daemonize(rt) < 0) {
+		log_err("cannot fork into the background: %s", strerror(errno));
+		return -1;
+	}
+	if (setup_wait(rt) < 0) {
+		log_err("cannot wait for signals: %s", strerror(errno));
+		return -1;
+	}
+	return drop_privileges(&rt->opt);
+}
+
 static int main_one(struct runtime *rt)
 {
 	char why[512];
@@ -548,15 +562,7 @@ static int main_one(struct runtime *rt)
 		log_err("%s", why);
 		return 1;
 	}
-	if (!rt->opt.foreground && daemonize(rt) < 0) {
-		log_err("cannot fork into the background: %s", strerror(errno));
-		return 1;
-	}
-	if (setup_wait(rt) < 0) {
-		log_err("cannot wait for signals: %s", strerror(errno));
-		return 1;
-	}
-	if (drop_privileges(&rt->opt) < 0)
+	if (start_up(rt) < 0)
 		return 1;
 	go_background(rt);
 	return run_one(rt, n);
@@ -751,15 +757,7 @@ static int main_all(struct runtime *rt)
 	enum wake_reason why;
 	int err;
 
-	if (!rt->opt.foreground && daemonize(rt) < 0) {
-		log_err("cannot fork into the background: %s", strerror(errno));
-		return 1;
-	}
-	if (setup_wait(rt) < 0) {
-		log_err("cannot wait for signals: %s", strerror(errno));
-		return 1;
-	}
-	if (drop_privileges(&rt->opt) < 0)
+	if (start_up(rt) < 0)
 		return 1;
 	err = udev_watch_new(subsystem, on_event, rt, &rt->watch);
 	if (err) {
