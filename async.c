@@ -513,22 +513,25 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 		fuse_reply_write(req, size); /* sg takes one header and says count */
 }
 
+/* Caller holds o->lock.  The oldest command of pack_id (-1: any) done, or not. */
+static struct sgio_cmd *find(struct opener *o, int pack_id, bool done)
+{
+	for (struct sgio_cmd *c = o->head; c; c = c->next)
+		if (c->done == done && (pack_id == -1 || pack_id_of(c) == pack_id))
+			return c;
+	return NULL;
+}
+
 /* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
 static struct sgio_cmd *pick(struct opener *o, int pack_id)
 {
-	for (struct sgio_cmd *c = o->head; c; c = c->next)
-		if (c->done && (pack_id == -1 || pack_id_of(c) == pack_id))
-			return c;
-	return NULL;
+	return find(o, pack_id, true);
 }
 
 /* Caller holds o->lock: is a command of pack_id (-1: any) still running? */
 static bool busy(struct opener *o, int pack_id)
 {
-	for (struct sgio_cmd *c = o->head; c; c = c->next)
-		if (!c->done && (pack_id == -1 || pack_id_of(c) == pack_id))
-			return true;
-	return false;
+	return find(o, pack_id, false) != NULL;
 }
 
 /*
