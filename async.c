@@ -4,10 +4,18 @@
  * returns completions, poll() tells which of the two would not block.
  *
  * A command moves: write callback (decode, copy CDB and data-out from the
- * writer) -> the opener's running list -> pool worker (SG_IO) -> the
- * opener's done list, in completion order -> a read callback, or a parked
- * read, which copies data-in and sense into the reader and answers with the
- * header.  Everything is per opener: no other open file ever sees it.
+ * writer) -> the opener's running list -> the write is answered -> the
+ * target (sg's queue, or a pool worker's SG_IO) -> the opener's done list,
+ * in completion order -> a read callback, or a parked read, which copies
+ * data-in and sense into the reader and answers with the header.
+ * Everything is per opener: no other open file ever sees it.
+ *
+ * A write() is answered before its commands go to the target: the writer
+ * goes on while the device works, and the daemon's hand-off to the target
+ * leaves the writer's round trip.  Everything that can refuse a header (its
+ * fields, the queue depth, the caller's credentials, the CDB and data-out
+ * copy, the access policy) is decided before the answer; what the target
+ * says after it comes back with the completion, as sg's own errors do.
  *
  * Locking: o->lock guards the lists, the parked calls and the poll handle.
  * No fuse_reply_*, SG_IO or client copy happens under it.  libfuse calls an
@@ -354,6 +362,42 @@ static void dispatch(struct sgio_cmd *cmd)
 	}
 }
 
+/*
+ * The commands one write() took, in order, started once it is answered.
+ * Linked through pend_next, which take_place() reuses once a command leaves.
+ */
+struct batch {
+	struct sgio_cmd *head, **tail;
+};
+
+static void batch_init(struct batch *b)
+{
+	b->head = NULL;
+	b->tail = &b->head;
+}
+
+static void batch_add(struct batch *b, struct sgio_cmd *cmd)
+{
+	cmd->pend_next = NULL;
+	*b->tail = cmd;
+	b->tail = &cmd->pend_next;
+}
+
+static bool take_place(struct opener *o, struct sgio_cmd *cmd);
+
+/* After the write's answer: each command to the target, or to wait for its place. */
+static void batch_start(struct batch *b)
+{
+	struct sgio_cmd *cmd, *next;
+
+	for (cmd = b->head; cmd; cmd = next) {
+		next = cmd->pend_next;
+		if (take_place(cmd->o, cmd))
+			dispatch(cmd);
+	}
+	batch_init(b);
+}
+
 /* cmd may start now (true), or waits for one of its opener's to end. */
 static bool take_place(struct opener *o, struct sgio_cmd *cmd)
 {
@@ -377,10 +421,11 @@ static bool take_place(struct opener *o, struct sgio_cmd *cmd)
 }
 
 /*
- * Submit one header.  0, -EDOM or -EAGAIN when the opener's queue is full,
+ * Take one header into the opener's queue and into b, to start once the
+ * write is answered.  0, -EDOM or -EAGAIN when the opener's queue is full,
  * or the header's errno.
  */
-static int submit_one(struct opener *o, pid_t tid, const void *hdr, size_t len)
+static int submit_one(struct opener *o, pid_t tid, const void *hdr, size_t len, struct batch *b)
 {
 	struct sgio_cmd *cmd;
 	struct scsi_req r;
@@ -422,19 +467,19 @@ static int submit_one(struct opener *o, pid_t tid, const void *hdr, size_t len)
 		return err;
 	}
 	cmd->chan = o->achan;
-	if (take_place(o, cmd))
-		dispatch(cmd);
+	batch_add(b, cmd);
 	return 0;
 }
 
-/* Submit what fits of a v4 array.  Bytes taken, or -errno if none was. */
-static long submit_headers(struct opener *o, pid_t tid, const unsigned char *buf, size_t len)
+/* Take what fits of a v4 array into b.  Bytes taken, or -errno if none was. */
+static long submit_headers(struct opener *o, pid_t tid, const unsigned char *buf, size_t len,
+			   struct batch *b)
 {
 	size_t hdr_len = SCSI_V4_HDR_LEN, off;
 	int err = 0;
 
 	for (off = 0; off + hdr_len <= len; off += hdr_len) {
-		err = submit_one(o, tid, buf + off, hdr_len);
+		err = submit_one(o, tid, buf + off, hdr_len, b);
 		if (err)
 			break;
 	}
@@ -444,9 +489,11 @@ static long submit_headers(struct opener *o, pid_t tid, const unsigned char *buf
 static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *buf, size_t size,
 		     int flags)
 {
+	struct batch b;
 	struct parked *p = NULL;
 	long n;
 
+	batch_init(&b);
 	/* bsg took whole arrays only; the kernel cuts writes over 32 pages
 	 * into pieces, so a piece that size may end inside a header */
 	if (size < SCSI_V4_HDR_LEN || (size % SCSI_V4_HDR_LEN && size < SPLIT_WRITE)) {
@@ -454,7 +501,7 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 		return;
 	}
 	for (;;) {
-		n = submit_headers(o, tid, (const unsigned char *)buf, size);
+		n = submit_headers(o, tid, (const unsigned char *)buf, size, &b);
 		if (n != -EAGAIN || (flags & O_NONBLOCK))
 			break;
 		/* a blocking writer waits for room without holding a libfuse worker */
@@ -474,13 +521,16 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 		fuse_reply_err(req, -n);
 	else
 		fuse_reply_write(req, n);
+	batch_start(&b);
 }
 
 void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size, int flags)
 {
 	pid_t tid = fuse_req_ctx(req)->pid;
+	struct batch b;
 	int version, err, reply_len;
 
+	batch_init(&b);
 	err = check_caller(o, tid, "write");
 	if (!err && atomic_load(&o->d->target_gone))
 		err = -ENODEV;
@@ -506,11 +556,12 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	err = size < SCSI_V3_HDR_LEN ? -EINVAL : submit_one(o, tid, buf, SCSI_V3_HDR_LEN);
+	err = size < SCSI_V3_HDR_LEN ? -EINVAL : submit_one(o, tid, buf, SCSI_V3_HDR_LEN, &b);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
 		fuse_reply_write(req, size); /* sg takes one header and says count */
+	batch_start(&b);
 }
 
 /* Caller holds o->lock.  The oldest command of pack_id (-1: any) done, or not. */
@@ -767,10 +818,12 @@ static void serve_readers(struct opener *o)
 
 void async_room(struct opener *o)
 {
+	struct batch b;
 	struct fuse_pollhandle *ph;
 	struct parked *p;
 	long n;
 
+	batch_init(&b);
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
 		p = o->writers;
@@ -782,7 +835,7 @@ void async_room(struct opener *o)
 		if (!p)
 			break;
 		unparked(p);
-		n = submit_headers(o, p->tid, p->buf, p->len);
+		n = submit_headers(o, p->tid, p->buf, p->len, &b);
 		/* filled again meanwhile: wait on, first in line */
 		if (n == -EAGAIN && park_call(o, &o->writers, p, true, writer_ready) != READY)
 			break;
@@ -797,6 +850,7 @@ void async_room(struct opener *o)
 			fuse_reply_err(p->req, -n);
 		else
 			fuse_reply_write(p->req, n);
+		batch_start(&b);
 		free(p);
 	}
 	pthread_mutex_lock(&o->lock);

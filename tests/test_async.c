@@ -456,6 +456,85 @@ Test(async, target_errno_is_the_read_error_and_drops_the_completion)
 	rig_fini(&g);
 }
 
+/*
+ * The queue engine's hand-off, recorded: how many answers the write had when
+ * its command reached the target.  The queue completes each command at once,
+ * or refuses it with queue_ret.
+ */
+static struct {
+	fuse_req_t write;
+	unsigned answers[4];
+	unsigned n;
+	int queue_ret;
+} handoff;
+
+static int handoff_queue_open(struct target *t, struct target_queue **ret)
+{
+	*ret = (struct target_queue *)t; /* never looked into */
+	return 0;
+}
+
+static void handoff_queue_close(struct target *t, struct target_queue *q)
+{
+	(void)t, (void)q;
+}
+
+static int handoff_queue_submit(struct target *t, struct target_queue *q, struct scsi_cmd *c)
+{
+	(void)t, (void)q;
+	handoff.answers[handoff.n++ % 4] = fake_req_replies(handoff.write);
+	if (handoff.queue_ret)
+		return handoff.queue_ret;
+	c->res = (struct scsi_result){ 0 };
+	async_target_done(c, 0);
+	return 0;
+}
+
+Test(async, write_is_answered_before_its_commands_reach_the_target)
+{
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+	struct sg_io_v4 v4[3];
+	struct target_ops ops;
+
+	rig_init(&g, 1, O_RDWR);
+	ops = *g.ft->base.ops;
+	ops.queue_open = handoff_queue_open;
+	ops.queue_close = handoff_queue_close;
+	ops.queue_submit = handoff_queue_submit;
+	g.ft->base.ops = &ops;
+	g.d.queue = true;
+	memset(&handoff, 0, sizeof(handoff));
+
+	h = v3_read(&b, 1, 512, 7);
+	handoff.write = fake_req_new(g.fs);
+	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	cr_expect(eq(u32, handoff.n, 1));
+	cr_expect(eq(u32, handoff.answers[0], 1), "the write was answered first");
+	cr_expect(eq(int, reply_of(handoff.write)->kind, FAKE_WRITE));
+	cr_expect(zero(u8, v3_out(read_ok(&g, V3, 0))->status));
+
+	for (int i = 0; i < 3; i++)
+		v4[i] = v4_read(&b, 2, 512, 10 + i);
+	handoff.n = 0;
+	handoff.write = fake_req_new(g.fs);
+	async_write(handoff.write, g.o, (const char *)v4, sizeof(v4), 0);
+	cr_expect(eq(u32, handoff.n, 3));
+	for (int i = 0; i < 3; i++)
+		cr_expect(eq(u32, handoff.answers[i], 1), "v4 header %d: after the answer", i);
+	cr_expect(eq(sz, reply_of(handoff.write)->count, sizeof(v4)));
+	cr_expect(eq(sz, read_ok(&g, 3 * V4, 0)->len, 3 * V4), "three completions");
+
+	/* what the target refuses after the answer comes back through read() */
+	handoff.queue_ret = -EIO;
+	h = v3_read(&b, 3, 512, 8);
+	write_ok(&g, &h, V3, 0);
+	cr_expect(eq(int, err_of(call_read(&g, V3, 0)), EIO));
+	cr_expect(zero(int, async_num_waiting(g.o)));
+	rig_fini(&g);
+}
+
 /* ---- ordering ---- */
 
 Test(async, reads_return_completions_oldest_first)
