@@ -57,6 +57,7 @@ void async_opener_init(struct opener *o, pid_t tid)
 		memset(&o->creds, 0xff, sizeof(o->creds));
 	pthread_mutex_init(&o->lock, NULL);
 	pthread_mutex_init(&o->status_lock, NULL);
+	pthread_mutex_init(&o->bufs_lock, NULL);
 	uaccess_status_init(&o->status);
 	o->refs = 1;
 	o->achan = -1;
@@ -100,6 +101,8 @@ static void opener_put(struct opener *o)
 		d->target->ops->queue_close(d->target, o->tq);
 	uaccess_status_fini(&o->status);
 	pthread_mutex_destroy(&o->status_lock);
+	sgio_buffers_free(o);
+	pthread_mutex_destroy(&o->bufs_lock);
 	pthread_mutex_destroy(&o->lock);
 	free(o);
 	daemon_opener_put(d);
@@ -463,7 +466,7 @@ static int submit_one(struct opener *o, pid_t tid, const void *hdr, size_t len, 
 		o->queued--;
 		o->refs--;
 		pthread_mutex_unlock(&o->lock);
-		sgio_cmd_free(cmd);
+		sgio_cmd_recycle(cmd);
 		return err;
 	}
 	cmd->chan = o->achan;
@@ -669,7 +672,7 @@ static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
 		pthread_mutex_unlock(&o->lock);
 	}
 	for (unsigned k = 0; k < used; k++)
-		sgio_cmd_free(cmds[k]);
+		sgio_cmd_recycle(cmds[k]); /* the reader's call holds the opener */
 	if (len)
 		fuse_reply_buf(req, (const char *)out, len);
 	else
@@ -879,6 +882,7 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 		err = 0;
 	}
 	cmd->err = err;
+	sgio_clear_tail(cmd);
 	sgio_duration(cmd);
 	sgio_log_cmd(cmd, cmd->err);
 	pthread_mutex_lock(&o->lock);

@@ -93,6 +93,20 @@ struct sgio_cmd;
 struct parked;
 
 /*
+ * Large data buffers an opener's commands have finished with, kept for its
+ * next ones (sgio.c): like sg's reserve buffer, what one may still hold is
+ * this open file's own data, so it need not be cleared again.
+ */
+#define OPENER_BUFS	 8
+#define OPENER_BUF_MIN	 (64u << 10)
+#define OPENER_BUF_BYTES (16u << 20)
+
+struct opener_buf {
+	void *p;
+	uint32_t len;
+};
+
+/*
  * Per open file.  Settings are atomics: a forked child shares the file.
  * The asynchronous state is under lock; the opener lives while the file is
  * open or a command of it is still running (refs).
@@ -119,11 +133,15 @@ struct opener {
 	unsigned refs;			   /* protected by lock: the file + running commands */
 	bool released;			   /* protected by lock: the file is gone */
 	pthread_mutex_t status_lock;
-	struct uaccess_status status;	/* protected by status_lock: the last caller's */
-	atomic_bool warned;		/* a credentials refusal was logged */
-	atomic_bool warned_filter;	/* a command refusal was logged */
-	atomic_bool warned_path;	/* a refusal for want of the direct path was logged */
-	struct opener *d_prev, *d_next; /* protected by d->openers_lock */
+	struct uaccess_status status; /* protected by status_lock: the last caller's */
+	pthread_mutex_t bufs_lock;
+	struct opener_buf bufs[OPENER_BUFS]; /* protected by bufs_lock */
+	unsigned nbufs;			     /* protected by bufs_lock */
+	uint64_t bufs_bytes;		     /* protected by bufs_lock */
+	atomic_bool warned;		     /* a credentials refusal was logged */
+	atomic_bool warned_filter;	     /* a command refusal was logged */
+	atomic_bool warned_path;	     /* a refusal for want of the direct path was logged */
+	struct opener *d_prev, *d_next;	     /* protected by d->openers_lock */
 };
 
 static inline void stat_inc(struct daemon *d, enum stat_id id)

@@ -41,22 +41,103 @@ void sgio_cmd_free(struct sgio_cmd *cmd)
 	free(cmd);
 }
 
-/*
- * A command's data buffer, zeroed.  Page-aligned from a page up, so that a
- * bsg channel can map it for the device instead of copying through a bounce
- * buffer (the block layer wants the DMA alignment, 512 bytes here); a
- * heap-reused buffer costs a memset where a fresh mapping would fault in
- * every page.
- */
-static void *data_buffer(uint32_t len)
+static uint32_t buf_size(uint32_t len)
 {
+	return (len + 4095) & ~4095u;
+}
+
+/* One of o's kept buffers of len bytes, taken, or NULL. */
+static void *take_kept(struct opener *o, uint32_t len)
+{
+	void *p = NULL;
+
+	if (len < OPENER_BUF_MIN)
+		return NULL;
+	pthread_mutex_lock(&o->bufs_lock);
+	for (unsigned i = 0; i < o->nbufs; i++) {
+		if (o->bufs[i].len != buf_size(len))
+			continue;
+		p = o->bufs[i].p;
+		o->bufs_bytes -= o->bufs[i].len;
+		o->bufs[i] = o->bufs[--o->nbufs];
+		break;
+	}
+	pthread_mutex_unlock(&o->bufs_lock);
+	return p;
+}
+
+void sgio_recycle_data(struct sgio_cmd *cmd)
+{
+	struct opener *o = cmd->o;
+	uint32_t size = buf_size(cmd->c.data_len);
+	bool kept = false;
+
+	if (!cmd->c.data || cmd->c.data_len < OPENER_BUF_MIN)
+		return;
+	pthread_mutex_lock(&o->bufs_lock);
+	if (o->nbufs < OPENER_BUFS && o->bufs_bytes + size <= OPENER_BUF_BYTES) {
+		o->bufs[o->nbufs++] = (struct opener_buf){ cmd->c.data, size };
+		o->bufs_bytes += size;
+		kept = true;
+	}
+	pthread_mutex_unlock(&o->bufs_lock);
+	if (!kept)
+		free(cmd->c.data);
+	cmd->c.data = NULL;
+}
+
+void sgio_cmd_recycle(struct sgio_cmd *cmd)
+{
+	if (!cmd)
+		return;
+	sgio_recycle_data(cmd);
+	sgio_cmd_free(cmd);
+}
+
+void sgio_buffers_free(struct opener *o)
+{
+	while (o->nbufs)
+		free(o->bufs[--o->nbufs].p);
+	o->bufs_bytes = 0;
+}
+
+/*
+ * cmd's data buffer.  Page-aligned from a page up, so that a bsg channel
+ * can map it for the device instead of copying through a bounce buffer (the
+ * block layer wants the DMA alignment, 512 bytes here).  The whole buffer
+ * goes back to the client for data-in, as sg's does, so a new one is zeroed
+ * there; data-out fills it whole from the client first.  One the opener
+ * kept holds only its own earlier data, and sgio_clear_tail() zeroes what
+ * the device leaves of it: no pass over a megabyte before the device's.
+ */
+static void *data_buffer(struct sgio_cmd *cmd, const struct scsi_req *r)
+{
+	uint32_t len = r->data_len;
 	void *p;
 
 	if (len < 4096)
 		return len ? calloc(1, len) : NULL;
-	if (posix_memalign(&p, 4096, len))
+	p = take_kept(cmd->o, len);
+	cmd->reused = p != NULL;
+	if (p)
+		return p;
+	if (posix_memalign(&p, 4096, buf_size(len)))
 		return NULL;
-	return memset(p, 0, len);
+	if (sgio_reads_data(r) && !sgio_writes_data(r))
+		memset(p, 0, len);
+	return p;
+}
+
+void sgio_clear_tail(struct sgio_cmd *cmd)
+{
+	uint32_t len = cmd->c.data_len;
+	int32_t resid = cmd->c.res.resid;
+
+	if (!cmd->reused || resid <= 0 || !sgio_reads_data(&cmd->r) || sgio_writes_data(&cmd->r))
+		return;
+	if ((uint32_t)resid > len)
+		resid = (int32_t)len;
+	memset((char *)cmd->c.data + len - resid, 0, resid);
 }
 
 int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct sgio_cmd **ret)
@@ -67,8 +148,8 @@ int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct s
 	cmd = calloc(1, sizeof(*cmd) + nsegs * sizeof(cmd->segs[0]));
 	if (!cmd)
 		return -ENOMEM;
-	/* zeroed: the whole buffer goes back to the client, as sg's does */
-	cmd->c.data = data_buffer(r->data_len);
+	cmd->o = o;
+	cmd->c.data = data_buffer(cmd, r);
 	if (r->data_len && !cmd->c.data) {
 		free(cmd);
 		return -ENOMEM;
@@ -76,7 +157,6 @@ int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct s
 	clock_gettime(CLOCK_MONOTONIC, &cmd->start);
 	cmd->duration = SGIO_NO_DURATION;
 	cmd->d = o->d;
-	cmd->o = o;
 	cmd->chan = o->chan;
 	cmd->tid = tid;
 	cmd->r = *r;
@@ -196,6 +276,11 @@ static void reply_retry_path(struct sgio_cmd *cmd, unsigned sense_len)
 	fuse_reply_ioctl_iov(cmd->req, 0, iov, n);
 }
 
+/*
+ * Answer the call.  Its buffer goes back to the opener before the answer,
+ * while the call keeps the file open; the retry path's answer carries it,
+ * so run() frees it after.
+ */
 static void finish(struct sgio_cmd *cmd, int ret)
 {
 	struct daemon *d = cmd->d;
@@ -204,15 +289,18 @@ static void finish(struct sgio_cmd *cmd, int ret)
 	sgio_log_cmd(cmd, ret);
 	if (ret < 0) {
 		stat_inc(d, STAT_SG_IO_ERR);
+		sgio_recycle_data(cmd);
 		fuse_reply_err(cmd->req, -ret);
 		return;
 	}
+	sgio_clear_tail(cmd);
 	sense_len = scsi_complete(&cmd->r, &cmd->c.res, sgio_duration(cmd));
 	if (!cmd->direct) {
 		reply_retry_path(cmd, sense_len);
 		return;
 	}
 	ret = copy_out_direct(cmd, sense_len);
+	sgio_recycle_data(cmd);
 	if (ret < 0) {
 		stat_inc(d, STAT_SG_IO_ERR);
 		fuse_reply_err(cmd->req, -ret);

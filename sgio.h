@@ -35,6 +35,7 @@ struct sgio_cmd {
 	uint64_t arg; /* the client's header */
 	pid_t tid;
 	bool direct;
+	bool reused;	  /* c.data is one its opener kept: it may hold an earlier command's data */
 	atomic_int state; /* who answers req: the worker or the interrupt */
 	struct timespec start;
 	struct scsi_req r;
@@ -52,6 +53,20 @@ bool sgio_writes_data(const struct scsi_req *r);
 int sgio_check_limits(const struct daemon *d, bool direct, const struct scsi_req *r);
 int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct sgio_cmd **ret);
 void sgio_cmd_free(struct sgio_cmd *cmd);
+/*
+ * The same, but a large data buffer goes back to cmd->o for its next
+ * command (daemon.h, OPENER_BUFS).  Only while cmd->o is sure to live: a
+ * command of its queue, or a call still in flight on the file.
+ */
+void sgio_cmd_recycle(struct sgio_cmd *cmd);
+void sgio_recycle_data(struct sgio_cmd *cmd);
+/* The buffers o kept, freed with o. */
+void sgio_buffers_free(struct opener *o);
+/*
+ * The target has answered: in a reused buffer, zero the data-in the device
+ * left (resid bytes at the end), where a new buffer has its zeroes.
+ */
+void sgio_clear_tail(struct sgio_cmd *cmd);
 /* The iovec array, CDB and data-out, from cmd->tid's memory. */
 int sgio_fetch(struct sgio_cmd *cmd);
 /* Data-in and sense_len bytes of sense into tid's memory. */

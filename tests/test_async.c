@@ -535,6 +535,54 @@ Test(async, write_is_answered_before_its_commands_reach_the_target)
 	rig_fini(&g);
 }
 
+/*
+ * A large buffer goes back to its opener and serves the next command: what
+ * the client reads is still only what the device wrote, zeroes after it,
+ * never the earlier command's data; data-out overwrites it whole.
+ */
+Test(async, reused_large_buffer_shows_only_what_the_device_wrote)
+{
+	const unsigned len = 96 << 10, part = 1000;
+	unsigned char *big = malloc(len);
+	struct rig g;
+	struct bufs b;
+	struct sg_io_hdr h;
+
+	cr_assert(not(eq(ptr, big, NULL)));
+	rig_init(&g, 1, O_RDWR);
+	h = v3_read(&b, 1, len, 1);
+	h.dxferp = big;
+	script_good(g.ft, len);
+	write_ok(&g, &h, V3, 0);
+	read_ok(&g, V3, 0);
+	cr_expect(is_data_in(big, len, 1));
+	cr_expect(eq(u32, g.o->nbufs, 1), "the buffer went back to its opener");
+
+	h = v3_read(&b, 2, len, 2);
+	h.dxferp = big;
+	memset(big, UNTOUCHED, len);
+	script_good(g.ft, part);
+	g.ft->script.resid = (int32_t)(len - part);
+	write_ok(&g, &h, V3, 0);
+	cr_expect(eq(i32, v3_out(read_ok(&g, V3, 0))->resid, (int32_t)(len - part)));
+	cr_expect(is_data_in(big, part, 2));
+	cr_expect(all_bytes(big + part, len - part, 0), "zeroes, not the first command's data");
+	cr_expect(eq(u32, g.o->nbufs, 1), "the same one buffer");
+
+	bufs_init(&b, true, 3);
+	h = v3_hdr(&b, SG_DXFER_TO_DEV, len, 3);
+	for (unsigned i = 0; i < len; i++)
+		big[i] = (unsigned char)(i * 13 + 5);
+	h.dxferp = big;
+	script_good(g.ft, 0);
+	write_ok(&g, &h, V3, 0);
+	read_ok(&g, V3, 0);
+	cr_expect(eq(sz, g.ft->seen.data_out_len, len));
+	cr_expect(zero(int, memcmp(g.ft->seen.data_out, big, len)), "data-out, whole");
+	rig_fini(&g);
+	free(big);
+}
+
 /* ---- ordering ---- */
 
 Test(async, reads_return_completions_oldest_first)
