@@ -69,10 +69,10 @@ static void *take_kept(struct opener *o, uint32_t len)
 void sgio_recycle_data(struct sgio_cmd *cmd)
 {
 	struct opener *o = cmd->o;
-	uint32_t size = buf_size(cmd->c.data_len);
+	uint32_t size = cmd->buf_len;
 	bool kept = false;
 
-	if (!cmd->c.data || cmd->c.data_len < OPENER_BUF_MIN)
+	if (!cmd->c.data || size < OPENER_BUF_MIN)
 		return;
 	pthread_mutex_lock(&o->bufs_lock);
 	if (o->nbufs < OPENER_BUFS && o->bufs_bytes + size <= OPENER_BUF_BYTES) {
@@ -117,11 +117,12 @@ static void *data_buffer(struct sgio_cmd *cmd, const struct scsi_req *r)
 
 	if (len < 4096)
 		return len ? calloc(1, len) : NULL;
+	cmd->buf_len = buf_size(len);
 	p = take_kept(cmd->o, len);
 	cmd->reused = p != NULL;
 	if (p)
 		return p;
-	if (posix_memalign(&p, 4096, buf_size(len)))
+	if (posix_memalign(&p, 4096, cmd->buf_len))
 		return NULL;
 	if (sgio_reads_data(r) && !sgio_writes_data(r))
 		memset(p, 0, len);

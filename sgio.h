@@ -36,6 +36,7 @@ struct sgio_cmd {
 	pid_t tid;
 	bool direct;
 	bool reused;	  /* c.data is one its opener kept: it may hold an earlier command's data */
+	uint32_t buf_len; /* c.data's size, from a page up: what sgio_recycle_data() keeps */
 	atomic_int state; /* who answers req: the worker or the interrupt */
 	struct timespec start;
 	struct scsi_req r;
