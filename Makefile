@@ -27,7 +27,7 @@ DAEMON_MODULES := node.o udev.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter \
-	tests/test_caps tests/test_notify tests/test_udev
+	tests/test_caps tests/test_notify tests/test_udev tests/test_uaccess
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
 VM_RUN := tests/vm/vm-run
@@ -65,6 +65,10 @@ tests/test_udev: build/san/tests/test_udev.o build/san/udev.o
 
 # SG_IO end to end against a fake target and a fake libfuse reply layer
 tests/test_sgio: build/san/tests/test_sgio.o build/san/tests/fake.o $(SAN_MODULES)
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
+
+# the credentials read from /proc/TID/status, against the kernel's own calls
+tests/test_uaccess: build/san/tests/test_uaccess.o build/san/tests/fake.o $(SAN_MODULES)
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
 
 # write()/read()/poll() end to end, the same way

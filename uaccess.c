@@ -73,7 +73,8 @@ int uaccess_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
 	return len ? xfer(tid, &seg, 1, (void *)buf, true) : 0;
 }
 
-static int parse_ids(const char *v, unsigned *ids, unsigned max)
+/* Up to max decimal ids from v, before lim (the line's end). */
+static int parse_ids(const char *v, const char *lim, unsigned *ids, unsigned max)
 {
 	unsigned n = 0;
 	char *end;
@@ -81,7 +82,7 @@ static int parse_ids(const char *v, unsigned *ids, unsigned max)
 	while (n < max) {
 		unsigned long id = strtoul(v, &end, 10);
 
-		if (end == v)
+		if (end == v || end > lim)
 			break;
 		ids[n++] = id;
 		v = end;
@@ -164,37 +165,61 @@ void uaccess_status_fini(struct uaccess_status *cache)
 }
 
 /*
- * Called twice per asynchronous command: plain prefix tests, no stdio and
- * no sscanf, as the file has some sixty lines and three are wanted.
+ * The text after "\nKEY" in the status text, searched from *from on, and
+ * its line's end in *lim; *from moves there, as procfs writes the fields in
+ * a fixed order (Uid, Gid, Groups, ..., CapEff).  NULL if absent.
  */
+static const char *status_field(const char *buf, size_t len, size_t *from, const char *key,
+				const char **lim)
+{
+	size_t klen = strlen(key);
+	const char *p = memmem(buf + *from, len - *from, key, klen), *nl;
+
+	if (!p)
+		return NULL;
+	p += klen;
+	nl = memchr(p, '\n', buf + len - p);
+	*lim = nl ? nl : buf + len;
+	*from = *lim - buf;
+	return p;
+}
+
+/*
+ * Called twice per asynchronous command: four searches of the text, no
+ * stdio, no sscanf and no pass line by line, as the file has some sixty
+ * lines and four are wanted (under TCG the line-by-line pass cost as much
+ * again as a third of the read itself).
+ */
+int uaccess_parse_status(const char *buf, size_t len, struct creds *ret)
+{
+	struct creds c = { 0 };
+	const char *v, *lim;
+	size_t at = 0;
+
+	v = status_field(buf, len, &at, "\nUid:", &lim);
+	if (!v || parse_ids(v, lim, c.uid, 4) != 4)
+		return -ESRCH;
+	v = status_field(buf, len, &at, "\nGid:", &lim);
+	if (!v || parse_ids(v, lim, c.gid, 4) != 4)
+		return -ESRCH;
+	v = status_field(buf, len, &at, "\nGroups:", &lim);
+	if (!v)
+		return -ESRCH;
+	c.ngroups = parse_ids(v, lim, c.groups, CREDS_MAX_GROUPS);
+	v = status_field(buf, len, &at, "\nCapEff:", &lim);
+	if (!v)
+		return -ESRCH;
+	c.cap_eff = strtoull(v, NULL, 16);
+	*ret = c;
+	return 0;
+}
+
 int uaccess_creds_cached(struct uaccess_status *cache, pid_t tid, struct creds *ret)
 {
 	char buf[8192];
-	struct creds c = { 0 };
-	int seen = 0;
 	ssize_t len = read_status(cache, tid, buf, sizeof(buf));
 
-	if (len < 0)
-		return len;
-	for (char *line = buf, *next; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (!strncmp(line, "Uid:", 4)) {
-			seen += parse_ids(line + 4, c.uid, 4) == 4;
-		} else if (!strncmp(line, "Gid:", 4)) {
-			seen += parse_ids(line + 4, c.gid, 4) == 4;
-		} else if (!strncmp(line, "Groups:", 7)) {
-			c.ngroups = parse_ids(line + 7, c.groups, CREDS_MAX_GROUPS);
-		} else if (!strncmp(line, "CapEff:", 7)) {
-			c.cap_eff = strtoull(line + 7, NULL, 16);
-			seen++;
-		}
-	}
-	if (seen != 3)
-		return -ESRCH;
-	*ret = c;
-	return 0;
+	return len < 0 ? (int)len : uaccess_parse_status(buf, len, ret);
 }
 
 int uaccess_creds(pid_t tid, struct creds *ret)

@@ -25,6 +25,11 @@ int uaccess_writev(pid_t tid, const struct scsi_seg *segs, unsigned n, const voi
 
 /* The credentials of thread tid.  0 or -errno. */
 int uaccess_creds(pid_t tid, struct creds *ret);
+/*
+ * Pure: the credentials in a /proc/TID/status text of len bytes, buf[len]
+ * being '\0'.  0, or -ESRCH if a field is missing or short.
+ */
+int uaccess_parse_status(const char *buf, size_t len, struct creds *ret);
 
 /* struct uaccess_status (daemon.h): the caller serialises its use. */
 void uaccess_status_init(struct uaccess_status *cache);
