@@ -187,8 +187,8 @@ static const char *status_field(const char *buf, size_t len, size_t *from, const
 /*
  * Called twice per asynchronous command: four searches of the text, no
  * stdio, no sscanf and no pass line by line, as the file has some sixty
- * lines and four are wanted (under TCG the line-by-line pass cost as much
- * again as a third of the read itself).
+ * lines and four are wanted (under TCG a pass line by line cost a third
+ * to a half of what the read itself costs).
  */
 int uaccess_parse_status(const char *buf, size_t len, struct creds *ret)
 {
