@@ -93,7 +93,9 @@ tests/sgasync: tests/sgasync.o
 	$(CC) $(LDFLAGS) $^ -o $@
 
 # the benchmark's null CUSE responder: the floor under the daemon
-tests/nullcuse: tests/nullcuse.o
+# (with --creds, the daemon's own credentials check: uaccess.o)
+tests/nullcuse.o: override CPPFLAGS += -I.
+tests/nullcuse: tests/nullcuse.o uaccess.o
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3) -pthread -o $@
 
 # a stand-in for the service manager's notification socket, for tests/vm/udev.sh

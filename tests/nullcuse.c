@@ -8,7 +8,13 @@
  * exception is READ CAPACITY, answered for a 16 MiB disk of 512-byte blocks
  * so that fio's sg engine can size the device.
  *
- *   nullcuse [-f] [--name NAME]        serve /dev/NAME (default bsg/null-cuse)
+ *   nullcuse [-f] [--name NAME] [--creds]   serve /dev/NAME (default bsg/null-cuse)
+ *
+ * --creds adds the one check the security model puts on every read() and
+ * write(): the caller's credentials, from /proc/TID/status through the
+ * daemon's own code (uaccess.c), against the opener's; EPERM if they differ.
+ * make bench runs it beside the plain one, to show what that rule costs
+ * apart from the daemon's other work.
  *
  * It always stays in the foreground; -f is taken for likeness with cuse_bsg.
  *
@@ -25,9 +31,8 @@
  * file's queue, parked reads and poll handle are under its lock; nothing
  * calls into libfuse while holding it.  Needs CAP_SYS_PTRACE over callers.
  */
-#define FUSE_USE_VERSION 312
+#include "uaccess.h" /* FUSE_USE_VERSION and libfuse's cuse_lowlevel.h, through daemon.h */
 
-#include <cuse_lowlevel.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -60,6 +65,7 @@ enum { NC_OPEN, NC_RELEASE, NC_READ, NC_WRITE, NC_IOCTL, NC_POLL, NC_COUNT };
 struct server {
 	atomic_ulong stats[NC_COUNT];
 	atomic_bool stopping;
+	bool creds; /* --creds */
 	char name[128];
 };
 
@@ -77,6 +83,9 @@ struct nfile {
 	struct fuse_pollhandle *ph;	  /* protected by lock */
 	atomic_int timeout;		  /* SG_SET_TIMEOUT's, in USER_HZ */
 	atomic_int reserved;
+	struct creds creds; /* --creds: the opener's */
+	pthread_mutex_t status_lock;
+	struct uaccess_status status; /* protected by status_lock: the last caller's */
 };
 
 /* One ioctl call: who made it and where its argument lives. */
@@ -374,6 +383,21 @@ static void park_read(struct nfile *f, fuse_req_t req)
 	free(p);
 }
 
+/* --creds: 0 if the caller's credentials are the opener's, as cuse_bsg checks them. */
+static int check_creds(fuse_req_t req, struct nfile *f)
+{
+	struct server *s = fuse_req_userdata(req);
+	struct creds c;
+	int err;
+
+	if (!s->creds)
+		return 0;
+	pthread_mutex_lock(&f->status_lock);
+	err = uaccess_creds_cached(&f->status, fuse_req_ctx(req)->pid, &c);
+	pthread_mutex_unlock(&f->status_lock);
+	return !err && uaccess_creds_equal(&c, &f->creds) ? 0 : -EPERM;
+}
+
 static void cb_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct nfile *f = fi_file(fi);
@@ -382,6 +406,10 @@ static void cb_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_inf
 
 	(void)off;
 	count(req, NC_READ);
+	if (check_creds(req, f)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
 	if (size < sizeof(h)) {
 		fuse_reply_err(req, EINVAL); /* v3 headers only */
 		return;
@@ -441,6 +469,10 @@ static void cb_write(fuse_req_t req, const char *buf, size_t size, off_t off,
 
 	(void)off;
 	count(req, NC_WRITE);
+	if (check_creds(req, fi_file(fi))) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
 	if (size < sizeof(h)) {
 		fuse_reply_err(req, EINVAL); /* one v3 header a call */
 		return;
@@ -489,6 +521,8 @@ static void file_free(struct nfile *f)
 {
 	if (f->ph)
 		fuse_pollhandle_destroy(f->ph);
+	uaccess_status_fini(&f->status);
+	pthread_mutex_destroy(&f->status_lock);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
@@ -503,6 +537,11 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 		return;
 	}
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_mutex_init(&f->status_lock, NULL);
+	uaccess_status_init(&f->status);
+	/* as cuse_bsg: an opener it cannot see matches no caller */
+	if (uaccess_creds(fuse_req_ctx(req)->pid, &f->creds) < 0)
+		memset(&f->creds, 0xff, sizeof(f->creds));
 	atomic_init(&f->timeout, 60 * USER_HZ);
 	atomic_init(&f->reserved, SG_RESERVED);
 	fi->fh = (uintptr_t)f;
@@ -594,6 +633,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "name", required_argument, NULL, 'n' },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "creds", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct server s = { .name = "bsg/null-cuse" };
@@ -601,18 +641,22 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "n:f", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:fc", longopts, NULL)) != -1) {
 		if (c == 'f')
 			continue;
+		if (c == 'c') {
+			s.creds = true;
+			continue;
+		}
 		if (c == 'n' && *optarg && strlen(optarg) < sizeof(s.name)) {
 			snprintf(s.name, sizeof(s.name), "%s", optarg);
 			continue;
 		}
-		fprintf(stderr, "usage: nullcuse [-f] [--name NAME]\n");
+		fprintf(stderr, "usage: nullcuse [-f] [--name NAME] [--creds]\n");
 		return 2;
 	}
 	if (optind != argc) {
-		fprintf(stderr, "usage: nullcuse [-f] [--name NAME]\n");
+		fprintf(stderr, "usage: nullcuse [-f] [--name NAME] [--creds]\n");
 		return 2;
 	}
 	/* libfuse handles only signals left at their default */

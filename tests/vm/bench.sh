@@ -59,8 +59,10 @@ DIRECT_PID=$!
 "$CUSE_BSG" -f --name bsg/pool-cuse --async=pool "$VM_SG" >"$VM_OUT/pool.log" 2>&1 &
 "$NULLCUSE" -f --name bsg/null-cuse >"$VM_OUT/null.log" 2>&1 &
 NULL_PID=$!
+# the null responder with the node's credentials check on read() and write()
+"$NULLCUSE" -f --name bsg/nullc-cuse --creds >"$VM_OUT/nullc.log" 2>&1 &
 vm_wait 10 test -c /dev/bsg/direct-cuse -a -c /dev/bsg/retry-cuse -a -c /dev/bsg/null-cuse \
-    -a -c /dev/bsg/pool-cuse ||
+    -a -c /dev/bsg/pool-cuse -a -c /dev/bsg/nullc-cuse ||
     vm_fail "no daemons"
 DEVS[direct]=/dev/bsg/direct-cuse DEVS[retry]=/dev/bsg/retry-cuse DEVS[null]=/dev/bsg/null-cuse
 IDLE=$(grep -o 'idle=[a-z]*' /proc/cmdline || echo "idle=default (halt)")
@@ -90,24 +92,27 @@ fio_iops() {  # fio_iops DEV QD [RW BS]: randread 4k IOPS (nothing if fio failed
 med() { tr ' ' '\n' | grep . | median; }
 
 # fio_sweep LABEL [null]: rows of QD, kernel, node and (with "null") null
-# responder IOPS; fio.csv gets label,qd,kernel,node,null (null empty if not run)
+# responder IOPS, plain and with the credentials check; fio.csv gets
+# label,qd,kernel,node,null (null empty if not run)
 fio_sweep() {
-    local label=$1 with_null=${2:-} qd r k n p z ks ns ps zs
+    local label=$1 with_null=${2:-} qd r k n p z c ks ns ps zs cs
     for qd in ${QDS:-1 4 8 16 32}; do
-        ks='' ns='' ps='' zs=''
+        ks='' ns='' ps='' zs='' cs=''
         for r in $(seq "$ROUNDS"); do
             ks+="$(fio_iops "$VM_SG" $qd) "
             ns+="$(fio_iops /dev/bsg/direct-cuse $qd) "
             ps+="$(fio_iops /dev/bsg/pool-cuse $qd) "
             [ -z "$with_null" ] || zs+="$(fio_iops /dev/bsg/null-cuse $qd) "
+            [ -z "$with_null" ] || cs+="$(fio_iops /dev/bsg/nullc-cuse $qd) "
         done
-        k=$(med <<<"$ks") n=$(med <<<"$ns") p=$(med <<<"$ps") z=$(med <<<"$zs")
-        awk -v l="$label" -v q=$qd -v k="$k" -v n="$n" -v p="$p" -v z="$z" '
+        k=$(med <<<"$ks") n=$(med <<<"$ns") p=$(med <<<"$ps") z=$(med <<<"$zs") c=$(med <<<"$cs")
+        awk -v l="$label" -v q=$qd -v k="$k" -v n="$n" -v p="$p" -v z="$z" -v c="$c" '
             function ratio(v, base) { return v == "" || !(base > 0) ? "n/a" : sprintf("%.2f", v / base) }
             function val(v) { return v == "" ? "EDOM" : sprintf("%d", v) }
-            BEGIN { printf "| %-11s | %7d | %9s | %11s | %5s | %10s | %5s | %9s | %5s |\n", l, q,
+            function opt(v) { return v == "" ? "n/a" : sprintf("%d", v) }
+            BEGIN { printf "| %-11s | %7d | %9s | %11s | %5s | %10s | %5s | %9s | %5s | %10s | %7s |\n", l, q,
                     val(k), val(n), ratio(n, k), val(p), ratio(p, k),
-                    z == "" ? "n/a" : sprintf("%d", z), ratio(n, z) }'
+                    opt(z), ratio(n, z), opt(c), ratio(n, c) }'
         [ "$qd" = 32 ] || echo "$label,$qd,$k,$n,$z,$p" >>"$VM_OUT/fio.csv"
         [ "$qd" != 16 ] || QD16[$label]=$n
     done
@@ -143,8 +148,8 @@ echo
 echo "fio --ioengine=sg --rw=randread --bs=4k, IOPS (medians of $ROUNDS runs of ${FIO_TIME} s);"
 echo "node: the default engine on an sg target (its own queue), pool: --async=pool"
 echo
-echo "| scsi_debug  | iodepth | kernel sg | node, queue | /kern | node, pool | /kern | null resp | node/null |"
-echo "|-------------|--------:|----------:|------------:|------:|-----------:|------:|----------:|----------:|"
+echo "| scsi_debug  | iodepth | kernel sg | node, queue | /kern | node, pool | /kern | null resp | node/null | null+creds | node/it |"
+echo "|-------------|--------:|----------:|------------:|------:|-----------:|------:|----------:|----------:|-----------:|--------:|"
 : >"$VM_OUT/fio.csv"
 if [ "$MODE" = qd16 ]; then
     QDS=16 fio_sweep "delay=0" null
@@ -158,7 +163,9 @@ echo 0 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
 echo
 echo "EDOM: fio fails at iodepth 32, on the kernel's sg as on the node (sg's 16 slots)."
 echo "null responder: as above, no data moved; it has no device latency, so only delay=0 has its"
-echo "column (n/a elsewhere)."
+echo "column (n/a elsewhere).  null+creds: the same with the node's credentials check (the caller's"
+echo "/proc/TID/status against the opener's) at each read() and write(), which the security model asks"
+echo "of any server of this interface; node/it: the node against that floor."
 echo
 awk -v s="$sync_qd1" -v a="${QD16[ndelay=20ms]}" 'BEGIN {
     printf "20 ms device: synchronous READ 4 KiB on kernel bsg, one at a time: %d ops/s;\n", s
@@ -184,5 +191,5 @@ echo "| FUSE requests per command | node  | null responder |"
 echo "|---------------------------|------:|---------------:|"
 requests_per_command 1
 requests_per_command 16
-kill -TERM "$NULL_PID"
+pkill -TERM -x nullcuse
 pkill -TERM -x cuse_bsg
