@@ -540,7 +540,8 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 	pthread_mutex_init(&f->status_lock, NULL);
 	uaccess_status_init(&f->status);
 	/* as cuse_bsg: an opener it cannot see matches no caller */
-	if (uaccess_creds(fuse_req_ctx(req)->pid, &f->creds) < 0)
+	if (((struct server *)fuse_req_userdata(req))->creds &&
+	    uaccess_creds(fuse_req_ctx(req)->pid, &f->creds) < 0)
 		memset(&f->creds, 0xff, sizeof(f->creds));
 	atomic_init(&f->timeout, 60 * USER_HZ);
 	atomic_init(&f->reserved, SG_RESERVED);
