@@ -656,3 +656,23 @@ unsigned fake_target_chans_open(struct fake_target *t)
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }
+
+void fake_script_check_condition(struct fake_target *t)
+{
+	t->script.status = 0x02;
+	t->script.sense[0] = 0x70;
+	t->script.sense[2] = 0x05;
+	t->script.sense[7] = 10;
+	t->script.sense[12] = 0x21;
+	t->script.sense_len = 18;
+	for (unsigned i = 18; i < SCSI_SENSE_MAX; i++)
+		t->script.sense[i] = 0xee;
+}
+
+bool fake_all_bytes(const unsigned char *p, size_t n, unsigned char v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}

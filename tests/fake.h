@@ -183,4 +183,14 @@ void fake_target_open(struct fake_target *t, unsigned tag);
 unsigned fake_target_calls(struct fake_target *t);
 unsigned fake_target_chans_open(struct fake_target *t);
 
+/*
+ * Make the script answer CHECK CONDITION with 18 bytes of fixed sense
+ * (ILLEGAL REQUEST, LBA OUT OF RANGE), and 0xee past them, which must never
+ * reach a client.
+ */
+void fake_script_check_condition(struct fake_target *t);
+
+/* Whether all n bytes at p are v. */
+bool fake_all_bytes(const unsigned char *p, size_t n, unsigned char v);
+
 #endif /* CUSE_BSG_TESTS_FAKE_H */

@@ -296,22 +296,7 @@ static void script_check(struct fake_target *t, size_t data_in_len, int32_t resi
 {
 	script_good(t, data_in_len);
 	t->script.resid = resid;
-	t->script.status = 0x02;
-	t->script.sense[0] = 0x70;
-	t->script.sense[2] = 0x05;
-	t->script.sense[7] = 10;
-	t->script.sense[12] = 0x21;
-	t->script.sense_len = 18;
-	for (unsigned i = 18; i < SCSI_SENSE_MAX; i++)
-		t->script.sense[i] = 0xee; /* beyond the sense: must not reach the client */
-}
-
-static bool all_bytes(const unsigned char *p, size_t n, unsigned char v)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return false;
-	return true;
+	fake_script_check_condition(t);
 }
 
 /* The fake target's data-in for a call with this tag (script_good). */
@@ -381,10 +366,10 @@ Test(async, v3_read_write_returns_count_and_read_returns_the_completion)
 	cr_expect(eq(ptr, out->dxferp, b.data));
 
 	cr_expect(is_data_in(b.data, 1000, 1), "data-in, into the buffer the header named");
-	cr_expect(all_bytes(b.data + 1000, 4096 - 1000, 0), "zero-filled to dxfer_len");
-	cr_expect(all_bytes(b.data + 4096, sizeof(b.data) - 4096, UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data + 1000, 4096 - 1000, 0), "zero-filled to dxfer_len");
+	cr_expect(fake_all_bytes(b.data + 4096, sizeof(b.data) - 4096, UNTOUCHED));
 	cr_expect(zero(int, memcmp(b.sense, g.ft->script.sense, 18)), "sense, into sbp");
-	cr_expect(all_bytes(b.sense + 18, sizeof(b.sense) - 18, UNTOUCHED));
+	cr_expect(fake_all_bytes(b.sense + 18, sizeof(b.sense) - 18, UNTOUCHED));
 	cr_expect(zero(int, memcmp(&h, &before, sizeof(h))),
 		  "the header goes back in the reply only");
 	cr_expect(zero(int, async_num_waiting(g.o)));
@@ -415,7 +400,7 @@ Test(async, v3_write_data_out_reaches_the_target)
 	for (size_t i = 0; i < sizeof(b.data); i++)
 		cr_assert(eq(u8, b.data[i], pattern(i + 9)),
 			  "a WRITE's buffer written back, byte %zu", i);
-	cr_expect(all_bytes(b.sense, sizeof(b.sense), UNTOUCHED), "no sense for GOOD");
+	cr_expect(fake_all_bytes(b.sense, sizeof(b.sense), UNTOUCHED), "no sense for GOOD");
 	rig_fini(&g);
 }
 
@@ -452,7 +437,7 @@ Test(async, target_errno_is_the_read_error_and_drops_the_completion)
 	cr_expect(eq(int, err_of(call_read(&g, V3, 0)), EIO));
 	cr_expect(zero(int, async_num_waiting(g.o)));
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
-	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -566,7 +551,8 @@ Test(async, reused_large_buffer_shows_only_what_the_device_wrote)
 	write_ok(&g, &h, V3, 0);
 	cr_expect(eq(i32, v3_out(read_ok(&g, V3, 0))->resid, (int32_t)(len - part)));
 	cr_expect(is_data_in(big, part, 2));
-	cr_expect(all_bytes(big + part, len - part, 0), "zeroes, not the first command's data");
+	cr_expect(fake_all_bytes(big + part, len - part, 0),
+		  "zeroes, not the first command's data");
 	cr_expect(eq(u32, g.o->nbufs, 1), "the same one buffer");
 
 	bufs_init(&b, true, 3);
@@ -769,7 +755,7 @@ Test(async, nonblocking_read_with_nothing_done_is_eagain)
 	write_ok(&g, &h, V3, 0);
 	cr_assert(fake_target_wait_entered(g.ft, 1));
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "one still running");
-	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
 	fake_target_release(g.ft);
 	read_ok(&g, V3, 0);
 	rig_fini(&g);
@@ -859,7 +845,7 @@ Test(async, parked_write_interrupted_gets_eintr_once)
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_target_calls(g.ft), 2), "the interrupted write was submitted");
 	cr_expect(eq(u32, fake_req_replies(w), 1));
-	cr_expect(all_bytes(b[2].data, sizeof(b[2].data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b[2].data, sizeof(b[2].data), UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -966,7 +952,7 @@ ParameterizedTest(unsigned *np, async, v4_array_read_back_in_reads_of_1_5_20_and
 			cr_expect(zero(u32, o.info));
 			cr_expect(zero(i32, o.din_resid));
 			cr_expect(is_data_in(b[got].data, 512, got + 1), "command %u's data", got);
-			cr_expect(all_bytes(b[got].sense, sizeof(b[got].sense), UNTOUCHED));
+			cr_expect(fake_all_bytes(b[got].sense, sizeof(b[got].sense), UNTOUCHED));
 		}
 		calls++;
 	}
@@ -1084,8 +1070,8 @@ Test(async, v3_read_too_small_is_einval_and_drops_the_completion)
 	wait_done(&g, 2);
 	cr_expect(eq(int, err_of(call_read(&g, V3 - 1, 0)), EINVAL));
 	cr_expect(eq(int, async_num_waiting(g.o), 1), "sg drops that completion");
-	cr_expect(all_bytes(b[0].data, sizeof(b[0].data), UNTOUCHED), "nothing copied for it");
-	cr_expect(all_bytes(b[0].sense, sizeof(b[0].sense), UNTOUCHED));
+	cr_expect(fake_all_bytes(b[0].data, sizeof(b[0].data), UNTOUCHED), "nothing copied for it");
+	cr_expect(fake_all_bytes(b[0].sense, sizeof(b[0].sense), UNTOUCHED));
 	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 2), "the next one is intact");
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
 	rig_fini(&g);
@@ -1110,7 +1096,7 @@ Test(async, parked_read_too_small_is_einval_when_served)
 	cr_expect(eq(int, err_of(r), EINVAL));
 	rig_stop(&g);
 	cr_expect(zero(int, async_num_waiting(g.o)));
-	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -1127,7 +1113,7 @@ Test(async, v4_read_too_small_is_einval_and_drops_the_completion)
 	wait_done(&g, 1);
 	cr_expect(eq(int, err_of(call_read(&g, V4 - 1, 0)), EINVAL));
 	cr_expect(zero(int, async_num_waiting(g.o)));
-	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -1280,7 +1266,7 @@ Test(async, without_keep_orphan_an_interrupted_sg_io_is_dropped)
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
 	cr_expect(zero(int, async_num_waiting(g.o)));
-	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED), "nothing copied after EINTR");
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED), "nothing copied after EINTR");
 	rig_fini(&g);
 }
 
@@ -1301,7 +1287,7 @@ Test(async, keep_orphan_result_is_freed_if_the_file_goes_first)
 	fake_target_open(g.ft, 1);
 	rig_stop(&g);
 	cr_expect(zero(u32, fake_target_chans_open(g.ft)), "freed with its last command");
-	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -1337,9 +1323,10 @@ Test(async, release_with_commands_running_touches_nothing_and_frees_all)
 	cr_expect(eq(u32, fake_target_calls(g.ft), 3));
 	cr_expect(eq(u32, fake_reply_count(g.fs), replies), "a reply after release");
 	for (int i = 0; i < 3; i++) {
-		cr_expect(all_bytes(b[i].data, sizeof(b[i].data), UNTOUCHED), "command %d data", i);
-		cr_expect(all_bytes(b[i].sense, sizeof(b[i].sense), UNTOUCHED), "command %d sense",
-			  i);
+		cr_expect(fake_all_bytes(b[i].data, sizeof(b[i].data), UNTOUCHED),
+			  "command %d data", i);
+		cr_expect(fake_all_bytes(b[i].sense, sizeof(b[i].sense), UNTOUCHED),
+			  "command %d sense", i);
 	}
 	cr_expect(zero(u32, fake_target_chans_open(g.ft)), "closed once, by the last command");
 	rig_fini(&g);
@@ -1364,9 +1351,10 @@ Test(async, release_with_unread_completions_frees_them)
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_reply_count(g.fs), replies));
 	for (int i = 0; i < 2; i++) {
-		cr_expect(all_bytes(b[i].data, sizeof(b[i].data), UNTOUCHED), "command %d data", i);
-		cr_expect(all_bytes(b[i].sense, sizeof(b[i].sense), UNTOUCHED), "command %d sense",
-			  i);
+		cr_expect(fake_all_bytes(b[i].data, sizeof(b[i].data), UNTOUCHED),
+			  "command %d data", i);
+		cr_expect(fake_all_bytes(b[i].sense, sizeof(b[i].sense), UNTOUCHED),
+			  "command %d sense", i);
 	}
 	rig_fini(&g);
 }
@@ -1391,7 +1379,7 @@ Test(async, caller_with_other_credentials_is_eperm)
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EPERM));
 	rig_stop(&g);
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
-	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -1594,7 +1582,7 @@ Test(async, ioctls_report_waiting_completions_and_the_request_table)
 		cr_expect(zero(int, e->problem));
 	}
 	cr_expect(zero(int, t[3].req_state), "the rest zeroed");
-	cr_expect(all_bytes((unsigned char *)&t[3], sizeof(t) - 3 * sizeof(t[0]), 0));
+	cr_expect(fake_all_bytes((unsigned char *)&t[3], sizeof(t) - 3 * sizeof(t[0]), 0));
 
 	fake_target_open(g.ft, 2);
 	wait_done(&g, 1);
@@ -1738,7 +1726,7 @@ Test(async, force_pack_id_takes_the_one_the_reader_names)
 	cr_assert(eq(int, rep->kind, FAKE_BUF));
 	cr_expect(eq(int, v3_out(rep)->pack_id, 2), "the pack_id in the reader's buffer");
 	cr_expect(is_data_in(b[1].data, 512, 2));
-	cr_expect(all_bytes(b[0].data, sizeof(b[0].data), UNTOUCHED), "older ones wait");
+	cr_expect(fake_all_bytes(b[0].data, sizeof(b[0].data), UNTOUCHED), "older ones wait");
 	s.buf.pack_id = 7; /* the sleeper's buffer is read at each call */
 	cr_expect(eq(int, err_of(call_read_as(&g, atomic_load(&s.tid), V3, O_NONBLOCK)), EAGAIN),
 		  "no completion with that pack_id: EAGAIN although two wait");

@@ -274,22 +274,7 @@ static void script_good(struct fake_target *t, size_t data_in_len, int32_t resid
 static void script_check(struct fake_target *t, size_t data_in_len, int32_t resid)
 {
 	script_good(t, data_in_len, resid);
-	t->script.status = 0x02;
-	t->script.sense[0] = 0x70;
-	t->script.sense[2] = 0x05;
-	t->script.sense[7] = 10;
-	t->script.sense[12] = 0x21;
-	t->script.sense_len = 18;
-	for (unsigned i = 18; i < SCSI_SENSE_MAX; i++)
-		t->script.sense[i] = 0xee; /* beyond the sense: must not reach the client */
-}
-
-static bool all_bytes(const unsigned char *p, size_t n, unsigned char v)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return false;
-	return true;
+	fake_script_check_condition(t);
 }
 
 static bool is_pattern(const unsigned char *p, size_t from, size_t n)
@@ -375,7 +360,7 @@ Test(sgio, retry_v3_read_rounds)
 	kernel_scatter(rep, &k);
 	cr_expect(zero(u8, c.h.v3.status));
 	cr_expect(is_pattern(c.data, 0, 4096));
-	cr_expect(all_bytes(c.sense, sizeof(c.sense), UNTOUCHED));
+	cr_expect(fake_all_bytes(c.sense, sizeof(c.sense), UNTOUCHED));
 	cr_expect(eq(u32, fake_req_replies(rep->req), 1));
 	cr_expect(eq(ulong, stat_get(&g, STAT_IOCTL_RETRY), 2));
 	cr_expect(eq(ulong, stat_get(&g, STAT_SG_IO), 1));
@@ -412,10 +397,10 @@ Test(sgio, retry_v3_read_check_condition)
 	cr_expect(eq(i32, out->resid, 3584));
 	cr_expect(eq(int, out->pack_id, 1234));
 	cr_expect(is_pattern(c.data, 0, 512));
-	cr_expect(all_bytes(c.data + 512, 4096 - 512, 0), "the rest of the buffer is zeroed");
-	cr_expect(all_bytes(c.data + 4096, sizeof(c.data) - 4096, UNTOUCHED));
+	cr_expect(fake_all_bytes(c.data + 512, 4096 - 512, 0), "the rest of the buffer is zeroed");
+	cr_expect(fake_all_bytes(c.data + 4096, sizeof(c.data) - 4096, UNTOUCHED));
 	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
-	cr_expect(all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	cr_expect(fake_all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -506,7 +491,7 @@ Test(sgio, retry_v3_iovec_plan_lists_each_segment)
 	cr_expect(is_pattern(c.data + 6000, 0, 1000));
 	cr_expect(is_pattern(c.data, 1000, 2000));
 	cr_expect(is_pattern(c.data + 3000, 3000, 1096));
-	cr_expect(all_bytes(c.data + 2000, 1000, UNTOUCHED));
+	cr_expect(fake_all_bytes(c.data + 2000, 1000, UNTOUCHED));
 	free(k.in);
 	rig_fini(&g);
 }
@@ -597,7 +582,7 @@ Test(sgio, retry_v4_read_rounds)
 	cr_expect(eq(u64, out->usr_ptr, 0xfeed));
 	cr_expect(is_pattern(c.data, 0, 4096));
 	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
-	cr_expect(all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	cr_expect(fake_all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
 	free(k.in);
 	rig_fini(&g);
 }
@@ -800,10 +785,10 @@ Test(sgio, direct_v3_read_in_one_request)
 	cr_expect(eq(int, h->pack_id, 1234));
 	cr_expect(eq(ptr, h->usr_ptr, (void *)0xfeed));
 	cr_expect(is_pattern(c.data, 0, 1000));
-	cr_expect(all_bytes(c.data + 1000, 4096 - 1000, 0), "zero-filled to dxfer_len");
-	cr_expect(all_bytes(c.data + 4096, sizeof(c.data) - 4096, UNTOUCHED));
+	cr_expect(fake_all_bytes(c.data + 1000, 4096 - 1000, 0), "zero-filled to dxfer_len");
+	cr_expect(fake_all_bytes(c.data + 4096, sizeof(c.data) - 4096, UNTOUCHED));
 	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
-	cr_expect(all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	cr_expect(fake_all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -829,9 +814,9 @@ Test(sgio, direct_v4_read_in_one_request)
 	cr_expect(eq(i32, h->din_resid, 2048));
 	cr_expect(eq(u64, h->usr_ptr, 0xfeed));
 	cr_expect(is_pattern(c.data, 0, 2048));
-	cr_expect(all_bytes(c.data + 2048, 2048, 0));
+	cr_expect(fake_all_bytes(c.data + 2048, 2048, 0));
 	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
-	cr_expect(all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	cr_expect(fake_all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -853,7 +838,7 @@ Test(sgio, direct_v3_write)
 	cr_expect(is_pattern(g.ft->seen.data_out, 1, 4096));
 	cr_expect(is_pattern(c.data, 1, 4096), "a write leaves the client's buffer alone");
 	cr_expect(zero(u32, c.h.v3.info));
-	cr_expect(all_bytes(c.sense, sizeof(c.sense), UNTOUCHED));
+	cr_expect(fake_all_bytes(c.sense, sizeof(c.sense), UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -875,7 +860,7 @@ Test(sgio, direct_v3_iovec_read)
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(is_pattern(c.data + 4000, 0, 1000));
 	cr_expect(is_pattern(c.data, 1000, 2000));
-	cr_expect(all_bytes(c.data + 2000, 2000, UNTOUCHED));
+	cr_expect(fake_all_bytes(c.data + 2000, 2000, UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -932,7 +917,7 @@ Test(sgio, direct_bad_cdb_pointer_is_efault)
 	cr_expect(eq(int, rep->err, EFAULT));
 	rig_stop(&g);
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
-	cr_expect(all_bytes(c.data, sizeof(c.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(c.data, sizeof(c.data), UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -985,7 +970,7 @@ Test(sgio, direct_target_errno_is_the_reply)
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EIO));
-	cr_expect(all_bytes(c.data, sizeof(c.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(c.data, sizeof(c.data), UNTOUCHED));
 	cr_expect(zero(int, memcmp(&c.h.v3, &before, sizeof(before))));
 	rig_fini(&g);
 }
@@ -1019,8 +1004,8 @@ Test(sgio, interrupt_while_running_answers_eintr_at_once)
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_reply_count(g.fs), 1), "a second reply after EINTR");
 	cr_expect(eq(u32, fake_req_replies(req), 1));
-	cr_expect(all_bytes(c.data, sizeof(c.data), UNTOUCHED), "data copied after EINTR");
-	cr_expect(all_bytes(c.sense, sizeof(c.sense), UNTOUCHED), "sense copied after EINTR");
+	cr_expect(fake_all_bytes(c.data, sizeof(c.data), UNTOUCHED), "data copied after EINTR");
+	cr_expect(fake_all_bytes(c.sense, sizeof(c.sense), UNTOUCHED), "sense copied after EINTR");
 	cr_expect(zero(int, memcmp(&c.h.v3, &before, sizeof(before))), "header written");
 	cr_expect(eq(ulong, stat_get(&g, STAT_INTERRUPT), 1));
 	rig_fini(&g);
@@ -1056,7 +1041,7 @@ Test(sgio, interrupt_while_queued_never_runs)
 	cr_expect(eq(u32, fake_reply_count(g.fs), 2));
 	cr_expect(eq(u32, fake_req_replies(req_b), 1));
 	cr_expect(is_pattern(a.data, 0, 4096));
-	cr_expect(all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -1086,7 +1071,7 @@ Test(sgio, interrupt_before_submission_never_runs)
 	rig_stop(&g);
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
 	cr_expect(eq(u32, fake_reply_count(g.fs), 1));
-	cr_expect(all_bytes(c.data, sizeof(c.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(c.data, sizeof(c.data), UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -1470,7 +1455,7 @@ Test(ioctl, get_request_table_is_zeroed)
 	rig_init(&g, true, 1, O_RDWR);
 	rep = round_trip(&g, SG_GET_REQUEST_TABLE, true, table, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
-	cr_expect(all_bytes((unsigned char *)table, sizeof(table), 0));
+	cr_expect(fake_all_bytes((unsigned char *)table, sizeof(table), 0));
 	rig_fini(&g);
 }
 
