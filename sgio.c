@@ -46,16 +46,22 @@ static uint32_t buf_size(uint32_t len)
 	return (len + 4095) & ~4095u;
 }
 
-/* One of o's kept buffers of len bytes, taken, or NULL. */
-static void *take_kept(struct opener *o, uint32_t len)
+/* Data-in only: the one direction whose buffer goes to the client unwritten by it. */
+static bool reads_only(const struct scsi_req *r)
+{
+	return sgio_reads_data(r) && !sgio_writes_data(r);
+}
+
+/* One of o's kept buffers of size bytes, taken, or NULL; as sgio_recycle_data() keeps them. */
+static void *take_kept(struct opener *o, uint32_t size)
 {
 	void *p = NULL;
 
-	if (len < OPENER_BUF_MIN)
+	if (size < OPENER_BUF_MIN)
 		return NULL;
 	pthread_mutex_lock(&o->bufs_lock);
 	for (unsigned i = 0; i < o->nbufs; i++) {
-		if (o->bufs[i].len != buf_size(len))
+		if (o->bufs[i].len != size)
 			continue;
 		p = o->bufs[i].p;
 		o->bufs_bytes -= o->bufs[i].len;
@@ -118,13 +124,13 @@ static void *data_buffer(struct sgio_cmd *cmd, const struct scsi_req *r)
 	if (len < 4096)
 		return len ? calloc(1, len) : NULL;
 	cmd->buf_len = buf_size(len);
-	p = take_kept(cmd->o, len);
+	p = take_kept(cmd->o, cmd->buf_len);
 	cmd->reused = p != NULL;
 	if (p)
 		return p;
 	if (posix_memalign(&p, 4096, cmd->buf_len))
 		return NULL;
-	if (sgio_reads_data(r) && !sgio_writes_data(r))
+	if (reads_only(r))
 		memset(p, 0, len);
 	return p;
 }
@@ -134,7 +140,7 @@ void sgio_clear_tail(struct sgio_cmd *cmd)
 	uint32_t len = cmd->c.data_len;
 	int32_t resid = cmd->c.res.resid;
 
-	if (!cmd->reused || resid <= 0 || !sgio_reads_data(&cmd->r) || sgio_writes_data(&cmd->r))
+	if (!cmd->reused || resid <= 0 || !reads_only(&cmd->r))
 		return;
 	if ((uint32_t)resid > len)
 		resid = (int32_t)len;
