@@ -100,31 +100,6 @@ static void set_file(struct fuse_file_info *fi, struct opener *o)
 	fi->direct_io = 1;
 }
 
-/*
- * --shared-queue: pre-4.19 bsg kept one queue per device, so that any
- * opener could read any other's completions.  Reproduced on request, to
- * show that flaw; true if the open was answered.
- */
-static bool open_shared(fuse_req_t req, struct fuse_file_info *fi)
-{
-	struct node *n = req_node(req);
-	struct opener *o;
-
-	if (!n->cfg->shared_queue)
-		return false;
-	pthread_mutex_lock(&n->shared_lock);
-	o = n->shared;
-	if (o)
-		n->shared_files++;
-	pthread_mutex_unlock(&n->shared_lock);
-	if (!o)
-		return false;
-	set_file(fi, o);
-	if (fuse_reply_open(req, fi) < 0)
-		release_shared(n, o);
-	return true;
-}
-
 /* A new opener's own channel; counted first, so that node_gone() sees it or it sees gone. */
 static int open_chan(struct daemon *d)
 {
@@ -134,40 +109,68 @@ static int open_chan(struct daemon *d)
 	return d->target->ops->chan_open(d->target);
 }
 
-static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
+/* A new opener for the file being opened: 0, or the errno to answer. */
+static int opener_new(fuse_req_t req, struct fuse_file_info *fi, struct opener **ret)
 {
-	struct node *n = req_node(req);
-	struct daemon *d = &n->d;
+	struct daemon *d = req_daemon(req);
 	struct opener *o;
 
-	stat_inc(d, STAT_OPEN);
-	if (open_shared(req, fi))
-		return;
 	o = calloc(1, sizeof(*o));
-	if (!o) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
+	if (!o)
+		return ENOMEM;
 	o->d = d;
 	o->open_flags = fi->flags;
 	o->chan = open_chan(d);
 	if (o->chan < 0) {
-		if (o->chan != -ENODEV)
+		int err = o->chan;
+
+		if (err != -ENODEV)
 			daemon_warn(d, "cannot open %s for a new opener: %s", d->target->info.path,
-				    strerror(-o->chan));
-		/* the device node vanishing with the device is sg's ENODEV */
-		fuse_reply_err(req, o->chan == -ENOENT ? ENODEV : -o->chan);
+				    strerror(-err));
 		free(o);
 		daemon_opener_put(d);
-		return;
+		/* the device node vanishing with the device is sg's ENODEV */
+		return err == -ENOENT ? ENODEV : -err;
 	}
 	ioctl_opener_init(o);
 	async_opener_init(o, fuse_req_ctx(req)->pid);
-	if (n->cfg->shared_queue) {
-		pthread_mutex_lock(&n->shared_lock);
-		n->shared = o; /* two first opens at once: the later one wins */
+	*ret = o;
+	return 0;
+}
+
+/*
+ * --shared-queue: pre-4.19 bsg kept one queue per device, so that any
+ * opener could read any other's completions.  Reproduced on request, to
+ * show that flaw: every file opened shares one opener, made by the first
+ * open under the lock, so that two first opens at once still share it.
+ */
+static int open_shared(fuse_req_t req, struct fuse_file_info *fi, struct opener **ret)
+{
+	struct node *n = req_node(req);
+	int err = 0;
+
+	pthread_mutex_lock(&n->shared_lock);
+	if (!n->shared)
+		err = opener_new(req, fi, &n->shared);
+	if (!err) {
 		n->shared_files++;
-		pthread_mutex_unlock(&n->shared_lock);
+		*ret = n->shared;
+	}
+	pthread_mutex_unlock(&n->shared_lock);
+	return err;
+}
+
+static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct node *n = req_node(req);
+	struct opener *o;
+	int err;
+
+	stat_inc(&n->d, STAT_OPEN);
+	err = n->cfg->shared_queue ? open_shared(req, fi, &o) : opener_new(req, fi, &o);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
 	}
 	set_file(fi, o);
 	if (fuse_reply_open(req, fi) < 0)
