@@ -110,9 +110,15 @@ tests/sgclient32: tests/sgclient.c
 build/cuse_bsg.asan: build/san/cuse_bsg.o $(SAN_MODULES) $(addprefix build/san/,$(DAEMON_MODULES))
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(LIBS) -o $@
 
-# the Criterion tests under ASan+UBSan, then the TSan stress run
+# The Criterion tests under ASan+UBSan, then the TSan stress run.  A leak
+# fails the run too: LeakSanitizer reports as a test's worker exits, after
+# Criterion has counted the test as passed.
 unit: $(UNIT_TESTS) tests/stress_async
-	@rc=0; for t in $(UNIT_TESTS); do ./$$t --jobs 2 || rc=1; done; $(TSAN_RUN) || rc=1; exit $$rc
+	@mkdir -p build; rc=0; for t in $(UNIT_TESTS); do \
+		./$$t --jobs 2 >build/unit.log 2>&1 || rc=1; cat build/unit.log; \
+		if grep -q 'ERROR: LeakSanitizer' build/unit.log; then \
+			echo "$$t: memory leaked (above)" >&2; rc=1; fi; \
+	done; $(TSAN_RUN) || rc=1; exit $$rc
 
 tsan: tests/stress_async
 	$(TSAN_RUN)

@@ -676,3 +676,78 @@ bool fake_all_bytes(const unsigned char *p, size_t n, unsigned char v)
 			return false;
 	return true;
 }
+
+uint8_t fake_pattern(size_t i)
+{
+	return (uint8_t)(i * 7 + 3);
+}
+
+bool fake_is_pattern(const unsigned char *p, size_t from, size_t n, uint8_t tag)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != (fake_pattern(from + i) ^ tag))
+			return false;
+	return true;
+}
+
+void fake_script_good(struct fake_target *t, size_t data_in_len, int32_t resid, bool xor_tag)
+{
+	memset(&t->script, 0, sizeof(t->script));
+	t->script.data_in_len = data_in_len;
+	for (size_t i = 0; i < data_in_len; i++)
+		t->script.data_in[i] = fake_pattern(i);
+	t->script.resid = resid;
+	t->script.xor_tag = xor_tag;
+}
+
+void fake_cmd_init(struct fake_cmd *m, bool write, unsigned tag, unsigned blocks)
+{
+	memset(m, FAKE_UNTOUCHED, sizeof(*m));
+	memset(m->cdb, 0, sizeof(m->cdb));
+	m->cdb[0] = write ? 0x2a : 0x28;
+	m->cdb[FAKE_TAG_BYTE] = tag;
+	m->cdb[8] = blocks;
+	if (write)
+		for (size_t i = 0; i < sizeof(m->data); i++)
+			m->data[i] = fake_pattern(i + tag);
+}
+
+struct sg_io_hdr fake_v3_hdr(struct fake_cmd *m, int dxfer_direction, unsigned len, int pack_id)
+{
+	return (struct sg_io_hdr){
+		.interface_id = 'S',
+		.dxfer_direction = dxfer_direction,
+		.cmd_len = 10,
+		.mx_sb_len = sizeof(m->sense),
+		.dxfer_len = len,
+		.dxferp = m->data,
+		.cmdp = m->cdb,
+		.sbp = m->sense,
+		.timeout = 20000,
+		.pack_id = pack_id,
+		.usr_ptr = (void *)(uintptr_t)FAKE_USR_PTR(pack_id),
+	};
+}
+
+struct sg_io_v4 fake_v4_hdr(struct fake_cmd *m, bool write, unsigned len, int pack_id)
+{
+	struct sg_io_v4 h = {
+		.guard = 'Q',
+		.request_len = 10,
+		.request = (uintptr_t)m->cdb,
+		.max_response_len = sizeof(m->sense),
+		.response = (uintptr_t)m->sense,
+		.timeout = 20000,
+		.request_extra = pack_id, /* what SG_GET_PACK_ID and pick() call its pack_id */
+		.usr_ptr = FAKE_USR_PTR(pack_id),
+	};
+
+	if (write) {
+		h.dout_xfer_len = len;
+		h.dout_xferp = (uintptr_t)m->data;
+	} else {
+		h.din_xfer_len = len;
+		h.din_xferp = (uintptr_t)m->data;
+	}
+	return h;
+}

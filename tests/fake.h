@@ -193,4 +193,43 @@ void fake_script_check_condition(struct fake_target *t);
 /* Whether all n bytes at p are v. */
 bool fake_all_bytes(const unsigned char *p, size_t n, unsigned char v);
 
+/* ---- a client's side ---- */
+
+#define FAKE_UNTOUCHED	      0xaa /* what a client's bytes hold where nobody may write */
+#define FAKE_DATA_MAX	      8192 /* a client's data buffer; commands move less */
+#define FAKE_USR_PTR(pack_id) (0xfeed0000u + (unsigned)(pack_id))
+
+/* Byte i of the data the scripts return and the clients write. */
+uint8_t fake_pattern(size_t i);
+
+/* Whether the n bytes at p are the pattern from byte from on, each XORed with tag. */
+bool fake_is_pattern(const unsigned char *p, size_t from, size_t n, uint8_t tag);
+
+/*
+ * A good command: data_in_len bytes of the pattern, each XORed with the
+ * call's tag if xor_tag, and resid.  Set before any command is submitted:
+ * the target's workers read the script unlocked.
+ */
+void fake_script_good(struct fake_target *t, size_t data_in_len, int32_t resid, bool xor_tag);
+
+/* One command's memory in a client. */
+struct fake_cmd {
+	unsigned char cdb[16];
+	unsigned char sense[32];
+	unsigned char data[FAKE_DATA_MAX];
+};
+
+/*
+ * A READ(10), or a WRITE(10) of the pattern from byte tag on, of blocks
+ * blocks with tag in its LBA (FAKE_TAG_BYTE); every other byte of m is
+ * FAKE_UNTOUCHED.
+ */
+void fake_cmd_init(struct fake_cmd *m, bool write, unsigned tag, unsigned blocks);
+
+/* m's command in a v3 header: a 10-byte CDB, timeout 20 s, FAKE_USR_PTR(pack_id). */
+struct sg_io_hdr fake_v3_hdr(struct fake_cmd *m, int dxfer_direction, unsigned len, int pack_id);
+
+/* The same in v4: len bytes out if write, else in; request_extra is pack_id. */
+struct sg_io_v4 fake_v4_hdr(struct fake_cmd *m, bool write, unsigned len, int pack_id);
+
 #endif /* CUSE_BSG_TESTS_FAKE_H */

@@ -54,10 +54,8 @@
 #define CHURN_CMDS    4
 #define OBSERVATIONS  1500 /* informational ioctls and polls on the stream openers */
 #define LEN	      512  /* data-in of every command */
-#define UNTOUCHED     0xaa
 #define V3	      SCSI_V3_HDR_LEN
 #define V4	      SCSI_V4_HDR_LEN
-#define USR_PTR(id)   (0xfeed0000u + (unsigned)(id))
 
 /* Any report fails the run, however the driver is started. */
 const char *__tsan_default_options(void);
@@ -65,13 +63,6 @@ const char *__tsan_default_options(void)
 {
 	return "halt_on_error=1:exitcode=66";
 }
-
-/* One command's memory in the client. */
-struct bufs {
-	unsigned char cdb[16];
-	unsigned char sense[32];
-	unsigned char data[LEN];
-};
 
 struct stress {
 	struct fake_target *ft;
@@ -88,7 +79,7 @@ struct stream {
 	unsigned idx;
 	struct fake_session *fs;
 	struct opener *o;
-	struct bufs *b; /* per command, by seq: the low 16 bits of its pack_id */
+	struct fake_cmd *b; /* per command, by seq: the low 16 bits of its pack_id */
 	unsigned total;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -101,14 +92,14 @@ struct stream {
 
 /* A command of a churn opener. */
 struct churn_cmd {
-	struct bufs b;
+	struct fake_cmd b;
 	bool delivered;
 };
 
 /* A command of an SG_IO thread. */
 struct sgio_client {
 	union scsi_hdr h, before;
-	struct bufs b;
+	struct fake_cmd b;
 	bool interrupted;
 };
 
@@ -221,80 +212,24 @@ static void deadline_in(struct timespec *t, int seconds)
 
 /* ---- clients and the target's script ---- */
 
-static uint8_t pattern(size_t i)
+static void bufs_init(struct fake_cmd *b, unsigned tag)
 {
-	return (uint8_t)(i * 7 + 3);
+	fake_cmd_init(b, false, tag, 1);
 }
 
-/* READ(10) with the fake target's tag in the LBA; everything else untouched. */
-static void bufs_init(struct bufs *b, unsigned tag)
+static struct sg_io_hdr v3_hdr(struct fake_cmd *b, int pack_id)
 {
-	memset(b, UNTOUCHED, sizeof(*b));
-	memset(b->cdb, 0, sizeof(b->cdb));
-	b->cdb[0] = 0x28;
-	b->cdb[FAKE_TAG_BYTE] = tag;
-	b->cdb[8] = 1;
+	return fake_v3_hdr(b, SG_DXFER_FROM_DEV, LEN, pack_id);
 }
 
-static struct sg_io_hdr v3_hdr(struct bufs *b, int pack_id)
+static struct sg_io_v4 v4_hdr(struct fake_cmd *b, int pack_id)
 {
-	return (struct sg_io_hdr){
-		.interface_id = 'S',
-		.dxfer_direction = SG_DXFER_FROM_DEV,
-		.cmd_len = 10,
-		.mx_sb_len = sizeof(b->sense),
-		.dxfer_len = LEN,
-		.dxferp = b->data,
-		.cmdp = b->cdb,
-		.sbp = b->sense,
-		.timeout = 20000,
-		.pack_id = pack_id,
-		.usr_ptr = (void *)(uintptr_t)USR_PTR(pack_id),
-	};
-}
-
-static struct sg_io_v4 v4_hdr(struct bufs *b, int pack_id)
-{
-	return (struct sg_io_v4){
-		.guard = 'Q',
-		.request_len = 10,
-		.request = (uintptr_t)b->cdb,
-		.max_response_len = sizeof(b->sense),
-		.response = (uintptr_t)b->sense,
-		.din_xfer_len = LEN,
-		.din_xferp = (uintptr_t)b->data,
-		.timeout = 20000,
-		.request_extra = pack_id,
-		.usr_ptr = USR_PTR(pack_id),
-	};
-}
-
-/* Set before any command is submitted: workers read it unlocked. */
-static void script_good(struct fake_target *t)
-{
-	memset(&t->script, 0, sizeof(t->script));
-	t->script.data_in_len = LEN;
-	for (size_t i = 0; i < LEN; i++)
-		t->script.data_in[i] = pattern(i);
-	t->script.xor_tag = true;
+	return fake_v4_hdr(b, false, LEN, pack_id);
 }
 
 static bool is_data_in(const unsigned char *p, unsigned tag)
 {
-	for (size_t i = 0; i < LEN; i++)
-		if (p[i] != (pattern(i) ^ (uint8_t)tag))
-			return false;
-	return true;
-}
-
-static bool all_untouched(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (c[i] != UNTOUCHED)
-			return false;
-	return true;
+	return fake_is_pattern(p, 0, LEN, tag);
 }
 
 /*
@@ -309,13 +244,13 @@ static int good_pack_id(const unsigned char *hdr, unsigned version)
 	if (version == 3) {
 		memcpy(&h3, hdr, sizeof(h3));
 		if (h3.status || h3.host_status || h3.driver_status || h3.resid || h3.sb_len_wr ||
-		    (uintptr_t)h3.usr_ptr != USR_PTR(h3.pack_id))
+		    (uintptr_t)h3.usr_ptr != FAKE_USR_PTR(h3.pack_id))
 			return -1;
 		return h3.pack_id;
 	}
 	memcpy(&h4, hdr, sizeof(h4));
 	if (h4.guard != 'Q' || h4.device_status || h4.transport_status || h4.driver_status ||
-	    h4.din_resid || h4.response_len || h4.usr_ptr != USR_PTR(h4.request_extra))
+	    h4.din_resid || h4.response_len || h4.usr_ptr != FAKE_USR_PTR(h4.request_extra))
 		return -1;
 	return (int)h4.request_extra;
 }
@@ -755,8 +690,8 @@ static void check_sgio(struct actor *a)
 		if (!c->interrupted)
 			continue;
 		if (memcmp(&c->h, &c->before, sizeof(c->h)) ||
-		    !all_untouched(c->b.sense, sizeof(c->b.sense)) ||
-		    !all_untouched(c->b.data, sizeof(c->b.data)))
+		    !fake_all_bytes(c->b.sense, sizeof(c->b.sense), FAKE_UNTOUCHED) ||
+		    !fake_all_bytes(c->b.data, sizeof(c->b.data), FAKE_UNTOUCHED))
 			fail(a->st, "SG_IO %u of thread %u: memory written after EINTR", i, a->idx);
 	}
 }
@@ -853,8 +788,8 @@ static void check_churn(struct actor *a)
 
 		if (c->delivered)
 			continue;
-		if (!all_untouched(c->b.sense, sizeof(c->b.sense)) ||
-		    !all_untouched(c->b.data, sizeof(c->b.data)))
+		if (!fake_all_bytes(c->b.sense, sizeof(c->b.sense), FAKE_UNTOUCHED) ||
+		    !fake_all_bytes(c->b.data, sizeof(c->b.data), FAKE_UNTOUCHED))
 			fail(a->st, "churn command %u of thread %u: memory written, never read", i,
 			     a->idx);
 	}
@@ -1156,7 +1091,7 @@ int main(int argc, char **argv)
 	st->seed = argc > 1 ? strtoul(argv[1], NULL, 0) : (unsigned)time(NULL);
 	pthread_mutex_init(&st->lock, NULL);
 	st->ft = fake_target_new();
-	script_good(st->ft);
+	fake_script_good(st->ft, LEN, 0, true);
 	st->d.name = "fake";
 	st->d.target = &st->ft->base;
 	st->d.direct = true;

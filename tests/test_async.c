@@ -28,10 +28,8 @@
 #include "ioctl.h"
 #include "sgio.h"
 
-#define DATA_MAX  8192 /* a client's data buffer; commands move less */
-#define UNTOUCHED 0xaa
-#define V3	  SCSI_V3_HDR_LEN
-#define V4	  SCSI_V4_HDR_LEN
+#define V3 SCSI_V3_HDR_LEN
+#define V4 SCSI_V4_HDR_LEN
 
 TestSuite(async, .timeout = 60);
 
@@ -216,79 +214,23 @@ static void ioctl_set(struct rig *g, unsigned cmd, int val)
 
 /* ---- clients and scripts ---- */
 
-/* One command's memory in the client. */
-struct bufs {
-	unsigned char cdb[16];
-	unsigned char sense[32];
-	unsigned char data[DATA_MAX];
-};
-
-static uint8_t pattern(size_t i)
-{
-	return (uint8_t)(i * 7 + 3);
-}
-
-/* READ(10) or WRITE(10) with the fake target's tag in the LBA. */
-static void bufs_init(struct bufs *b, bool write, unsigned tag)
-{
-	memset(b, UNTOUCHED, sizeof(*b));
-	memset(b->cdb, 0, sizeof(b->cdb));
-	b->cdb[0] = write ? 0x2a : 0x28;
-	b->cdb[FAKE_TAG_BYTE] = tag;
-	b->cdb[8] = 8;
-	if (write)
-		for (size_t i = 0; i < sizeof(b->data); i++)
-			b->data[i] = pattern(i + tag);
-}
-
-static struct sg_io_hdr v3_hdr(struct bufs *b, int dxfer_direction, unsigned len, int pack_id)
-{
-	return (struct sg_io_hdr){
-		.interface_id = 'S',
-		.dxfer_direction = dxfer_direction,
-		.cmd_len = 10,
-		.mx_sb_len = sizeof(b->sense),
-		.dxfer_len = len,
-		.dxferp = b->data,
-		.cmdp = b->cdb,
-		.sbp = b->sense,
-		.timeout = 20000,
-		.pack_id = pack_id,
-		.usr_ptr = (void *)(uintptr_t)(0xfeed0000u + pack_id),
-	};
-}
-
 /* A READ of len bytes with tag and pack_id; b is set up too. */
-static struct sg_io_hdr v3_read(struct bufs *b, unsigned tag, unsigned len, int pack_id)
+static struct sg_io_hdr v3_read(struct fake_cmd *b, unsigned tag, unsigned len, int pack_id)
 {
-	bufs_init(b, false, tag);
-	return v3_hdr(b, SG_DXFER_FROM_DEV, len, pack_id);
+	fake_cmd_init(b, false, tag, 8);
+	return fake_v3_hdr(b, SG_DXFER_FROM_DEV, len, pack_id);
 }
 
-static struct sg_io_v4 v4_read(struct bufs *b, unsigned tag, unsigned len, int pack_id)
+static struct sg_io_v4 v4_read(struct fake_cmd *b, unsigned tag, unsigned len, int pack_id)
 {
-	bufs_init(b, false, tag);
-	return (struct sg_io_v4){
-		.guard = 'Q',
-		.request_len = 10,
-		.request = (uintptr_t)b->cdb,
-		.max_response_len = sizeof(b->sense),
-		.response = (uintptr_t)b->sense,
-		.din_xfer_len = len,
-		.din_xferp = (uintptr_t)b->data,
-		.timeout = 20000,
-		.request_extra = pack_id, /* what SG_GET_PACK_ID and pick() call its pack_id */
-		.usr_ptr = 0xfeed0000u + pack_id,
-	};
+	fake_cmd_init(b, false, tag, 8);
+	return fake_v4_hdr(b, false, len, pack_id);
 }
 
+/* GOOD, data_in_len bytes of the pattern XORed with the call's tag. */
 static void script_good(struct fake_target *t, size_t data_in_len)
 {
-	memset(&t->script, 0, sizeof(t->script));
-	t->script.data_in_len = data_in_len;
-	for (size_t i = 0; i < data_in_len; i++)
-		t->script.data_in[i] = pattern(i);
-	t->script.xor_tag = true;
+	fake_script_good(t, data_in_len, 0, true);
 }
 
 /* CHECK CONDITION, fixed sense: ILLEGAL REQUEST, LBA OUT OF RANGE (18 bytes) */
@@ -302,10 +244,7 @@ static void script_check(struct fake_target *t, size_t data_in_len, int32_t resi
 /* The fake target's data-in for a call with this tag (script_good). */
 static bool is_data_in(const unsigned char *p, size_t n, unsigned tag)
 {
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != (pattern(i) ^ (uint8_t)tag))
-			return false;
-	return true;
+	return fake_is_pattern(p, 0, n, tag);
 }
 
 static const struct sg_io_hdr *v3_out(const struct fake_reply *rep)
@@ -328,7 +267,7 @@ static struct sg_io_v4 v4_out(const struct fake_reply *rep, unsigned i)
 Test(async, v3_read_write_returns_count_and_read_returns_the_completion)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h, before;
 	struct fake_reply *rep;
 	const struct sg_io_hdr *out;
@@ -367,9 +306,9 @@ Test(async, v3_read_write_returns_count_and_read_returns_the_completion)
 
 	cr_expect(is_data_in(b.data, 1000, 1), "data-in, into the buffer the header named");
 	cr_expect(fake_all_bytes(b.data + 1000, 4096 - 1000, 0), "zero-filled to dxfer_len");
-	cr_expect(fake_all_bytes(b.data + 4096, sizeof(b.data) - 4096, UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data + 4096, sizeof(b.data) - 4096, FAKE_UNTOUCHED));
 	cr_expect(zero(int, memcmp(b.sense, g.ft->script.sense, 18)), "sense, into sbp");
-	cr_expect(fake_all_bytes(b.sense + 18, sizeof(b.sense) - 18, UNTOUCHED));
+	cr_expect(fake_all_bytes(b.sense + 18, sizeof(b.sense) - 18, FAKE_UNTOUCHED));
 	cr_expect(zero(int, memcmp(&h, &before, sizeof(h))),
 		  "the header goes back in the reply only");
 	cr_expect(zero(int, async_num_waiting(g.o)));
@@ -380,13 +319,13 @@ Test(async, v3_read_write_returns_count_and_read_returns_the_completion)
 Test(async, v3_write_data_out_reaches_the_target)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 	struct fake_reply *rep;
 
 	rig_init(&g, 2, O_RDWR);
-	bufs_init(&b, true, 9);
-	h = v3_hdr(&b, SG_DXFER_TO_DEV, 2048, 77);
+	fake_cmd_init(&b, true, 9, 8);
+	h = fake_v3_hdr(&b, SG_DXFER_TO_DEV, 2048, 77);
 	script_good(g.ft, 512); /* a target answering data to a WRITE: must not land */
 	cr_expect(eq(sz, write_ok(&g, &h, V3, O_NONBLOCK), V3));
 	rep = read_ok(&g, V3, 0);
@@ -394,20 +333,21 @@ Test(async, v3_write_data_out_reaches_the_target)
 	cr_expect(eq(u32, g.ft->seen.cdb[0], 0x2a));
 	cr_assert(eq(sz, g.ft->seen.data_out_len, 2048));
 	for (size_t i = 0; i < 2048; i++)
-		cr_assert(eq(u8, g.ft->seen.data_out[i], pattern(i + 9)), "data-out byte %zu", i);
+		cr_assert(eq(u8, g.ft->seen.data_out[i], fake_pattern(i + 9)), "data-out byte %zu",
+			  i);
 	cr_expect(zero(u8, v3_out(rep)->status));
 	cr_expect(eq(int, v3_out(rep)->pack_id, 77));
 	for (size_t i = 0; i < sizeof(b.data); i++)
-		cr_assert(eq(u8, b.data[i], pattern(i + 9)),
+		cr_assert(eq(u8, b.data[i], fake_pattern(i + 9)),
 			  "a WRITE's buffer written back, byte %zu", i);
-	cr_expect(fake_all_bytes(b.sense, sizeof(b.sense), UNTOUCHED), "no sense for GOOD");
+	cr_expect(fake_all_bytes(b.sense, sizeof(b.sense), FAKE_UNTOUCHED), "no sense for GOOD");
 	rig_fini(&g);
 }
 
 Test(async, v3_write_longer_than_a_header_answers_count)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	unsigned char buf[200];
 	struct sg_io_hdr h;
 
@@ -425,7 +365,7 @@ Test(async, v3_write_longer_than_a_header_answers_count)
 Test(async, target_errno_is_the_read_error_and_drops_the_completion)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 
 	rig_init(&g, 1, O_RDWR);
@@ -437,7 +377,7 @@ Test(async, target_errno_is_the_read_error_and_drops_the_completion)
 	cr_expect(eq(int, err_of(call_read(&g, V3, 0)), EIO));
 	cr_expect(zero(int, async_num_waiting(g.o)));
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -478,7 +418,7 @@ static int handoff_queue_submit(struct target *t, struct target_queue *q, struct
 Test(async, write_is_answered_before_its_commands_reach_the_target)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 	struct sg_io_v4 v4[3];
 	struct target_ops ops;
@@ -530,7 +470,7 @@ Test(async, reused_large_buffer_shows_only_what_the_device_wrote)
 	const unsigned len = 96 << 10, part = 1000;
 	unsigned char *big = malloc(len);
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 
 	cr_assert(not(eq(ptr, big, NULL)));
@@ -545,7 +485,7 @@ Test(async, reused_large_buffer_shows_only_what_the_device_wrote)
 
 	h = v3_read(&b, 2, len, 2);
 	h.dxferp = big;
-	memset(big, UNTOUCHED, len);
+	memset(big, FAKE_UNTOUCHED, len);
 	script_good(g.ft, part);
 	g.ft->script.resid = (int32_t)(len - part);
 	write_ok(&g, &h, V3, 0);
@@ -555,8 +495,8 @@ Test(async, reused_large_buffer_shows_only_what_the_device_wrote)
 		  "zeroes, not the first command's data");
 	cr_expect(eq(u32, g.o->nbufs, 1), "the same one buffer");
 
-	bufs_init(&b, true, 3);
-	h = v3_hdr(&b, SG_DXFER_TO_DEV, len, 3);
+	fake_cmd_init(&b, true, 3, 8);
+	h = fake_v3_hdr(&b, SG_DXFER_TO_DEV, len, 3);
 	for (unsigned i = 0; i < len; i++)
 		big[i] = (unsigned char)(i * 13 + 5);
 	h.dxferp = big;
@@ -575,7 +515,7 @@ Test(async, reads_return_completions_oldest_first)
 {
 	enum { N = 5 };
 	static const unsigned order[N] = { 3, 1, 5, 2, 4 };
-	struct bufs b[N + 1];
+	struct fake_cmd b[N + 1];
 	struct sg_io_hdr h;
 	struct rig g;
 	unsigned seen[N + 1] = { 0 };
@@ -618,7 +558,7 @@ ParameterizedTestParameters(async, v3_seventeenth_outstanding_write_is_edom)
 
 ParameterizedTest(int *flags, async, v3_seventeenth_outstanding_write_is_edom)
 {
-	struct bufs *b = calloc(SG_MAX_QUEUE + 1, sizeof(*b));
+	struct fake_cmd *b = calloc(SG_MAX_QUEUE + 1, sizeof(*b));
 	struct sg_io_hdr h;
 	struct rig g;
 
@@ -645,7 +585,7 @@ ParameterizedTest(int *flags, async, v3_seventeenth_outstanding_write_is_edom)
 Test(async, v4_write_past_command_q_nonblocking_is_eagain)
 {
 	enum { Q = 4 };
-	struct bufs b[Q + 1];
+	struct fake_cmd b[Q + 1];
 	struct sg_io_v4 h[Q + 1];
 	struct rig g;
 
@@ -667,7 +607,7 @@ Test(async, v4_write_past_command_q_nonblocking_is_eagain)
 Test(async, v4_blocking_write_past_the_limit_parks_until_a_read_frees_a_slot)
 {
 	enum { Q = 2 };
-	struct bufs b[Q + 1];
+	struct fake_cmd b[Q + 1];
 	struct sg_io_v4 h[Q + 1];
 	struct fake_reply *rep;
 	struct rig g;
@@ -702,7 +642,7 @@ Test(async, v4_blocking_write_past_the_limit_parks_until_a_read_frees_a_slot)
 
 Test(async, v4_array_that_fits_partly_is_a_short_write)
 {
-	struct bufs b[4];
+	struct fake_cmd b[4];
 	struct sg_io_v4 h[4];
 	struct rig g;
 
@@ -722,7 +662,7 @@ Test(async, v4_array_that_fits_partly_is_a_short_write)
 
 Test(async, v4_array_stops_at_a_bad_header)
 {
-	struct bufs b[3];
+	struct fake_cmd b[3];
 	struct sg_io_v4 h[3];
 	struct rig g;
 
@@ -744,7 +684,7 @@ Test(async, v4_array_stops_at_a_bad_header)
 Test(async, nonblocking_read_with_nothing_done_is_eagain)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 
 	rig_init(&g, 2, O_RDWR);
@@ -755,7 +695,7 @@ Test(async, nonblocking_read_with_nothing_done_is_eagain)
 	write_ok(&g, &h, V3, 0);
 	cr_assert(fake_target_wait_entered(g.ft, 1));
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "one still running");
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
 	fake_target_release(g.ft);
 	read_ok(&g, V3, 0);
 	rig_fini(&g);
@@ -764,7 +704,7 @@ Test(async, nonblocking_read_with_nothing_done_is_eagain)
 Test(async, blocking_read_parks_until_a_command_completes)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 	struct fake_reply *rep;
 	fuse_req_t r;
@@ -794,7 +734,7 @@ Test(async, blocking_read_parks_until_a_command_completes)
 Test(async, parked_read_interrupted_gets_eintr_once)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 	fuse_req_t r;
 
@@ -821,7 +761,7 @@ Test(async, parked_read_interrupted_gets_eintr_once)
 
 Test(async, parked_write_interrupted_gets_eintr_once)
 {
-	struct bufs b[3];
+	struct fake_cmd b[3];
 	struct sg_io_v4 h[3];
 	struct rig g;
 	fuse_req_t w;
@@ -845,7 +785,7 @@ Test(async, parked_write_interrupted_gets_eintr_once)
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_target_calls(g.ft), 2), "the interrupted write was submitted");
 	cr_expect(eq(u32, fake_req_replies(w), 1));
-	cr_expect(fake_all_bytes(b[2].data, sizeof(b[2].data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b[2].data, sizeof(b[2].data), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -865,7 +805,7 @@ Test(async, read_interrupted_before_it_parks_gets_eintr)
 
 Test(async, write_interrupted_before_it_parks_gets_eintr)
 {
-	struct bufs b[2];
+	struct fake_cmd b[2];
 	struct sg_io_v4 h[2];
 	struct rig g;
 	fuse_req_t w;
@@ -890,7 +830,7 @@ Test(async, write_interrupted_before_it_parks_gets_eintr)
 Test(async, interrupt_after_the_answer_is_ignored)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 	struct fake_reply *rep;
 
@@ -920,7 +860,7 @@ ParameterizedTest(unsigned *np, async, v4_array_read_back_in_reads_of_1_5_20_and
 {
 	static const unsigned sizes[] = { 1, 5, 20 };
 	unsigned n = *np, got = 0, calls = 0;
-	struct bufs *b = calloc(n, sizeof(*b));
+	struct fake_cmd *b = calloc(n, sizeof(*b));
 	struct sg_io_v4 *h = calloc(n, sizeof(*h));
 	struct rig g;
 
@@ -946,13 +886,14 @@ ParameterizedTest(unsigned *np, async, v4_array_read_back_in_reads_of_1_5_20_and
 
 			cr_assert(eq(int, (int)o.request_extra, (int)(1000 + got)), "header %u",
 				  got);
-			cr_expect(eq(u64, o.usr_ptr, 0xfeed0000u + 1000 + got));
+			cr_expect(eq(u64, o.usr_ptr, FAKE_USR_PTR(1000 + got)));
 			cr_expect(eq(u64, o.din_xferp, (uintptr_t)b[got].data));
 			cr_expect(zero(u32, o.device_status));
 			cr_expect(zero(u32, o.info));
 			cr_expect(zero(i32, o.din_resid));
 			cr_expect(is_data_in(b[got].data, 512, got + 1), "command %u's data", got);
-			cr_expect(fake_all_bytes(b[got].sense, sizeof(b[got].sense), UNTOUCHED));
+			cr_expect(
+				fake_all_bytes(b[got].sense, sizeof(b[got].sense), FAKE_UNTOUCHED));
 		}
 		calls++;
 	}
@@ -996,7 +937,7 @@ ParameterizedTestParameters(async, write_size_and_header_rules)
 ParameterizedTest(struct size_case *tc, async, write_size_and_header_rules)
 {
 	unsigned char buf[4 * V4];
-	struct bufs b[4];
+	struct fake_cmd b[4];
 	struct rig g;
 
 	rig_init(&g, 1, O_RDWR);
@@ -1031,7 +972,7 @@ Test(async, v4_piece_of_a_split_write_takes_whole_headers)
 {
 	enum { SPLIT = 32 << 12 };
 	unsigned char *buf = calloc(1, SPLIT);
-	struct bufs b[2];
+	struct fake_cmd b[2];
 	struct rig g;
 
 	cr_assert(not(eq(ptr, buf, NULL)));
@@ -1058,7 +999,7 @@ Test(async, v4_piece_of_a_split_write_takes_whole_headers)
 Test(async, v3_read_too_small_is_einval_and_drops_the_completion)
 {
 	struct rig g;
-	struct bufs b[2];
+	struct fake_cmd b[2];
 	struct sg_io_hdr h;
 
 	rig_init(&g, 1, O_RDWR);
@@ -1070,8 +1011,9 @@ Test(async, v3_read_too_small_is_einval_and_drops_the_completion)
 	wait_done(&g, 2);
 	cr_expect(eq(int, err_of(call_read(&g, V3 - 1, 0)), EINVAL));
 	cr_expect(eq(int, async_num_waiting(g.o), 1), "sg drops that completion");
-	cr_expect(fake_all_bytes(b[0].data, sizeof(b[0].data), UNTOUCHED), "nothing copied for it");
-	cr_expect(fake_all_bytes(b[0].sense, sizeof(b[0].sense), UNTOUCHED));
+	cr_expect(fake_all_bytes(b[0].data, sizeof(b[0].data), FAKE_UNTOUCHED),
+		  "nothing copied for it");
+	cr_expect(fake_all_bytes(b[0].sense, sizeof(b[0].sense), FAKE_UNTOUCHED));
 	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 2), "the next one is intact");
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
 	rig_fini(&g);
@@ -1080,7 +1022,7 @@ Test(async, v3_read_too_small_is_einval_and_drops_the_completion)
 Test(async, parked_read_too_small_is_einval_when_served)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 	fuse_req_t r;
 
@@ -1096,14 +1038,14 @@ Test(async, parked_read_too_small_is_einval_when_served)
 	cr_expect(eq(int, err_of(r), EINVAL));
 	rig_stop(&g);
 	cr_expect(zero(int, async_num_waiting(g.o)));
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
 Test(async, v4_read_too_small_is_einval_and_drops_the_completion)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_v4 h;
 
 	rig_init(&g, 1, O_RDWR);
@@ -1113,7 +1055,7 @@ Test(async, v4_read_too_small_is_einval_and_drops_the_completion)
 	wait_done(&g, 1);
 	cr_expect(eq(int, err_of(call_read(&g, V4 - 1, 0)), EINVAL));
 	cr_expect(zero(int, async_num_waiting(g.o)));
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -1122,7 +1064,7 @@ Test(async, v4_read_too_small_is_einval_and_drops_the_completion)
 Test(async, max_running_holds_the_rest_back_in_order)
 {
 	struct rig g;
-	struct bufs b[4];
+	struct fake_cmd b[4];
 	struct sg_io_hdr h;
 
 	rig_init(&g, 4, O_RDWR);
@@ -1166,7 +1108,7 @@ static int sg_io_errno(struct rig *g, struct sg_io_hdr *h)
 Test(async, policy_without_rawio_reads_but_writes_only_when_open_for_writing)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 
 	rig_init(&g, 1, O_RDONLY);
@@ -1174,8 +1116,8 @@ Test(async, policy_without_rawio_reads_but_writes_only_when_open_for_writing)
 	g.o->creds.cap_eff &= ~(1ull << 17); /* an opener without CAP_SYS_RAWIO */
 	h = v3_read(&b, 1, 512, 1);
 	cr_expect(zero(int, sg_io_errno(&g, &h)), "READ(10) on a read-only file");
-	bufs_init(&b, true, 2);
-	h = v3_hdr(&b, SG_DXFER_TO_DEV, 512, 2);
+	fake_cmd_init(&b, true, 2, 8);
+	h = fake_v3_hdr(&b, SG_DXFER_TO_DEV, 512, 2);
 	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "WRITE(10) on a read-only file");
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "the refused one never ran");
 	cr_expect(eq(ulong, stat_get(&g, STAT_REFUSED), 1));
@@ -1191,7 +1133,7 @@ Test(async, policy_without_rawio_reads_but_writes_only_when_open_for_writing)
 Test(async, policy_deny_refuses_a_write_too_and_leaves_the_queue_empty)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 	char why[128];
 	const char text[] = "deny READ_10\n";
@@ -1229,7 +1171,7 @@ static fuse_req_t interrupted_sg_io(struct rig *g, struct sg_io_hdr *h)
 Test(async, keep_orphan_leaves_an_interrupted_sg_io_for_read)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 	fuse_req_t req;
 
@@ -1254,7 +1196,7 @@ Test(async, keep_orphan_leaves_an_interrupted_sg_io_for_read)
 Test(async, without_keep_orphan_an_interrupted_sg_io_is_dropped)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 
 	rig_init(&g, 2, O_RDWR);
@@ -1266,14 +1208,15 @@ Test(async, without_keep_orphan_an_interrupted_sg_io_is_dropped)
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
 	cr_expect(zero(int, async_num_waiting(g.o)));
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED), "nothing copied after EINTR");
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
+		  "nothing copied after EINTR");
 	rig_fini(&g);
 }
 
 Test(async, keep_orphan_result_is_freed_if_the_file_goes_first)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 
 	rig_init(&g, 2, O_RDWR);
@@ -1287,7 +1230,7 @@ Test(async, keep_orphan_result_is_freed_if_the_file_goes_first)
 	fake_target_open(g.ft, 1);
 	rig_stop(&g);
 	cr_expect(zero(u32, fake_target_chans_open(g.ft)), "freed with its last command");
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -1296,7 +1239,7 @@ Test(async, keep_orphan_result_is_freed_if_the_file_goes_first)
 Test(async, release_with_commands_running_touches_nothing_and_frees_all)
 {
 	struct rig g;
-	struct bufs b[3];
+	struct fake_cmd b[3];
 	struct sg_io_hdr h;
 	unsigned replies;
 
@@ -1323,9 +1266,9 @@ Test(async, release_with_commands_running_touches_nothing_and_frees_all)
 	cr_expect(eq(u32, fake_target_calls(g.ft), 3));
 	cr_expect(eq(u32, fake_reply_count(g.fs), replies), "a reply after release");
 	for (int i = 0; i < 3; i++) {
-		cr_expect(fake_all_bytes(b[i].data, sizeof(b[i].data), UNTOUCHED),
+		cr_expect(fake_all_bytes(b[i].data, sizeof(b[i].data), FAKE_UNTOUCHED),
 			  "command %d data", i);
-		cr_expect(fake_all_bytes(b[i].sense, sizeof(b[i].sense), UNTOUCHED),
+		cr_expect(fake_all_bytes(b[i].sense, sizeof(b[i].sense), FAKE_UNTOUCHED),
 			  "command %d sense", i);
 	}
 	cr_expect(zero(u32, fake_target_chans_open(g.ft)), "closed once, by the last command");
@@ -1335,7 +1278,7 @@ Test(async, release_with_commands_running_touches_nothing_and_frees_all)
 Test(async, release_with_unread_completions_frees_them)
 {
 	struct rig g;
-	struct bufs b[2];
+	struct fake_cmd b[2];
 	struct sg_io_v4 h[2];
 	unsigned replies;
 
@@ -1351,9 +1294,9 @@ Test(async, release_with_unread_completions_frees_them)
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_reply_count(g.fs), replies));
 	for (int i = 0; i < 2; i++) {
-		cr_expect(fake_all_bytes(b[i].data, sizeof(b[i].data), UNTOUCHED),
+		cr_expect(fake_all_bytes(b[i].data, sizeof(b[i].data), FAKE_UNTOUCHED),
 			  "command %d data", i);
-		cr_expect(fake_all_bytes(b[i].sense, sizeof(b[i].sense), UNTOUCHED),
+		cr_expect(fake_all_bytes(b[i].sense, sizeof(b[i].sense), FAKE_UNTOUCHED),
 			  "command %d sense", i);
 	}
 	rig_fini(&g);
@@ -1364,7 +1307,7 @@ Test(async, release_with_unread_completions_frees_them)
 Test(async, caller_with_other_credentials_is_eperm)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h3;
 	struct sg_io_v4 h4;
 
@@ -1379,14 +1322,14 @@ Test(async, caller_with_other_credentials_is_eperm)
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EPERM));
 	rig_stop(&g);
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
 Test(async, without_the_direct_path_is_einval)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 	fuse_req_t req;
 
@@ -1415,7 +1358,7 @@ Test(async, without_the_direct_path_is_einval)
 Test(async, poll_reports_room_and_waiting_completions)
 {
 	struct rig g;
-	struct bufs b[SG_MAX_QUEUE];
+	struct fake_cmd b[SG_MAX_QUEUE];
 	struct sg_io_hdr h;
 	unsigned seen;
 
@@ -1460,7 +1403,7 @@ Test(async, poll_reports_room_and_waiting_completions)
 Test(async, target_gone_answers_parked_calls_enodev_and_wakes_the_poller)
 {
 	enum { Q = 2 };
-	struct bufs b[Q + 1];
+	struct fake_cmd b[Q + 1];
 	struct sg_io_v4 h[Q + 1];
 	struct rig g, g2;
 	fuse_req_t r, w;
@@ -1503,7 +1446,7 @@ Test(async, target_gone_answers_parked_calls_enodev_and_wakes_the_poller)
 
 Test(async, commands_running_when_the_target_goes_end_with_a_did_no_connect_header)
 {
-	struct bufs b[2];
+	struct fake_cmd b[2];
 	struct sg_io_hdr h[2];
 	const struct sg_io_hdr *out;
 	unsigned seen_ids = 0;
@@ -1557,7 +1500,7 @@ static const struct sg_req_info *table_entry(const struct sg_req_info *t, int pa
 Test(async, ioctls_report_waiting_completions_and_the_request_table)
 {
 	struct rig g;
-	struct bufs b[3];
+	struct fake_cmd b[3];
 	struct sg_io_hdr h;
 	struct sg_req_info t[SG_MAX_QUEUE];
 	const struct sg_req_info *e;
@@ -1578,7 +1521,7 @@ Test(async, ioctls_report_waiting_completions_and_the_request_table)
 		e = table_entry(t, 11 + i);
 		cr_assert(not(eq(ptr, (void *)e, NULL)), "pack_id %d listed", 11 + i);
 		cr_expect(eq(int, e->req_state, 1), "pack_id %d running", 11 + i);
-		cr_expect(eq(ptr, e->usr_ptr, (void *)(uintptr_t)(0xfeed0000u + 11 + i)));
+		cr_expect(eq(ptr, e->usr_ptr, (void *)(uintptr_t)FAKE_USR_PTR(11 + i)));
 		cr_expect(zero(int, e->problem));
 	}
 	cr_expect(zero(int, t[3].req_state), "the rest zeroed");
@@ -1706,7 +1649,7 @@ Test(async, force_pack_id_takes_the_one_the_reader_names)
 {
 	struct sleeper s;
 	struct rig g;
-	struct bufs b[3];
+	struct fake_cmd b[3];
 	struct sg_io_hdr h;
 	struct fake_reply *rep;
 
@@ -1726,7 +1669,7 @@ Test(async, force_pack_id_takes_the_one_the_reader_names)
 	cr_assert(eq(int, rep->kind, FAKE_BUF));
 	cr_expect(eq(int, v3_out(rep)->pack_id, 2), "the pack_id in the reader's buffer");
 	cr_expect(is_data_in(b[1].data, 512, 2));
-	cr_expect(fake_all_bytes(b[0].data, sizeof(b[0].data), UNTOUCHED), "older ones wait");
+	cr_expect(fake_all_bytes(b[0].data, sizeof(b[0].data), FAKE_UNTOUCHED), "older ones wait");
 	s.buf.pack_id = 7; /* the sleeper's buffer is read at each call */
 	cr_expect(eq(int, err_of(call_read_as(&g, atomic_load(&s.tid), V3, O_NONBLOCK)), EAGAIN),
 		  "no completion with that pack_id: EAGAIN although two wait");
@@ -1748,7 +1691,7 @@ Test(async, force_pack_id_without_a_reader_buffer_takes_the_oldest)
 {
 	struct sleeper s;
 	struct rig g;
-	struct bufs b[2];
+	struct fake_cmd b[2];
 	struct sg_io_hdr h;
 	struct fake_reply *rep;
 
@@ -1780,7 +1723,7 @@ enum { THREADS = 4, PER_THREAD = 500, WINDOW = 4 };
 struct worker {
 	pthread_t thread;
 	struct rig *g;
-	struct bufs *b;	       /* the whole run's, one per command */
+	struct fake_cmd *b;    /* the whole run's, one per command */
 	_Atomic unsigned *got; /* per pack_id: deliveries */
 	unsigned first;	       /* this worker's first pack_id */
 	unsigned failures;     /* replies that were not what they should be */
@@ -1800,7 +1743,7 @@ static void *worker_main(void *arg)
 	for (unsigned i = 0; i < PER_THREAD && !w->failures; i += WINDOW) {
 		for (unsigned k = i; k < i + WINDOW; k++) {
 			unsigned id = w->first + k;
-			struct sg_io_hdr h = v3_hdr(&w->b[id], SG_DXFER_FROM_DEV, 512, id);
+			struct sg_io_hdr h = fake_v3_hdr(&w->b[id], SG_DXFER_FROM_DEV, 512, id);
 			struct fake_reply *rep = fake_req_wait(call_write(w->g, &h, V3, 0));
 
 			if (!rep || rep->kind != FAKE_WRITE || rep->count != V3)
@@ -1827,7 +1770,7 @@ static void *worker_main(void *arg)
 Test(async, four_threads_on_one_opener_get_every_completion_once)
 {
 	enum { N = THREADS * PER_THREAD };
-	struct bufs *b = calloc(N, sizeof(*b));
+	struct fake_cmd *b = calloc(N, sizeof(*b));
 	_Atomic unsigned *got = calloc(N, sizeof(*got));
 	struct worker w[THREADS];
 	struct rig g;
@@ -1836,7 +1779,7 @@ Test(async, four_threads_on_one_opener_get_every_completion_once)
 	rig_init(&g, 4, O_RDWR);
 	script_good(g.ft, 512);
 	for (unsigned id = 0; id < N; id++)
-		bufs_init(&b[id], false, id);
+		fake_cmd_init(&b[id], false, id, 8);
 	for (unsigned t = 0; t < THREADS; t++) {
 		w[t] = (struct worker){ .g = &g, .b = b, .got = got, .first = t * PER_THREAD };
 		cr_assert(zero(int, pthread_create(&w[t].thread, NULL, worker_main, &w[t])));
@@ -1885,7 +1828,7 @@ static void in_the_window(void *arg)
 Test(async, completion_just_before_a_read_parks_still_answers_it)
 {
 	struct rig g;
-	struct bufs b;
+	struct fake_cmd b;
 	struct sg_io_hdr h;
 	struct window win = { .g = &g, .tag = 1 };
 	struct fake_reply *rep;
@@ -1922,7 +1865,7 @@ Test(async, completion_just_before_a_read_parks_still_answers_it)
 
 Test(async, slot_freed_just_before_a_write_parks_still_answers_it)
 {
-	struct bufs b[3];
+	struct fake_cmd b[3];
 	struct sg_io_v4 h[3];
 	struct window win = { .read = true };
 	struct fake_reply *rep;
@@ -1983,7 +1926,7 @@ static unsigned drain_v4(struct rig *g, unsigned room, unsigned *got, unsigned n
 
 Test(async, failed_command_in_a_v4_batch_loses_no_other_completion)
 {
-	struct bufs b[3];
+	struct fake_cmd b[3];
 	struct sg_io_v4 h[3];
 	unsigned got[4] = { 0 };
 	struct rig g;
@@ -2006,7 +1949,7 @@ Test(async, failed_command_in_a_v4_batch_loses_no_other_completion)
 
 Test(async, bad_data_address_in_a_v4_batch_loses_no_other_completion)
 {
-	struct bufs b[3];
+	struct fake_cmd b[3];
 	struct sg_io_v4 h[3];
 	unsigned got[4] = { 0 };
 	struct rig g;

@@ -21,12 +21,12 @@
 #include "fake.h"
 #include "ioctl.h"
 #include "sgio.h"
+#include "uaccess.h"
 
 #ifndef SG_GET_ACCESS_COUNT
 #define SG_GET_ACCESS_COUNT 0x2289
 #endif
 #define KERNEL_MAX_BYTES (32u * 4096) /* CUSE: 32 pages each way a round */
-#define DATA_MAX	 8192
 
 TestSuite(sgio, .timeout = 30);
 TestSuite(ioctl, .timeout = 30);
@@ -74,7 +74,10 @@ static void rig_fini(struct rig *g)
 {
 	rig_stop(g);
 	cr_expect(zero(u32, fake_misuse_count(g->fs)), "a call on a request already answered");
+	/* what the opener's last put releases: its channel, kept buffers, status file */
 	g->d.target->ops->chan_close(g->d.target, g->o.chan);
+	sgio_buffers_free(&g->o);
+	uaccess_status_fini(&g->o.status);
 	target_free(&g->ft->base);
 	fake_session_free(g->fs);
 }
@@ -202,72 +205,29 @@ static struct fake_reply *kernel_ioctl(struct rig *g, unsigned cmd, void *arg, u
 
 struct client {
 	union scsi_hdr h;
-	unsigned char cdb[16];
-	unsigned char sense[32];
-	unsigned char data[DATA_MAX];
+	struct fake_cmd m;
 };
 
-#define UNTOUCHED 0xaa
+#define PACK_ID 1234
 
-static uint8_t pattern(size_t i)
-{
-	return (uint8_t)(i * 7 + 3);
-}
-
+/* A READ(10), or a WRITE(10) of the pattern, of len bytes in a v3 header. */
 static void client_v3(struct client *c, int dxfer_direction, unsigned len)
 {
-	memset(c, UNTOUCHED, sizeof(*c));
-	memset(c->cdb, 0, sizeof(c->cdb));
-	c->cdb[0] = dxfer_direction == SG_DXFER_TO_DEV ? 0x2a : 0x28; /* WRITE/READ(10) */
-	c->cdb[8] = len / 512;
+	fake_cmd_init(&c->m, dxfer_direction == SG_DXFER_TO_DEV, 0, len / 512);
 	memset(&c->h, 0, sizeof(c->h));
-	c->h.v3 = (struct sg_io_hdr){
-		.interface_id = 'S',
-		.dxfer_direction = dxfer_direction,
-		.cmd_len = 10,
-		.mx_sb_len = sizeof(c->sense),
-		.dxfer_len = len,
-		.dxferp = c->data,
-		.cmdp = c->cdb,
-		.sbp = c->sense,
-		.timeout = 20000,
-		.pack_id = 1234,
-		.usr_ptr = (void *)0xfeed,
-	};
+	c->h.v3 = fake_v3_hdr(&c->m, dxfer_direction, len, PACK_ID);
 }
 
 static void client_v4(struct client *c, bool write, unsigned len)
 {
-	memset(c, UNTOUCHED, sizeof(*c));
-	memset(c->cdb, 0, sizeof(c->cdb));
-	c->cdb[0] = write ? 0x2a : 0x28;
-	c->cdb[8] = len / 512;
+	fake_cmd_init(&c->m, write, 0, len / 512);
 	memset(&c->h, 0, sizeof(c->h));
-	c->h.v4 = (struct sg_io_v4){
-		.guard = 'Q',
-		.request_len = 10,
-		.request = (uintptr_t)c->cdb,
-		.max_response_len = sizeof(c->sense),
-		.response = (uintptr_t)c->sense,
-		.timeout = 20000,
-		.usr_ptr = 0xfeed,
-	};
-	if (write) {
-		c->h.v4.dout_xfer_len = len;
-		c->h.v4.dout_xferp = (uintptr_t)c->data;
-	} else {
-		c->h.v4.din_xfer_len = len;
-		c->h.v4.din_xferp = (uintptr_t)c->data;
-	}
+	c->h.v4 = fake_v4_hdr(&c->m, write, len, PACK_ID);
 }
 
 static void script_good(struct fake_target *t, size_t data_in_len, int32_t resid)
 {
-	memset(&t->script, 0, sizeof(t->script));
-	t->script.data_in_len = data_in_len;
-	for (size_t i = 0; i < data_in_len; i++)
-		t->script.data_in[i] = pattern(i);
-	t->script.resid = resid;
+	fake_script_good(t, data_in_len, resid, false);
 }
 
 /* CHECK CONDITION, fixed sense: ILLEGAL REQUEST, LBA OUT OF RANGE (18 bytes) */
@@ -279,10 +239,7 @@ static void script_check(struct fake_target *t, size_t data_in_len, int32_t resi
 
 static bool is_pattern(const unsigned char *p, size_t from, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != pattern(from + i))
-			return false;
-	return true;
+	return fake_is_pattern(p, from, n, 0);
 }
 
 static void expect_iov(const struct iovec *v, const void *base, size_t len, const char *what)
@@ -318,15 +275,15 @@ Test(sgio, retry_v3_read_rounds)
 	cr_assert(eq(int, rep->kind, FAKE_RETRY));
 	cr_assert(eq(sz, rep->n_in, 2));
 	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "round 2 in[0]");
-	expect_iov(&rep->in[1], c.cdb, 10, "round 2 in[1]");
+	expect_iov(&rep->in[1], c.m.cdb, 10, "round 2 in[1]");
 	cr_assert(eq(sz, rep->n_out, 3));
 	expect_iov(&rep->out[0], &c.h, SCSI_V3_HDR_LEN, "round 2 out[0]");
-	expect_iov(&rep->out[1], c.data, 4096, "round 2 out[1]");
-	expect_iov(&rep->out[2], c.sense, sizeof(c.sense), "round 2 out[2]");
+	expect_iov(&rep->out[1], c.m.data, 4096, "round 2 out[1]");
+	expect_iov(&rep->out[2], c.m.sense, sizeof(c.m.sense), "round 2 out[2]");
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
 	kernel_retry(rep, &k);
 	cr_assert(eq(sz, k.in_len, SCSI_V3_HDR_LEN + 10));
-	cr_assert(eq(sz, k.out_len, SCSI_V3_HDR_LEN + 4096 + sizeof(c.sense)));
+	cr_assert(eq(sz, k.out_len, SCSI_V3_HDR_LEN + 4096 + sizeof(c.m.sense)));
 
 	/* round 3: runs the command once; header, data, no sense */
 	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
@@ -336,7 +293,7 @@ Test(sgio, retry_v3_read_rounds)
 	cr_expect(eq(sz, rep->iov_len[0], SCSI_V3_HDR_LEN));
 	cr_expect(eq(sz, rep->iov_len[1], 4096));
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
-	cr_expect(zero(int, memcmp(g.ft->seen.cdb, c.cdb, 10)));
+	cr_expect(zero(int, memcmp(g.ft->seen.cdb, c.m.cdb, 10)));
 	cr_expect(eq(u32, g.ft->seen.cdb_len, 10));
 	cr_expect(eq(int, g.ft->seen.dir, SCSI_DIR_FROM_DEV));
 	cr_expect(eq(u32, g.ft->seen.data_len, 4096));
@@ -352,15 +309,15 @@ Test(sgio, retry_v3_read_rounds)
 	cr_expect(zero(u8, out->sb_len_wr));
 	cr_expect(zero(i32, out->resid));
 	cr_expect(zero(u32, out->info));
-	cr_expect(eq(int, out->pack_id, 1234));
-	cr_expect(eq(ptr, out->usr_ptr, (void *)0xfeed));
-	cr_expect(eq(ptr, out->dxferp, c.data));
+	cr_expect(eq(int, out->pack_id, PACK_ID));
+	cr_expect(eq(ptr, out->usr_ptr, (void *)(uintptr_t)FAKE_USR_PTR(PACK_ID)));
+	cr_expect(eq(ptr, out->dxferp, c.m.data));
 	cr_expect(is_pattern(rep->data + SCSI_V3_HDR_LEN, 0, 4096));
 
 	kernel_scatter(rep, &k);
 	cr_expect(zero(u8, c.h.v3.status));
-	cr_expect(is_pattern(c.data, 0, 4096));
-	cr_expect(fake_all_bytes(c.sense, sizeof(c.sense), UNTOUCHED));
+	cr_expect(is_pattern(c.m.data, 0, 4096));
+	cr_expect(fake_all_bytes(c.m.sense, sizeof(c.m.sense), FAKE_UNTOUCHED));
 	cr_expect(eq(u32, fake_req_replies(rep->req), 1));
 	cr_expect(eq(ulong, stat_get(&g, STAT_IOCTL_RETRY), 2));
 	cr_expect(eq(ulong, stat_get(&g, STAT_SG_IO), 1));
@@ -395,12 +352,13 @@ Test(sgio, retry_v3_read_check_condition)
 	cr_expect(eq(u8, out->sb_len_wr, 18));
 	cr_expect(eq(u32, out->info, SG_INFO_CHECK));
 	cr_expect(eq(i32, out->resid, 3584));
-	cr_expect(eq(int, out->pack_id, 1234));
-	cr_expect(is_pattern(c.data, 0, 512));
-	cr_expect(fake_all_bytes(c.data + 512, 4096 - 512, 0), "the rest of the buffer is zeroed");
-	cr_expect(fake_all_bytes(c.data + 4096, sizeof(c.data) - 4096, UNTOUCHED));
-	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
-	cr_expect(fake_all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	cr_expect(eq(int, out->pack_id, PACK_ID));
+	cr_expect(is_pattern(c.m.data, 0, 512));
+	cr_expect(fake_all_bytes(c.m.data + 512, 4096 - 512, 0),
+		  "the rest of the buffer is zeroed");
+	cr_expect(fake_all_bytes(c.m.data + 4096, sizeof(c.m.data) - 4096, FAKE_UNTOUCHED));
+	cr_expect(zero(int, memcmp(c.m.sense, g.ft->script.sense, 18)));
+	cr_expect(fake_all_bytes(c.m.sense + 18, sizeof(c.m.sense) - 18, FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -414,7 +372,7 @@ Test(sgio, retry_v3_write_data_reaches_target)
 	rig_init(&g, false, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_TO_DEV, 2048);
 	for (size_t i = 0; i < 2048; i++)
-		c.data[i] = pattern(i + 11);
+		c.m.data[i] = fake_pattern(i + 11);
 	script_good(g.ft, 0, 0);
 
 	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
@@ -423,11 +381,11 @@ Test(sgio, retry_v3_write_data_reaches_target)
 	cr_assert(eq(int, rep->kind, FAKE_RETRY));
 	cr_assert(eq(sz, rep->n_in, 3));
 	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "in[0]");
-	expect_iov(&rep->in[1], c.cdb, 10, "in[1]");
-	expect_iov(&rep->in[2], c.data, 2048, "in[2]");
+	expect_iov(&rep->in[1], c.m.cdb, 10, "in[1]");
+	expect_iov(&rep->in[2], c.m.data, 2048, "in[2]");
 	cr_assert(eq(sz, rep->n_out, 2), "no data comes back from a write");
 	expect_iov(&rep->out[0], &c.h, SCSI_V3_HDR_LEN, "out[0]");
-	expect_iov(&rep->out[1], c.sense, sizeof(c.sense), "out[1]");
+	expect_iov(&rep->out[1], c.m.sense, sizeof(c.m.sense), "out[1]");
 	kernel_retry(rep, &k);
 	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
@@ -451,9 +409,9 @@ Test(sgio, retry_v3_iovec_plan_lists_each_segment)
 
 	rig_init(&g, false, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	uiov[0] = (struct sg_iovec){ c.data + 6000, 1000 };
-	uiov[1] = (struct sg_iovec){ c.data, 2000 };
-	uiov[2] = (struct sg_iovec){ c.data + 3000, 1096 };
+	uiov[0] = (struct sg_iovec){ c.m.data + 6000, 1000 };
+	uiov[1] = (struct sg_iovec){ c.m.data, 2000 };
+	uiov[2] = (struct sg_iovec){ c.m.data + 3000, 1096 };
 	c.h.v3.iovec_count = 3;
 	c.h.v3.dxferp = uiov;
 	script_good(g.ft, 4096, 0);
@@ -474,13 +432,13 @@ Test(sgio, retry_v3_iovec_plan_lists_each_segment)
 	cr_assert(eq(sz, rep->n_in, 3));
 	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "plan in[0]");
 	expect_iov(&rep->in[1], uiov, sizeof(uiov), "plan in[1]");
-	expect_iov(&rep->in[2], c.cdb, 10, "plan in[2]");
+	expect_iov(&rep->in[2], c.m.cdb, 10, "plan in[2]");
 	cr_assert(eq(sz, rep->n_out, 5));
 	expect_iov(&rep->out[0], &c.h, SCSI_V3_HDR_LEN, "plan out[0]");
-	expect_iov(&rep->out[1], c.data + 6000, 1000, "plan out[1]");
-	expect_iov(&rep->out[2], c.data, 2000, "plan out[2]");
-	expect_iov(&rep->out[3], c.data + 3000, 1096, "plan out[3]");
-	expect_iov(&rep->out[4], c.sense, sizeof(c.sense), "plan out[4]");
+	expect_iov(&rep->out[1], c.m.data + 6000, 1000, "plan out[1]");
+	expect_iov(&rep->out[2], c.m.data, 2000, "plan out[2]");
+	expect_iov(&rep->out[3], c.m.data + 3000, 1096, "plan out[3]");
+	expect_iov(&rep->out[4], c.m.sense, sizeof(c.m.sense), "plan out[4]");
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
 	kernel_retry(rep, &k);
 	/* round 4: run, then the data lands segment by segment */
@@ -488,10 +446,10 @@ Test(sgio, retry_v3_iovec_plan_lists_each_segment)
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(eq(u32, g.ft->seen.data_len, 4096));
 	kernel_scatter(rep, &k);
-	cr_expect(is_pattern(c.data + 6000, 0, 1000));
-	cr_expect(is_pattern(c.data, 1000, 2000));
-	cr_expect(is_pattern(c.data + 3000, 3000, 1096));
-	cr_expect(fake_all_bytes(c.data + 2000, 1000, UNTOUCHED));
+	cr_expect(is_pattern(c.m.data + 6000, 0, 1000));
+	cr_expect(is_pattern(c.m.data, 1000, 2000));
+	cr_expect(is_pattern(c.m.data + 3000, 3000, 1096));
+	cr_expect(fake_all_bytes(c.m.data + 2000, 1000, FAKE_UNTOUCHED));
 	free(k.in);
 	rig_fini(&g);
 }
@@ -506,11 +464,11 @@ Test(sgio, retry_v3_iovec_write_truncated_to_dxfer_len)
 
 	rig_init(&g, false, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_TO_DEV, 2500);
-	for (size_t i = 0; i < sizeof(c.data); i++)
-		c.data[i] = pattern(i);
-	uiov[0] = (struct sg_iovec){ c.data, 1000 };
-	uiov[1] = (struct sg_iovec){ c.data + 1000, 2000 };
-	uiov[2] = (struct sg_iovec){ c.data + 3000, 1096 };
+	for (size_t i = 0; i < sizeof(c.m.data); i++)
+		c.m.data[i] = fake_pattern(i);
+	uiov[0] = (struct sg_iovec){ c.m.data, 1000 };
+	uiov[1] = (struct sg_iovec){ c.m.data + 1000, 2000 };
+	uiov[2] = (struct sg_iovec){ c.m.data + 3000, 1096 };
 	c.h.v3.iovec_count = 3;
 	c.h.v3.dxferp = uiov;
 	script_good(g.ft, 0, 0);
@@ -553,11 +511,11 @@ Test(sgio, retry_v4_read_rounds)
 	cr_assert(eq(int, rep->kind, FAKE_RETRY));
 	cr_assert(eq(sz, rep->n_in, 2));
 	expect_iov(&rep->in[0], &c.h, SCSI_V4_HDR_LEN, "plan in[0]");
-	expect_iov(&rep->in[1], c.cdb, 10, "plan in[1]");
+	expect_iov(&rep->in[1], c.m.cdb, 10, "plan in[1]");
 	cr_assert(eq(sz, rep->n_out, 3));
 	expect_iov(&rep->out[0], &c.h, SCSI_V4_HDR_LEN, "plan out[0]");
-	expect_iov(&rep->out[1], c.data, 4096, "plan out[1]");
-	expect_iov(&rep->out[2], c.sense, sizeof(c.sense), "plan out[2]");
+	expect_iov(&rep->out[1], c.m.data, 4096, "plan out[1]");
+	expect_iov(&rep->out[2], c.m.sense, sizeof(c.m.sense), "plan out[2]");
 	kernel_retry(rep, &k);
 	/* round 4 */
 	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
@@ -579,10 +537,10 @@ Test(sgio, retry_v4_read_rounds)
 	cr_expect(eq(u32, out->response_len, 18));
 	cr_expect(eq(i32, out->din_resid, 96));
 	cr_expect(zero(i32, out->dout_resid));
-	cr_expect(eq(u64, out->usr_ptr, 0xfeed));
-	cr_expect(is_pattern(c.data, 0, 4096));
-	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
-	cr_expect(fake_all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	cr_expect(eq(u64, out->usr_ptr, FAKE_USR_PTR(PACK_ID)));
+	cr_expect(is_pattern(c.m.data, 0, 4096));
+	cr_expect(zero(int, memcmp(c.m.sense, g.ft->script.sense, 18)));
+	cr_expect(fake_all_bytes(c.m.sense + 18, sizeof(c.m.sense) - 18, FAKE_UNTOUCHED));
 	free(k.in);
 	rig_fini(&g);
 }
@@ -597,7 +555,7 @@ Test(sgio, retry_v4_write)
 	rig_init(&g, false, 2, O_RDWR);
 	client_v4(&c, true, 1024);
 	for (size_t i = 0; i < 1024; i++)
-		c.data[i] = pattern(i + 5);
+		c.m.data[i] = fake_pattern(i + 5);
 	script_good(g.ft, 0, 24);
 	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
@@ -773,7 +731,7 @@ Test(sgio, direct_v3_read_in_one_request)
 	cr_expect(zero(int, rep->result));
 	cr_expect(zero(sz, rep->len));
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
-	cr_expect(zero(int, memcmp(g.ft->seen.cdb, c.cdb, 10)));
+	cr_expect(zero(int, memcmp(g.ft->seen.cdb, c.m.cdb, 10)));
 	cr_expect(zero(ulong, stat_get(&g, STAT_IOCTL_RETRY)));
 
 	cr_expect(eq(u8, h->status, 0x02));
@@ -782,13 +740,13 @@ Test(sgio, direct_v3_read_in_one_request)
 	cr_expect(eq(u8, h->sb_len_wr, 18));
 	cr_expect(eq(u32, h->info, SG_INFO_CHECK));
 	cr_expect(eq(i32, h->resid, 3096));
-	cr_expect(eq(int, h->pack_id, 1234));
-	cr_expect(eq(ptr, h->usr_ptr, (void *)0xfeed));
-	cr_expect(is_pattern(c.data, 0, 1000));
-	cr_expect(fake_all_bytes(c.data + 1000, 4096 - 1000, 0), "zero-filled to dxfer_len");
-	cr_expect(fake_all_bytes(c.data + 4096, sizeof(c.data) - 4096, UNTOUCHED));
-	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
-	cr_expect(fake_all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	cr_expect(eq(int, h->pack_id, PACK_ID));
+	cr_expect(eq(ptr, h->usr_ptr, (void *)(uintptr_t)FAKE_USR_PTR(PACK_ID)));
+	cr_expect(is_pattern(c.m.data, 0, 1000));
+	cr_expect(fake_all_bytes(c.m.data + 1000, 4096 - 1000, 0), "zero-filled to dxfer_len");
+	cr_expect(fake_all_bytes(c.m.data + 4096, sizeof(c.m.data) - 4096, FAKE_UNTOUCHED));
+	cr_expect(zero(int, memcmp(c.m.sense, g.ft->script.sense, 18)));
+	cr_expect(fake_all_bytes(c.m.sense + 18, sizeof(c.m.sense) - 18, FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -812,11 +770,11 @@ Test(sgio, direct_v4_read_in_one_request)
 	cr_expect(eq(u32, h->info, SG_INFO_CHECK));
 	cr_expect(eq(u32, h->response_len, 18));
 	cr_expect(eq(i32, h->din_resid, 2048));
-	cr_expect(eq(u64, h->usr_ptr, 0xfeed));
-	cr_expect(is_pattern(c.data, 0, 2048));
-	cr_expect(fake_all_bytes(c.data + 2048, 2048, 0));
-	cr_expect(zero(int, memcmp(c.sense, g.ft->script.sense, 18)));
-	cr_expect(fake_all_bytes(c.sense + 18, sizeof(c.sense) - 18, UNTOUCHED));
+	cr_expect(eq(u64, h->usr_ptr, FAKE_USR_PTR(PACK_ID)));
+	cr_expect(is_pattern(c.m.data, 0, 2048));
+	cr_expect(fake_all_bytes(c.m.data + 2048, 2048, 0));
+	cr_expect(zero(int, memcmp(c.m.sense, g.ft->script.sense, 18)));
+	cr_expect(fake_all_bytes(c.m.sense + 18, sizeof(c.m.sense) - 18, FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -829,16 +787,16 @@ Test(sgio, direct_v3_write)
 	rig_init(&g, true, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_TO_DEV, 4096);
 	for (size_t i = 0; i < 4096; i++)
-		c.data[i] = pattern(i + 1);
+		c.m.data[i] = fake_pattern(i + 1);
 	script_good(g.ft, 0, 0);
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
 	cr_assert(eq(sz, g.ft->seen.data_out_len, 4096));
 	cr_expect(is_pattern(g.ft->seen.data_out, 1, 4096));
-	cr_expect(is_pattern(c.data, 1, 4096), "a write leaves the client's buffer alone");
+	cr_expect(is_pattern(c.m.data, 1, 4096), "a write leaves the client's buffer alone");
 	cr_expect(zero(u32, c.h.v3.info));
-	cr_expect(fake_all_bytes(c.sense, sizeof(c.sense), UNTOUCHED));
+	cr_expect(fake_all_bytes(c.m.sense, sizeof(c.m.sense), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -851,16 +809,16 @@ Test(sgio, direct_v3_iovec_read)
 
 	rig_init(&g, true, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 3000);
-	uiov[0] = (struct sg_iovec){ c.data + 4000, 1000 };
-	uiov[1] = (struct sg_iovec){ c.data, 2000 };
+	uiov[0] = (struct sg_iovec){ c.m.data + 4000, 1000 };
+	uiov[1] = (struct sg_iovec){ c.m.data, 2000 };
 	c.h.v3.iovec_count = 2;
 	c.h.v3.dxferp = uiov;
 	script_good(g.ft, 3000, 0);
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
-	cr_expect(is_pattern(c.data + 4000, 0, 1000));
-	cr_expect(is_pattern(c.data, 1000, 2000));
-	cr_expect(fake_all_bytes(c.data + 2000, 2000, UNTOUCHED));
+	cr_expect(is_pattern(c.m.data + 4000, 0, 1000));
+	cr_expect(is_pattern(c.m.data, 1000, 2000));
+	cr_expect(fake_all_bytes(c.m.data + 2000, 2000, FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -873,7 +831,7 @@ Test(sgio, direct_moves_more_than_the_retry_limit)
 	unsigned char *buf = malloc(len);
 
 	cr_assert(not(eq(ptr, buf, NULL)));
-	memset(buf, UNTOUCHED, len);
+	memset(buf, FAKE_UNTOUCHED, len);
 	rig_init(&g, true, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.dxfer_len = len;
@@ -917,7 +875,7 @@ Test(sgio, direct_bad_cdb_pointer_is_efault)
 	cr_expect(eq(int, rep->err, EFAULT));
 	rig_stop(&g);
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
-	cr_expect(fake_all_bytes(c.data, sizeof(c.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(c.m.data, sizeof(c.m.data), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -970,7 +928,7 @@ Test(sgio, direct_target_errno_is_the_reply)
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EIO));
-	cr_expect(fake_all_bytes(c.data, sizeof(c.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(c.m.data, sizeof(c.m.data), FAKE_UNTOUCHED));
 	cr_expect(zero(int, memcmp(&c.h.v3, &before, sizeof(before))));
 	rig_fini(&g);
 }
@@ -1004,8 +962,10 @@ Test(sgio, interrupt_while_running_answers_eintr_at_once)
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_reply_count(g.fs), 1), "a second reply after EINTR");
 	cr_expect(eq(u32, fake_req_replies(req), 1));
-	cr_expect(fake_all_bytes(c.data, sizeof(c.data), UNTOUCHED), "data copied after EINTR");
-	cr_expect(fake_all_bytes(c.sense, sizeof(c.sense), UNTOUCHED), "sense copied after EINTR");
+	cr_expect(fake_all_bytes(c.m.data, sizeof(c.m.data), FAKE_UNTOUCHED),
+		  "data copied after EINTR");
+	cr_expect(fake_all_bytes(c.m.sense, sizeof(c.m.sense), FAKE_UNTOUCHED),
+		  "sense copied after EINTR");
 	cr_expect(zero(int, memcmp(&c.h.v3, &before, sizeof(before))), "header written");
 	cr_expect(eq(ulong, stat_get(&g, STAT_INTERRUPT), 1));
 	rig_fini(&g);
@@ -1040,8 +1000,8 @@ Test(sgio, interrupt_while_queued_never_runs)
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "the interrupted command ran");
 	cr_expect(eq(u32, fake_reply_count(g.fs), 2));
 	cr_expect(eq(u32, fake_req_replies(req_b), 1));
-	cr_expect(is_pattern(a.data, 0, 4096));
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), UNTOUCHED));
+	cr_expect(is_pattern(a.m.data, 0, 4096));
+	cr_expect(fake_all_bytes(b.m.data, sizeof(b.m.data), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -1071,7 +1031,7 @@ Test(sgio, interrupt_before_submission_never_runs)
 	rig_stop(&g);
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
 	cr_expect(eq(u32, fake_reply_count(g.fs), 1));
-	cr_expect(fake_all_bytes(c.data, sizeof(c.data), UNTOUCHED));
+	cr_expect(fake_all_bytes(c.m.data, sizeof(c.m.data), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
 
@@ -1143,7 +1103,7 @@ Test(sgio, concurrent_commands_each_get_one_reply)
 	cr_expect(eq(u32, fake_target_calls(g.ft), N));
 	for (int i = 0; i < N; i++) {
 		cr_expect(eq(u32, fake_req_replies(req[i]), 1), "command %d", i);
-		cr_expect(is_pattern(c[i].data, 0, 4096), "command %d", i);
+		cr_expect(is_pattern(c[i].m.data, 0, 4096), "command %d", i);
 		cr_expect(lt(u32, c[i].h.v3.duration, 10000), "command %d", i);
 	}
 	rig_fini(&g);
