@@ -242,10 +242,31 @@ static bool is_pattern(const unsigned char *p, size_t from, size_t n)
 	return fake_is_pattern(p, from, n, 0);
 }
 
-static void expect_iov(const struct iovec *v, const void *base, size_t len, const char *what)
+/* An iovec list and its length, for expect_round(). */
+#define IOVS(...)                                \
+	((const struct iovec[]){ __VA_ARGS__ }), \
+		sizeof((const struct iovec[]){ __VA_ARGS__ }) / sizeof(struct iovec)
+#define NO_IOVS NULL, 0
+
+static void expect_iovs(const struct iovec *got, size_t n_got, const struct iovec *want,
+			size_t n_want, const char *what, const char *dir)
 {
-	cr_expect(eq(ptr, v->iov_base, (void *)base), "%s: base", what);
-	cr_expect(eq(sz, v->iov_len, len), "%s: length", what);
+	cr_assert(eq(sz, n_got, n_want), "%s: %s iovecs", what, dir);
+	for (size_t i = 0; i < n_want; i++) {
+		cr_expect(eq(ptr, got[i].iov_base, want[i].iov_base), "%s: %s[%zu] base", what, dir,
+			  i);
+		cr_expect(eq(sz, got[i].iov_len, want[i].iov_len), "%s: %s[%zu] length", what, dir,
+			  i);
+	}
+}
+
+/* rep asks the kernel for another round with exactly these in and out iovecs. */
+static void expect_round(const struct fake_reply *rep, const char *what, const struct iovec *in,
+			 size_t n_in, const struct iovec *out, size_t n_out)
+{
+	cr_assert(eq(int, rep->kind, FAKE_RETRY), "%s: another round", what);
+	expect_iovs(rep->in, rep->n_in, in, n_in, what, "in");
+	expect_iovs(rep->out, rep->n_out, out, n_out, what, "out");
 }
 
 /* ---- retry path, v3 ---- */
@@ -264,22 +285,14 @@ Test(sgio, retry_v3_read_rounds)
 
 	/* round 1: nothing yet; ask for the header */
 	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
-	cr_assert(eq(int, rep->kind, FAKE_RETRY));
-	cr_assert(eq(sz, rep->n_in, 1));
-	cr_expect(zero(sz, rep->n_out));
-	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "round 1 in[0]");
+	expect_round(rep, "round 1", IOVS({ &c.h, SCSI_V3_HDR_LEN }), NO_IOVS);
 	kernel_retry(rep, &k);
 
 	/* round 2: the header, out_len 0; ask for everything */
 	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
-	cr_assert(eq(int, rep->kind, FAKE_RETRY));
-	cr_assert(eq(sz, rep->n_in, 2));
-	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "round 2 in[0]");
-	expect_iov(&rep->in[1], c.m.cdb, 10, "round 2 in[1]");
-	cr_assert(eq(sz, rep->n_out, 3));
-	expect_iov(&rep->out[0], &c.h, SCSI_V3_HDR_LEN, "round 2 out[0]");
-	expect_iov(&rep->out[1], c.m.data, 4096, "round 2 out[1]");
-	expect_iov(&rep->out[2], c.m.sense, sizeof(c.m.sense), "round 2 out[2]");
+	expect_round(rep, "round 2", IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.cdb, 10 }),
+		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.data, 4096 },
+			  { c.m.sense, sizeof(c.m.sense) }));
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
 	kernel_retry(rep, &k);
 	cr_assert(eq(sz, k.in_len, SCSI_V3_HDR_LEN + 10));
@@ -378,14 +391,10 @@ Test(sgio, retry_v3_write_data_reaches_target)
 	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
 	kernel_retry(rep, &k);
 	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
-	cr_assert(eq(int, rep->kind, FAKE_RETRY));
-	cr_assert(eq(sz, rep->n_in, 3));
-	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "in[0]");
-	expect_iov(&rep->in[1], c.m.cdb, 10, "in[1]");
-	expect_iov(&rep->in[2], c.m.data, 2048, "in[2]");
-	cr_assert(eq(sz, rep->n_out, 2), "no data comes back from a write");
-	expect_iov(&rep->out[0], &c.h, SCSI_V3_HDR_LEN, "out[0]");
-	expect_iov(&rep->out[1], c.m.sense, sizeof(c.m.sense), "out[1]");
+	/* no data comes back from a write */
+	expect_round(rep, "the plan",
+		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.cdb, 10 }, { c.m.data, 2048 }),
+		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.sense, sizeof(c.m.sense) }));
 	kernel_retry(rep, &k);
 	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
@@ -420,25 +429,15 @@ Test(sgio, retry_v3_iovec_plan_lists_each_segment)
 	kernel_retry(rep, &k);
 	/* round 2: the header names an sg_iovec array; fetch it */
 	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
-	cr_assert(eq(int, rep->kind, FAKE_RETRY));
-	cr_assert(eq(sz, rep->n_in, 2));
-	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "in[0]");
-	expect_iov(&rep->in[1], uiov, sizeof(uiov), "in[1]");
-	cr_expect(zero(sz, rep->n_out));
+	expect_round(rep, "round 2", IOVS({ &c.h, SCSI_V3_HDR_LEN }, { uiov, sizeof(uiov) }),
+		     NO_IOVS);
 	kernel_retry(rep, &k);
 	/* round 3: the plan */
 	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
-	cr_assert(eq(int, rep->kind, FAKE_RETRY));
-	cr_assert(eq(sz, rep->n_in, 3));
-	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "plan in[0]");
-	expect_iov(&rep->in[1], uiov, sizeof(uiov), "plan in[1]");
-	expect_iov(&rep->in[2], c.m.cdb, 10, "plan in[2]");
-	cr_assert(eq(sz, rep->n_out, 5));
-	expect_iov(&rep->out[0], &c.h, SCSI_V3_HDR_LEN, "plan out[0]");
-	expect_iov(&rep->out[1], c.m.data + 6000, 1000, "plan out[1]");
-	expect_iov(&rep->out[2], c.m.data, 2000, "plan out[2]");
-	expect_iov(&rep->out[3], c.m.data + 3000, 1096, "plan out[3]");
-	expect_iov(&rep->out[4], c.m.sense, sizeof(c.m.sense), "plan out[4]");
+	expect_round(rep, "the plan",
+		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { uiov, sizeof(uiov) }, { c.m.cdb, 10 }),
+		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.data + 6000, 1000 }, { c.m.data, 2000 },
+			  { c.m.data + 3000, 1096 }, { c.m.sense, sizeof(c.m.sense) }));
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
 	kernel_retry(rep, &k);
 	/* round 4: run, then the data lands segment by segment */
@@ -496,26 +495,17 @@ Test(sgio, retry_v4_read_rounds)
 	script_check(g.ft, 4096, 96);
 
 	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
-	cr_assert(eq(int, rep->kind, FAKE_RETRY));
-	expect_iov(&rep->in[0], &c.h, SCSI_V3_HDR_LEN, "round 1 in[0]");
+	expect_round(rep, "round 1", IOVS({ &c.h, SCSI_V3_HDR_LEN }), NO_IOVS);
 	kernel_retry(rep, &k);
 	/* round 2: 88 bytes say 'Q'; ask for the whole v4 header */
 	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
-	cr_assert(eq(int, rep->kind, FAKE_RETRY));
-	cr_assert(eq(sz, rep->n_in, 1));
-	cr_expect(zero(sz, rep->n_out));
-	expect_iov(&rep->in[0], &c.h, SCSI_V4_HDR_LEN, "round 2 in[0]");
+	expect_round(rep, "round 2", IOVS({ &c.h, SCSI_V4_HDR_LEN }), NO_IOVS);
 	kernel_retry(rep, &k);
 	/* round 3: the plan */
 	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
-	cr_assert(eq(int, rep->kind, FAKE_RETRY));
-	cr_assert(eq(sz, rep->n_in, 2));
-	expect_iov(&rep->in[0], &c.h, SCSI_V4_HDR_LEN, "plan in[0]");
-	expect_iov(&rep->in[1], c.m.cdb, 10, "plan in[1]");
-	cr_assert(eq(sz, rep->n_out, 3));
-	expect_iov(&rep->out[0], &c.h, SCSI_V4_HDR_LEN, "plan out[0]");
-	expect_iov(&rep->out[1], c.m.data, 4096, "plan out[1]");
-	expect_iov(&rep->out[2], c.m.sense, sizeof(c.m.sense), "plan out[2]");
+	expect_round(rep, "the plan", IOVS({ &c.h, SCSI_V4_HDR_LEN }, { c.m.cdb, 10 }),
+		     IOVS({ &c.h, SCSI_V4_HDR_LEN }, { c.m.data, 4096 },
+			  { c.m.sense, sizeof(c.m.sense) }));
 	kernel_retry(rep, &k);
 	/* round 4 */
 	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
@@ -1156,10 +1146,7 @@ Test(ioctl, get_version_num_retry)
 
 	rig_init(&g, false, 1, O_RDWR);
 	rep = round_trip(&g, SG_GET_VERSION_NUM, false, &v, NULL, 0, 0);
-	cr_assert(eq(int, rep->kind, FAKE_RETRY));
-	cr_expect(zero(sz, rep->n_in));
-	cr_assert(eq(sz, rep->n_out, 1));
-	expect_iov(&rep->out[0], &v, sizeof(int), "out[0]");
+	expect_round(rep, "round 1", NO_IOVS, IOVS({ &v, sizeof(int) }));
 	kernel_retry(rep, &k);
 	rep = round_trip(&g, SG_GET_VERSION_NUM, false, &v, k.in, k.in_len, k.out_len);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
@@ -1235,10 +1222,7 @@ Test(ioctl, set_timeout_negative_retry_is_eio)
 
 	rig_init(&g, false, 1, O_RDWR);
 	rep = round_trip(&g, SG_SET_TIMEOUT, false, &v, NULL, 0, 0);
-	cr_assert(eq(int, rep->kind, FAKE_RETRY));
-	cr_assert(eq(sz, rep->n_in, 1));
-	expect_iov(&rep->in[0], &v, sizeof(int), "in[0]");
-	cr_expect(zero(sz, rep->n_out));
+	expect_round(rep, "round 1", IOVS({ &v, sizeof(int) }), NO_IOVS);
 	rep = kernel_ioctl(&g, SG_SET_TIMEOUT, &v, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EIO));
