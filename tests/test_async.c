@@ -227,6 +227,16 @@ static struct sg_io_v4 v4_read(struct fake_cmd *b, unsigned tag, unsigned len, i
 	return fake_v4_hdr(b, false, len, pack_id);
 }
 
+/* n READs of 512 bytes, command i with tag and pack_id first + i, each written alone. */
+static void write_v3_reads(struct rig *g, struct fake_cmd *b, int n, int first)
+{
+	for (int i = 0; i < n; i++) {
+		struct sg_io_hdr h = v3_read(&b[i], first + i, 512, first + i);
+
+		cr_assert(eq(sz, write_ok(g, &h, V3, 0), V3), "write %d", i);
+	}
+}
+
 /* GOOD, data_in_len bytes of the pattern XORed with the call's tag. */
 static void script_good(struct fake_target *t, size_t data_in_len)
 {
@@ -1000,14 +1010,10 @@ Test(async, v3_read_too_small_is_einval_and_drops_the_completion)
 {
 	struct rig g;
 	struct fake_cmd b[2];
-	struct sg_io_hdr h;
 
 	rig_init(&g, 1, O_RDWR);
 	script_check(g.ft, 512, 0);
-	for (int i = 0; i < 2; i++) {
-		h = v3_read(&b[i], i + 1, 512, i + 1);
-		write_ok(&g, &h, V3, 0);
-	}
+	write_v3_reads(&g, b, 2, 1);
 	wait_done(&g, 2);
 	cr_expect(eq(int, err_of(call_read(&g, V3 - 1, 0)), EINVAL));
 	cr_expect(eq(int, async_num_waiting(g.o), 1), "sg drops that completion");
@@ -1065,16 +1071,12 @@ Test(async, max_running_holds_the_rest_back_in_order)
 {
 	struct rig g;
 	struct fake_cmd b[4];
-	struct sg_io_hdr h;
 
 	rig_init(&g, 4, O_RDWR);
 	g.d.max_running = 2; /* as an sg descriptor's slots */
 	script_good(g.ft, 512);
 	fake_target_set_gate(g.ft, true);
-	for (int i = 0; i < 4; i++) {
-		h = v3_read(&b[i], i + 1, 512, i + 1);
-		write_ok(&g, &h, V3, 0);
-	}
+	write_v3_reads(&g, b, 4, 1);
 	cr_assert(fake_target_wait_entered(g.ft, 2));
 	cr_expect(eq(u32, fake_target_calls(g.ft), 2), "two at the target, two held back");
 	cr_expect(eq(int, async_num_waiting(g.o), 0));
@@ -1240,16 +1242,12 @@ Test(async, release_with_commands_running_touches_nothing_and_frees_all)
 {
 	struct rig g;
 	struct fake_cmd b[3];
-	struct sg_io_hdr h;
 	unsigned replies;
 
 	rig_init(&g, 3, O_RDWR);
 	script_check(g.ft, 512, 0);
 	fake_target_set_gate(g.ft, true);
-	for (int i = 0; i < 3; i++) {
-		h = v3_read(&b[i], i + 1, 512, i + 1);
-		write_ok(&g, &h, V3, 0);
-	}
+	write_v3_reads(&g, b, 3, 1);
 	cr_assert(fake_target_wait_entered(g.ft, 3));
 	fake_target_open(g.ft, 1);
 	wait_done(&g, 1); /* one done and unread, two running; and a poller */
@@ -1385,10 +1383,7 @@ Test(async, poll_reports_room_and_waiting_completions)
 
 	/* full: no POLLOUT; a read that frees a slot wakes the poller */
 	fake_target_set_gate(g.ft, false);
-	for (int i = 0; i < SG_MAX_QUEUE; i++) {
-		h = v3_read(&b[i], i, 512, i);
-		write_ok(&g, &h, V3, 0);
-	}
+	write_v3_reads(&g, b, SG_MAX_QUEUE, 0);
 	wait_done(&g, SG_MAX_QUEUE);
 	rig_stop(&g); /* no worker runs from here: the next notification is the read's */
 	cr_expect(le(u32, fake_pollhandles_live(g.fs), 1), "only the newest poller's is kept");
@@ -1645,24 +1640,26 @@ static fuse_req_t call_read_as(struct rig *g, pid_t tid, size_t size, int flags)
 	return req;
 }
 
+/* SG_SET_FORCE_PACK_ID on, and n READs done with pack_ids 1..n. */
+static void force_pack_id_rig(struct rig *g, struct fake_cmd *b, int n)
+{
+	/* the daemon finds a reader's buffer there: without it, fail, never skip */
+	cr_assert(zero(int, access("/proc/self/syscall", R_OK)), "no /proc/PID/syscall here");
+	rig_init(g, 1, O_RDWR);
+	script_good(g->ft, 512);
+	ioctl_set(g, SG_SET_FORCE_PACK_ID, 1);
+	write_v3_reads(g, b, n, 1);
+	wait_done(g, n);
+}
+
 Test(async, force_pack_id_takes_the_one_the_reader_names)
 {
 	struct sleeper s;
 	struct rig g;
 	struct fake_cmd b[3];
-	struct sg_io_hdr h;
 	struct fake_reply *rep;
 
-	/* the daemon finds a reader's buffer there: without it, fail, never skip */
-	cr_assert(zero(int, access("/proc/self/syscall", R_OK)), "no /proc/PID/syscall here");
-	rig_init(&g, 1, O_RDWR);
-	script_good(g.ft, 512);
-	ioctl_set(&g, SG_SET_FORCE_PACK_ID, 1);
-	for (int i = 0; i < 3; i++) {
-		h = v3_read(&b[i], i + 1, 512, i + 1);
-		write_ok(&g, &h, V3, 0);
-	}
-	wait_done(&g, 3);
+	force_pack_id_rig(&g, b, 3);
 
 	sleeper_start(&s, false, 2);
 	rep = reply_of(call_read_as(&g, atomic_load(&s.tid), V3, 0));
@@ -1692,19 +1689,9 @@ Test(async, force_pack_id_without_a_reader_buffer_takes_the_oldest)
 	struct sleeper s;
 	struct rig g;
 	struct fake_cmd b[2];
-	struct sg_io_hdr h;
 	struct fake_reply *rep;
 
-	/* the daemon finds a reader's buffer there: without it, fail, never skip */
-	cr_assert(zero(int, access("/proc/self/syscall", R_OK)), "no /proc/PID/syscall here");
-	rig_init(&g, 1, O_RDWR);
-	script_good(g.ft, 512);
-	ioctl_set(&g, SG_SET_FORCE_PACK_ID, 1);
-	for (int i = 0; i < 2; i++) {
-		h = v3_read(&b[i], i + 1, 512, i + 1);
-		write_ok(&g, &h, V3, 0);
-	}
-	wait_done(&g, 2);
+	force_pack_id_rig(&g, b, 2);
 	sleeper_start(&s, true, 2);
 	rep = reply_of(call_read_as(&g, atomic_load(&s.tid), V3, 0));
 	cr_assert(eq(int, rep->kind, FAKE_BUF));
