@@ -91,6 +91,20 @@ fio_iops() {  # fio_iops DEV QD [RW BS]: randread 4k IOPS (nothing if fio failed
 
 med() { tr ' ' '\n' | grep . | median; }
 
+# cpu_ticks: the guest's busy and idle ticks so far, over all its CPUs
+cpu_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8, $5 + $6}' /proc/stat; }
+
+# sweep_iops LABEL NAME DEV QD: fio_iops, and the guest's busy share during
+# the run into busy.csv (label,qd,name,busy%)
+sweep_iops() {
+    local b1 i1 b2 i2 iops
+    read -r b1 i1 < <(cpu_ticks)
+    iops=$(fio_iops "$3" "$4")
+    read -r b2 i2 < <(cpu_ticks)
+    echo "$1,$4,$2,$(( (b2 - b1) * 100 / (b2 - b1 + i2 - i1 + 1) ))" >>"$VM_OUT/busy.csv"
+    echo "$iops"
+}
+
 # fio_sweep LABEL [null]: rows of QD, kernel, node and (with "null") null
 # responder IOPS, plain and with the credentials check; fio.csv gets
 # label,qd,kernel,node,null (null empty if not run)
@@ -99,11 +113,11 @@ fio_sweep() {
     for qd in ${QDS:-1 4 8 16 32}; do
         ks='' ns='' ps='' zs='' cs=''
         for r in $(seq "$ROUNDS"); do
-            ks+="$(fio_iops "$VM_SG" $qd) "
-            ns+="$(fio_iops /dev/bsg/direct-cuse $qd) "
-            ps+="$(fio_iops /dev/bsg/pool-cuse $qd) "
-            [ -z "$with_null" ] || zs+="$(fio_iops /dev/bsg/null-cuse $qd) "
-            [ -z "$with_null" ] || cs+="$(fio_iops /dev/bsg/nullc-cuse $qd) "
+            ks+="$(sweep_iops "$label" sg "$VM_SG" $qd) "
+            ns+="$(sweep_iops "$label" node /dev/bsg/direct-cuse $qd) "
+            ps+="$(sweep_iops "$label" pool /dev/bsg/pool-cuse $qd) "
+            [ -z "$with_null" ] || zs+="$(sweep_iops "$label" null /dev/bsg/null-cuse $qd) "
+            [ -z "$with_null" ] || cs+="$(sweep_iops "$label" nullc /dev/bsg/nullc-cuse $qd) "
         done
         k=$(med <<<"$ks") n=$(med <<<"$ns") p=$(med <<<"$ps") z=$(med <<<"$zs") c=$(med <<<"$cs")
         awk -v l="$label" -v q=$qd -v k="$k" -v n="$n" -v p="$p" -v z="$z" -v c="$c" '
@@ -143,6 +157,18 @@ requests_per_command() {  # the node's and the null responder's, at QD $1
         "$(requests_of "$VM_OUT/null.log" "$NULL_PID" /dev/bsg/null-cuse "$1")"
 }
 
+# busy_row LABEL QD: the guest's median busy share in each column's fio runs
+busy_row() {
+    local name row
+    row=$(printf '| %-18s ' "$1, QD $2")
+    for name in sg node pool null nullc; do
+        row+=$(awk -F, -v l="$1" -v q="$2" -v n=$name '$1 == l && $2 == q && $3 == n {print $4}' \
+            "$VM_OUT/busy.csv" | median |
+            awk 'NF {printf "| %8s%% ", $1; ok = 1} END {if (!ok) printf "| %9s ", "n/a"}')
+    done
+    echo "$row|"
+}
+
 declare -A QD16=()
 echo
 echo "fio --ioengine=sg --rw=randread --bs=4k, IOPS (medians of $ROUNDS runs of ${FIO_TIME} s);"
@@ -151,8 +177,20 @@ echo
 echo "| scsi_debug  | iodepth | kernel sg | node, queue | /kern | node, pool | /kern | null resp | node/null | null+creds | node/it |"
 echo "|-------------|--------:|----------:|------------:|------:|-----------:|------:|----------:|----------:|-----------:|--------:|"
 : >"$VM_OUT/fio.csv"
+: >"$VM_OUT/busy.csv"
+busy_table() {  # busy_table QD...: at delay=0
+    local qd
+    echo
+    echo "The guest during those fio runs (delay=0): busy share of its $(nproc) vCPUs (/proc/stat;"
+    echo "idle=poll's spinning counts as idle), medians"
+    echo
+    echo "| fio randread 4k    | kernel sg | node | pool | null resp | null+creds |"
+    echo "|--------------------|----------:|-----:|-----:|----------:|-----------:|"
+    for qd in "$@"; do busy_row "delay=0" "$qd"; done
+}
 if [ "$MODE" = qd16 ]; then
     QDS=16 fio_sweep "delay=0" null
+    busy_table 16
     exit 0
 fi
 fio_sweep "delay=0" null
@@ -170,6 +208,7 @@ echo
 awk -v s="$sync_qd1" -v a="${QD16[ndelay=20ms]}" 'BEGIN {
     printf "20 ms device: synchronous READ 4 KiB on kernel bsg, one at a time: %d ops/s;\n", s
     printf "fio QD 16 through the node: %d IOPS, %.1fx that\n", a, (s > 0 ? a / s : 0) }'
+busy_table 1 16
 
 echo
 echo "fio --ioengine=sg --rw=read (sequential), MiB/s = IOPS at bs=1M (medians of $ROUNDS)"
