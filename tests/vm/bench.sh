@@ -169,6 +169,18 @@ busy_row() {
     echo "$row|"
 }
 
+# busy_table QD...: busy_row for each QD at delay=0, with its heading
+busy_table() {
+    local qd
+    echo
+    echo "The guest during those fio runs (delay=0): busy share of its $(nproc) vCPUs (/proc/stat;"
+    echo "idle=poll's spinning counts as idle), medians"
+    echo
+    echo "| fio randread 4k    | kernel sg |      node |      pool | null resp | null+creds |"
+    echo "|--------------------|----------:|----------:|----------:|----------:|-----------:|"
+    for qd in "$@"; do busy_row "delay=0" "$qd"; done
+}
+
 declare -A QD16=()
 echo
 echo "fio --ioengine=sg --rw=randread --bs=4k, IOPS (medians of $ROUNDS runs of ${FIO_TIME} s);"
@@ -178,16 +190,6 @@ echo "| scsi_debug  | iodepth | kernel sg | node, queue | /kern | node, pool | /
 echo "|-------------|--------:|----------:|------------:|------:|-----------:|------:|----------:|----------:|-----------:|--------:|"
 : >"$VM_OUT/fio.csv"
 : >"$VM_OUT/busy.csv"
-busy_table() {  # busy_table QD...: at delay=0
-    local qd
-    echo
-    echo "The guest during those fio runs (delay=0): busy share of its $(nproc) vCPUs (/proc/stat;"
-    echo "idle=poll's spinning counts as idle), medians"
-    echo
-    echo "| fio randread 4k    | kernel sg | node | pool | null resp | null+creds |"
-    echo "|--------------------|----------:|-----:|-----:|----------:|-----------:|"
-    for qd in "$@"; do busy_row "delay=0" "$qd"; done
-}
 if [ "$MODE" = qd16 ]; then
     QDS=16 fio_sweep "delay=0" null
     busy_table 16
