@@ -21,13 +21,13 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi.o target.o pool.o uaccess.o sgio.o async.o ioctl.o log.o filter.o caps.o notify.o
+MODULES := scsi.o target.o pool.o creds.o uaccess.o sgio.o async.o ioctl.o log.o filter.o caps.o notify.o
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node.o udev.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter \
-	tests/test_caps tests/test_notify tests/test_udev tests/test_uaccess
+	tests/test_caps tests/test_notify tests/test_udev tests/test_uaccess tests/test_creds
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
 VM_RUN := tests/vm/vm-run
@@ -47,6 +47,9 @@ SAN_MODULES := $(addprefix build/san/,$(MODULES))
 
 tests/test_scsi: build/san/tests/test_scsi.o build/san/scsi.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
+
+tests/test_creds: build/san/tests/test_creds.o build/san/creds.o
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
 
 tests/test_caps: build/san/tests/test_caps.o build/san/caps.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
@@ -95,7 +98,7 @@ tests/sgasync: tests/sgasync.o
 # the benchmark's null CUSE responder: the floor under the daemon
 # (with --creds, the daemon's own credentials check: uaccess.o)
 tests/nullcuse.o: override CPPFLAGS += -I.
-tests/nullcuse: tests/nullcuse.o uaccess.o
+tests/nullcuse: tests/nullcuse.o uaccess.o creds.o
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3) -pthread -o $@
 
 # a stand-in for the service manager's notification socket, for tests/vm/udev.sh

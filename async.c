@@ -50,15 +50,27 @@ struct parked {
 	unsigned char buf[]; /* write: the headers, copied out of the request */
 };
 
-void async_opener_init(struct opener *o, pid_t tid)
+int async_opener_init(struct opener *o, pid_t tid)
 {
-	/* an opener we cannot see (another pid namespace) matches no caller */
-	if (tid <= 0 || uaccess_creds(tid, &o->creds) < 0)
-		memset(&o->creds, 0xff, sizeof(o->creds));
+	uaccess_status_init(&o->status);
+	o->ident.pidfd = -1;
+	/*
+	 * The context read() and write() must match.  An opener we cannot see
+	 * (another pid namespace: tid 0) or cannot read through ptrace rights
+	 * (no direct path, where read() and write() are refused anyway) stays
+	 * unknown and matches no caller; one we fail to read is refused.
+	 */
+	if (tid > 0 && o->d->direct) {
+		int err = uaccess_ident_read(&o->status, tid, &o->ident);
+
+		if (err) {
+			uaccess_status_fini(&o->status);
+			return err;
+		}
+	}
 	pthread_mutex_init(&o->lock, NULL);
 	pthread_mutex_init(&o->status_lock, NULL);
 	pthread_mutex_init(&o->bufs_lock, NULL);
-	uaccess_status_init(&o->status);
 	o->refs = 1;
 	o->achan = -1;
 	pthread_mutex_lock(&o->d->openers_lock);
@@ -67,6 +79,7 @@ void async_opener_init(struct opener *o, pid_t tid)
 		o->d_next->d_prev = o;
 	o->d->opener_list = o;
 	pthread_mutex_unlock(&o->d->openers_lock);
+	return 0;
 }
 
 static void opener_unlist(struct opener *o)
@@ -100,6 +113,7 @@ static void opener_put(struct opener *o)
 	if (o->tq)
 		d->target->ops->queue_close(d->target, o->tq);
 	uaccess_status_fini(&o->status);
+	uaccess_ident_fini(&o->ident);
 	pthread_mutex_destroy(&o->status_lock);
 	sgio_buffers_free(o);
 	pthread_mutex_destroy(&o->bufs_lock);
@@ -272,21 +286,17 @@ static void unparked(struct parked *p)
 	fuse_req_interrupt_func(p->req, NULL, NULL);
 }
 
-/* The caller's credentials; its status file stays open for its next call. */
-static int read_creds(struct opener *o, pid_t tid, struct creds *c)
-{
-	int err;
-
-	if (pthread_mutex_trylock(&o->status_lock))
-		return uaccess_creds(tid, c); /* another thread of the file is at it */
-	err = uaccess_creds_cached(&o->status, tid, c);
-	pthread_mutex_unlock(&o->status_lock);
-	return err;
-}
-
+/*
+ * sg's sg_check_file_access(): read() and write() only from the context
+ * that opened the file (README, security model).  The caller's /proc/TID
+ * stays open for its next call; another thread of the file meanwhile
+ * reads its own.
+ */
 static int check_caller(struct opener *o, pid_t tid, const char *call)
 {
-	struct creds c = { 0 };
+	struct uaccess_status own;
+	const char *why;
+	int err;
 
 	if (!o->d->direct || tid <= 0) {
 		if (!atomic_exchange(&o->warned_path, true))
@@ -296,13 +306,21 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 				    tid, call);
 		return -EINVAL;
 	}
-	if (read_creds(o, tid, &c) == 0 && uaccess_creds_equal(&c, &o->creds))
+	if (pthread_mutex_trylock(&o->status_lock)) {
+		uaccess_status_init(&own);
+		err = uaccess_ident_match(&own, tid, &o->ident, &why);
+		uaccess_status_fini(&own);
+	} else {
+		err = uaccess_ident_match(&o->status, tid, &o->ident, &why);
+		pthread_mutex_unlock(&o->status_lock);
+	}
+	if (!err)
 		return 0;
-	/* sg's sg_check_file_access(): a file used from another security context */
 	if (!atomic_exchange(&o->warned, true))
-		daemon_warn(o->d,
-			    "tid %d (uid %u): %s() refused: credentials differ from the opener's",
-			    tid, c.uid[1], call);
+		daemon_warn(o->d, "tid %d: %s() refused: not the opener's security context (%s)",
+			    tid, call, why);
+	else
+		daemon_debug(o->d, "tid %d: %s() refused: %s", tid, call, why);
 	return -EPERM;
 }
 

@@ -13,8 +13,12 @@
 
 #include "daemon.h"
 
-/* Set up o's asynchronous state, holding the file's reference; tid opened it. */
-void async_opener_init(struct opener *o, pid_t tid);
+/*
+ * Set up o's asynchronous state, holding the file's reference; tid opened
+ * it.  0, or -errno if tid's security context cannot be read (o is then
+ * untouched but for what the caller frees).
+ */
+int async_opener_init(struct opener *o, pid_t tid);
 
 void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size, int flags);
 void async_read(fuse_req_t req, struct opener *o, size_t size, int flags);

@@ -17,6 +17,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse3/cuse_lowlevel.h>
 
+#include "creds.h"
 #include "filter.h"
 #include "log.h"
 #include "pool.h"
@@ -73,22 +74,6 @@ struct daemon {
 			daemon_log(d, LOG_DEBUG, __VA_ARGS__); \
 	} while (0)
 
-#define CREDS_MAX_GROUPS 64
-
-/* A thread's credentials as /proc/TID/status shows them. */
-struct creds {
-	unsigned uid[4], gid[4]; /* real, effective, saved, filesystem */
-	unsigned ngroups;
-	unsigned groups[CREDS_MAX_GROUPS];
-	unsigned long long cap_eff;
-};
-
-/* One thread's /proc/TID/status kept open between credential checks. */
-struct uaccess_status {
-	int fd; /* or -1 */
-	pid_t tid;
-};
-
 struct sgio_cmd;
 struct parked;
 
@@ -118,7 +103,7 @@ struct opener {
 	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
 	atomic_int reserved;	 /* SG_SET_RESERVED_SIZE */
 	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
-	struct creds creds; /* of the thread that opened it */
+	struct uaccess_ident ident; /* of the thread that opened it: read() and write() match it */
 	pthread_mutex_t lock;
 	struct sgio_cmd *head, *tail; /* protected by lock: written, not yet read */
 	unsigned queued, done;	      /* protected by lock: in that list; of which done */

@@ -114,6 +114,7 @@ static int opener_new(fuse_req_t req, struct fuse_file_info *fi, struct opener *
 {
 	struct daemon *d = req_daemon(req);
 	struct opener *o;
+	int err;
 
 	o = calloc(1, sizeof(*o));
 	if (!o)
@@ -122,8 +123,7 @@ static int opener_new(fuse_req_t req, struct fuse_file_info *fi, struct opener *
 	o->open_flags = fi->flags;
 	o->chan = open_chan(d);
 	if (o->chan < 0) {
-		int err = o->chan;
-
+		err = o->chan;
 		if (err != -ENODEV)
 			daemon_warn(d, "cannot open %s for a new opener: %s", d->target->info.path,
 				    strerror(-err));
@@ -133,7 +133,16 @@ static int opener_new(fuse_req_t req, struct fuse_file_info *fi, struct opener *
 		return err == -ENOENT ? ENODEV : -err;
 	}
 	ioctl_opener_init(o);
-	async_opener_init(o, fuse_req_ctx(req)->pid);
+	err = async_opener_init(o, fuse_req_ctx(req)->pid);
+	if (err) {
+		/* deny when unsure: never an opener taken for someone else */
+		daemon_warn(d, "tid %d: open refused: its credentials cannot be read: %s",
+			    fuse_req_ctx(req)->pid, strerror(-err));
+		d->target->ops->chan_close(d->target, o->chan);
+		free(o);
+		daemon_opener_put(d);
+		return err == -EMFILE || err == -ENFILE || err == -ENOMEM ? -err : EACCES;
+	}
 	*ret = o;
 	return 0;
 }

@@ -340,22 +340,30 @@ drop:
 	sgio_cmd_free(cmd);
 }
 
-#define CAP_RAWIO_BIT (1ull << 17) /* CAP_SYS_RAWIO */
-
+/*
+ * The kernel asks capable(CAP_SYS_RAWIO) of the caller at each command,
+ * whoever opened the file: so does this, on the thread blocked in this
+ * call, and only when the answer matters (the command is refused without
+ * it), so that the common command costs no look at /proc.  Exact, as the
+ * caller's credentials cannot change while it is blocked in its call.
+ */
 int sgio_check_access(struct sgio_cmd *cmd, bool by_write)
 {
 	struct opener *o = cmd->o;
 	struct daemon *d = cmd->d;
-	/* judged from the opener's credentials, which read() and write() must match */
 	struct filter_ctx ctx = {
 		.open_flags = o->open_flags,
-		.rawio = o->creds.cap_eff & CAP_RAWIO_BIT,
+		.rawio = false,
 		.by_write = by_write,
 		.scsi_type = d->target->info.scsi_type,
 	};
 	char op[64];
 	int err = filter_check(&d->policy, cmd->c.cdb, cmd->c.cdb_len, &ctx);
 
+	if (err && cmd->tid > 0 && uaccess_capable(cmd->tid, CREDS_CAP_SYS_RAWIO)) {
+		ctx.rawio = true;
+		err = filter_check(&d->policy, cmd->c.cdb, cmd->c.cdb_len, &ctx);
+	}
 	if (!err)
 		return 0;
 	stat_inc(d, STAT_REFUSED);
@@ -363,7 +371,7 @@ int sgio_check_access(struct sgio_cmd *cmd, bool by_write)
 	if (!atomic_exchange(&o->warned_filter, true))
 		daemon_warn(d,
 			    "tid %d: %s (opcode 0x%02x) refused by the access policy: file open "
-			    "%s, %s CAP_SYS_RAWIO",
+			    "%s, caller %s CAP_SYS_RAWIO",
 			    cmd->tid, op, cmd->c.cdb[0],
 			    (o->open_flags & O_ACCMODE) == O_RDONLY ? "read-only" : "for writing",
 			    ctx.rawio ? "with" : "without");

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -73,166 +75,301 @@ int uaccess_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
 	return len ? xfer(tid, &seg, 1, (void *)buf, true) : 0;
 }
 
-/* Up to max decimal ids from v, before lim (the line's end). */
-static int parse_ids(const char *v, const char *lim, unsigned *ids, unsigned max)
-{
-	unsigned n = 0;
-	char *end;
-
-	while (n < max) {
-		unsigned long id = strtoul(v, &end, 10);
-
-		if (end == v || end > lim)
-			break;
-		ids[n++] = id;
-		v = end;
-	}
-	return n;
-}
-
-/*
- * The open status file whole into buf, NUL-terminated: its length, or
- * -errno.  procfs makes the whole text at each read from another offset, so
- * a read shorter than asked is taken as the end: asking again for the zero
- * bytes after it would cost as much as the first read.
- */
-static ssize_t pread_all(int fd, char *buf, size_t size)
-{
-	size_t len = 0;
-	ssize_t n = 1;
-
-	while (len < size - 1 && (n = pread(fd, buf + len, size - 1 - len, len)) > 0) {
-		len += n;
-		if ((size_t)n < size - 1 - (len - n))
-			break;
-	}
-	if (n < 0)
-		return -errno;
-	buf[len] = '\0';
-	return len;
-}
-
-static int open_status(pid_t tid)
-{
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-/*
- * /proc/TID/status into buf, through cache's descriptor when it is tid's:
- * a second read of a procfs file regenerates it, and a descriptor of a
- * thread that has exited says ESRCH, never another thread's state.
- */
-static ssize_t read_status(struct uaccess_status *cache, pid_t tid, char *buf, size_t size)
-{
-	ssize_t len = -ESRCH;
-	int fd;
-
-	if (cache && cache->tid == tid && cache->fd >= 0)
-		len = pread_all(cache->fd, buf, size);
-	if (len >= 0)
-		return len;
-	fd = open_status(tid);
-	if (fd < 0)
-		return fd;
-	len = pread_all(fd, buf, size);
-	if (!cache || len < 0) {
-		close(fd);
-		return len;
-	}
-	if (cache->fd >= 0)
-		close(cache->fd);
-	cache->fd = fd;
-	cache->tid = tid;
-	return len;
-}
+#define STATUS_MAX (8u << 20) /* a status file with 65536 groups is under 1 MiB */
 
 void uaccess_status_init(struct uaccess_status *cache)
 {
-	cache->fd = -1;
-	cache->tid = 0;
+	*cache = (struct uaccess_status){
+		.tid = 0, .dir = -1, .status = -1, .stat = -1, .attr = -1
+	};
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 void uaccess_status_fini(struct uaccess_status *cache)
 {
-	if (cache->fd >= 0)
-		close(cache->fd);
-	cache->fd = -1;
+	close_fd(&cache->dir);
+	close_fd(&cache->status);
+	close_fd(&cache->stat);
+	close_fd(&cache->attr);
+	cache->tid = 0;
 }
 
 /*
- * The text after "\nKEY" in the status text, searched from *from on, and
- * its line's end in *lim; *from moves there, as procfs writes the fields in
- * a fixed order (Uid, Gid, Groups, ..., CapEff).  NULL if absent.
+ * cache opened on /proc/TID.  A descriptor of a thread that has exited
+ * says ESRCH, never another thread's state, so one kept for tid is good
+ * for as long as reads through it succeed.
  */
-static const char *status_field(const char *buf, size_t len, size_t *from, const char *key,
-				const char **lim)
+static int status_open(struct uaccess_status *cache, pid_t tid)
 {
-	size_t klen = strlen(key);
-	const char *p = memmem(buf + *from, len - *from, key, klen), *nl;
+	char path[64];
 
-	if (!p)
-		return NULL;
-	p += klen;
-	nl = memchr(p, '\n', buf + len - p);
-	*lim = nl ? nl : buf + len;
-	*from = *lim - buf;
-	return p;
-}
-
-/*
- * Called twice per asynchronous command: four searches of the text, no
- * stdio, no sscanf and no pass line by line, as the file has some sixty
- * lines and four are wanted (under TCG a pass line by line cost a third
- * to a half of what the read itself costs).
- */
-int uaccess_parse_status(const char *buf, size_t len, struct creds *ret)
-{
-	struct creds c = { 0 };
-	const char *v, *lim;
-	size_t at = 0;
-
-	v = status_field(buf, len, &at, "\nUid:", &lim);
-	if (!v || parse_ids(v, lim, c.uid, 4) != 4)
-		return -ESRCH;
-	v = status_field(buf, len, &at, "\nGid:", &lim);
-	if (!v || parse_ids(v, lim, c.gid, 4) != 4)
-		return -ESRCH;
-	v = status_field(buf, len, &at, "\nGroups:", &lim);
-	if (!v)
-		return -ESRCH;
-	c.ngroups = parse_ids(v, lim, c.groups, CREDS_MAX_GROUPS);
-	v = status_field(buf, len, &at, "\nCapEff:", &lim);
-	if (!v)
-		return -ESRCH;
-	c.cap_eff = strtoull(v, NULL, 16);
-	*ret = c;
+	if (cache->tid == tid && cache->dir >= 0)
+		return 0;
+	uaccess_status_fini(cache);
+	snprintf(path, sizeof(path), "/proc/%d", tid);
+	cache->dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cache->dir < 0)
+		return -errno;
+	cache->tid = tid;
 	return 0;
 }
 
-int uaccess_creds_cached(struct uaccess_status *cache, pid_t tid, struct creds *ret)
+/* *fd: name under cache's /proc/TID, opened once. */
+static int file_fd(struct uaccess_status *cache, int *fd, const char *name)
 {
-	char buf[8192];
-	ssize_t len = read_status(cache, tid, buf, sizeof(buf));
-
-	return len < 0 ? (int)len : uaccess_parse_status(buf, len, ret);
+	if (*fd < 0)
+		*fd = openat(cache->dir, name, O_RDONLY | O_CLOEXEC);
+	return *fd < 0 ? -errno : 0;
 }
 
-int uaccess_creds(pid_t tid, struct creds *ret)
+/*
+ * The whole of a procfs file into *buf (grown as needed, NUL-terminated):
+ * its length or -errno.  procfs makes the whole text at each read, so a
+ * read shorter than asked is the end.
+ */
+static ssize_t read_all(int fd, char **buf, size_t *size)
 {
-	return uaccess_creds_cached(NULL, tid, ret);
+	size_t len = 0;
+
+	for (;;) {
+		ssize_t n = pread(fd, *buf + len, *size - 1 - len, len);
+
+		if (n < 0)
+			return -errno;
+		len += n;
+		if ((size_t)n < *size - 1 - (len - n) || n == 0)
+			break;
+		if (*size >= STATUS_MAX)
+			return -EFBIG;
+		char *p = realloc(*buf, *size * 2);
+
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*size *= 2;
+	}
+	(*buf)[len] = '\0';
+	return len;
 }
 
-bool uaccess_creds_equal(const struct creds *a, const struct creds *b)
+/* One thread's context as procfs shows it now; text holds its status. */
+struct snap {
+	char *text;
+	size_t size;
+	struct creds c;
+	uint64_t userns, exe_dev, exe_ino;
+	uint64_t layout[CREDS_LAYOUT_N];
+	uint32_t lsm_len;
+	char lsm[UACCESS_LSM_MAX];
+};
+
+static void snap_fini(struct snap *s)
 {
-	return !memcmp(a->uid, b->uid, sizeof(a->uid)) && !memcmp(a->gid, b->gid, sizeof(a->gid)) &&
-	       a->ngroups == b->ngroups &&
-	       !memcmp(a->groups, b->groups, a->ngroups * sizeof(a->groups[0])) &&
-	       a->cap_eff == b->cap_eff;
+	free(s->text);
+}
+
+static int read_status_text(struct uaccess_status *cache, struct snap *s)
+{
+	ssize_t len;
+	int err = file_fd(cache, &cache->status, "status");
+
+	if (err)
+		return err;
+	len = read_all(cache->status, &s->text, &s->size);
+	if (len < 0)
+		return (int)len;
+	return creds_parse_status(s->text, len, &s->c) ? -EIO : 0;
+}
+
+static int read_layout(struct uaccess_status *cache, struct snap *s)
+{
+	char buf[1024];
+	ssize_t len;
+	int err = file_fd(cache, &cache->stat, "stat");
+
+	if (err)
+		return err;
+	len = pread(cache->stat, buf, sizeof(buf), 0);
+	if (len < 0)
+		return -errno;
+	return creds_parse_stat(buf, len, s->layout) ? -EIO : 0;
+}
+
+/* The LSM label; none (EINVAL: no LSM keeps one) is the empty label. */
+static int read_lsm(struct uaccess_status *cache, struct snap *s)
+{
+	ssize_t len;
+	int err = file_fd(cache, &cache->attr, "attr/current");
+
+	if (err == -ENOENT || err == -EINVAL) {
+		s->lsm_len = 0;
+		return 0;
+	}
+	if (err)
+		return err;
+	len = pread(cache->attr, s->lsm, sizeof(s->lsm), 0);
+	if (len < 0 && errno == EINVAL)
+		len = 0;
+	if (len < 0)
+		return -errno;
+	if ((size_t)len == sizeof(s->lsm))
+		return -EFBIG; /* cut off: not comparable */
+	s->lsm_len = len;
+	return 0;
+}
+
+static int read_inode(struct uaccess_status *cache, const char *name, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+
+	if (fstatat(cache->dir, name, &st, 0) < 0)
+		return -errno;
+	if (dev)
+		*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+static int snap_read(struct uaccess_status *cache, pid_t tid, struct snap *s, bool full)
+{
+	int err;
+
+	s->size = 4096;
+	s->text = malloc(s->size);
+	if (!s->text)
+		return -ENOMEM;
+	err = tid > 0 ? status_open(cache, tid) : -ESRCH;
+	if (!err)
+		err = read_status_text(cache, s);
+	if (err == -ESRCH && cache->tid == tid) {
+		uaccess_status_fini(cache); /* a kept descriptor of a thread gone: once more */
+		err = status_open(cache, tid);
+		if (!err)
+			err = read_status_text(cache, s);
+	}
+	if (!err)
+		err = read_inode(cache, "ns/user", NULL, &s->userns);
+	if (!err && full)
+		err = read_inode(cache, "exe", &s->exe_dev, &s->exe_ino);
+	if (!err && full)
+		err = read_layout(cache, s);
+	if (!err && full)
+		err = read_lsm(cache, s);
+	return err;
+}
+
+int uaccess_ident_read(struct uaccess_status *cache, pid_t tid, struct uaccess_ident *ret)
+{
+	struct snap s = { 0 };
+	int err = snap_read(cache, tid, &s, true);
+	int pidfd;
+
+	if (err)
+		goto out;
+	pidfd = syscall(SYS_pidfd_open, s.c.tgid, 0);
+	if (pidfd < 0) {
+		err = -errno;
+		goto out;
+	}
+	*ret = (struct uaccess_ident){ .c = s.c,
+				       .userns = s.userns,
+				       .exe_dev = s.exe_dev,
+				       .exe_ino = s.exe_ino,
+				       .lsm_len = s.lsm_len,
+				       .pidfd = pidfd };
+	ret->groups = malloc(s.c.groups_len + 1);
+	if (!ret->groups) {
+		close(pidfd);
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(ret->groups, s.text + s.c.groups_off, s.c.groups_len);
+	memcpy(ret->layout, s.layout, sizeof(s.layout));
+	memcpy(ret->lsm, s.lsm, s.lsm_len);
+out:
+	snap_fini(&s);
+	return err;
+}
+
+void uaccess_ident_fini(struct uaccess_ident *id)
+{
+	free(id->groups);
+	id->groups = NULL;
+	if (id->pidfd >= 0)
+		close(id->pidfd);
+	id->pidfd = -1;
+}
+
+/* Is the process of id still alive?  While it is, its tgid is its own. */
+static bool process_alive(const struct uaccess_ident *id)
+{
+	return id->pidfd >= 0 &&
+	       (syscall(SYS_pidfd_send_signal, id->pidfd, 0, NULL, 0) == 0 || errno == EPERM);
+}
+
+/* What differs between s and id, or NULL. */
+static const char *differs(const struct snap *s, const struct uaccess_ident *id)
+{
+	const struct creds *a = &s->c, *b = &id->c;
+
+	if (a->tgid != b->tgid || !process_alive(id))
+		return "another process";
+	if (memcmp(a->uid, b->uid, sizeof(a->uid)) || memcmp(a->gid, b->gid, sizeof(a->gid)))
+		return "user or group ids changed";
+	if (a->groups_len != b->groups_len ||
+	    memcmp(s->text + a->groups_off, id->groups, a->groups_len))
+		return "supplementary groups changed";
+	if (a->cap_inh != b->cap_inh || a->cap_prm != b->cap_prm || a->cap_eff != b->cap_eff ||
+	    a->cap_bnd != b->cap_bnd || a->cap_amb != b->cap_amb)
+		return "capability sets changed";
+	if (a->no_new_privs != b->no_new_privs)
+		return "no_new_privs changed";
+	if (s->userns != id->userns)
+		return "another user namespace";
+	if (s->exe_dev != id->exe_dev || s->exe_ino != id->exe_ino ||
+	    memcmp(s->layout, id->layout, sizeof(s->layout)))
+		return "a new program (execve)";
+	if (s->lsm_len != id->lsm_len || memcmp(s->lsm, id->lsm, s->lsm_len))
+		return "LSM label changed";
+	return NULL;
+}
+
+int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct uaccess_ident *id,
+			const char **why)
+{
+	struct snap s = { 0 };
+	int err = snap_read(cache, tid, &s, true);
+
+	*why = NULL;
+	if (err)
+		*why = "its credentials cannot be read";
+	else if (!id->groups)
+		*why = "the opener's credentials could not be read";
+	else
+		*why = differs(&s, id);
+	snap_fini(&s);
+	return *why ? -EPERM : 0;
+}
+
+bool uaccess_capable(pid_t tid, unsigned cap)
+{
+	struct uaccess_status cache;
+	struct snap s = { 0 };
+	bool yes;
+
+	uaccess_status_init(&cache);
+	/* capable() asks the initial user namespace: CapEff counts only there */
+	yes = snap_read(&cache, tid, &s, false) == 0 && s.userns == CREDS_INIT_USER_NS &&
+	      creds_has_cap(&s.c, cap);
+	snap_fini(&s);
+	uaccess_status_fini(&cache);
+	return yes;
 }
 
 int uaccess_read_buffer(pid_t tid, uint64_t *ret)

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "creds.h"
 #include "daemon.h"
 #include "scsi.h"
 
@@ -23,20 +24,30 @@ int uaccess_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
 int uaccess_readv(pid_t tid, const struct scsi_seg *segs, unsigned n, void *buf);
 int uaccess_writev(pid_t tid, const struct scsi_seg *segs, unsigned n, const void *buf);
 
-/* The credentials of thread tid.  0 or -errno. */
-int uaccess_creds(pid_t tid, struct creds *ret);
 /*
- * Pure: the credentials in a /proc/TID/status text of len bytes, buf[len]
- * being '\0'.  0, or -ESRCH if a field is missing or short.
+ * The security context of thread tid, blocked in its call, into *ret
+ * (uaccess_ident_fini() frees it).  0 or -errno: any part unreadable fails
+ * the whole.
  */
-int uaccess_parse_status(const char *buf, size_t len, struct creds *ret);
+int uaccess_ident_read(struct uaccess_status *cache, pid_t tid, struct uaccess_ident *ret);
+void uaccess_ident_fini(struct uaccess_ident *id);
 
-/* struct uaccess_status (daemon.h): the caller serialises its use. */
+/*
+ * Is thread tid, blocked in its call, in the security context id?  0, or
+ * -EPERM with what differs (or why it cannot be told) in *why.  Unsure is
+ * different.
+ */
+int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct uaccess_ident *id,
+			const char **why);
+
+/*
+ * The kernel's capable(cap) for thread tid, blocked in its call: cap in its
+ * effective set, and its user namespace the initial one.  Unreadable: false.
+ */
+bool uaccess_capable(pid_t tid, unsigned cap);
+
 void uaccess_status_init(struct uaccess_status *cache);
 void uaccess_status_fini(struct uaccess_status *cache);
-/* uaccess_creds(), through cache. */
-int uaccess_creds_cached(struct uaccess_status *cache, pid_t tid, struct creds *ret);
-bool uaccess_creds_equal(const struct creds *a, const struct creds *b);
 
 /*
  * The buffer address of the read() thread tid is blocked in, from

@@ -8,9 +8,11 @@
  * pool workers.
  */
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -750,4 +752,19 @@ struct sg_io_v4 fake_v4_hdr(struct fake_cmd *m, bool write, unsigned len, int pa
 		h.din_xferp = (uintptr_t)m->data;
 	}
 	return h;
+}
+
+void fake_set_rawio(bool on)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		abort();
+	if (on)
+		d[0].effective |= d[0].permitted & 1u << CAP_SYS_RAWIO;
+	else
+		d[0].effective &= ~(1u << CAP_SYS_RAWIO);
+	if (syscall(SYS_capset, &h, d))
+		abort();
 }

@@ -193,6 +193,12 @@ void fake_script_check_condition(struct fake_target *t);
 /* Whether all n bytes at p are v. */
 bool fake_all_bytes(const unsigned char *p, size_t n, unsigned char v);
 
+/*
+ * The calling thread's effective CAP_SYS_RAWIO off or back on (from its
+ * permitted set): the daemon asks the caller's, at each command.
+ */
+void fake_set_rawio(bool on);
+
 /* ---- a client's side ---- */
 
 #define FAKE_UNTOUCHED	      0xaa /* what a client's bytes hold where nobody may write */

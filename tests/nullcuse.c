@@ -83,7 +83,7 @@ struct nfile {
 	struct fuse_pollhandle *ph;	  /* protected by lock */
 	atomic_int timeout;		  /* SG_SET_TIMEOUT's, in USER_HZ */
 	atomic_int reserved;
-	struct creds creds; /* --creds: the opener's */
+	struct uaccess_ident ident; /* --creds: the opener's */
 	pthread_mutex_t status_lock;
 	struct uaccess_status status; /* protected by status_lock: the last caller's */
 };
@@ -387,15 +387,15 @@ static void park_read(struct nfile *f, fuse_req_t req)
 static int check_creds(fuse_req_t req, struct nfile *f)
 {
 	struct server *s = fuse_req_userdata(req);
-	struct creds c;
+	const char *why;
 	int err;
 
 	if (!s->creds)
 		return 0;
 	pthread_mutex_lock(&f->status_lock);
-	err = uaccess_creds_cached(&f->status, fuse_req_ctx(req)->pid, &c);
+	err = uaccess_ident_match(&f->status, fuse_req_ctx(req)->pid, &f->ident, &why);
 	pthread_mutex_unlock(&f->status_lock);
-	return !err && uaccess_creds_equal(&c, &f->creds) ? 0 : -EPERM;
+	return err;
 }
 
 static void cb_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
@@ -522,6 +522,7 @@ static void file_free(struct nfile *f)
 	if (f->ph)
 		fuse_pollhandle_destroy(f->ph);
 	uaccess_status_fini(&f->status);
+	uaccess_ident_fini(&f->ident);
 	pthread_mutex_destroy(&f->status_lock);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
@@ -539,10 +540,10 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_init(&f->status_lock, NULL);
 	uaccess_status_init(&f->status);
-	/* as cuse_bsg: an opener it cannot see matches no caller */
-	if (((struct server *)fuse_req_userdata(req))->creds &&
-	    uaccess_creds(fuse_req_ctx(req)->pid, &f->creds) < 0)
-		memset(&f->creds, 0xff, sizeof(f->creds));
+	f->ident.pidfd = -1;
+	/* as cuse_bsg: an opener it cannot read matches no caller */
+	if (((struct server *)fuse_req_userdata(req))->creds)
+		uaccess_ident_read(&f->status, fuse_req_ctx(req)->pid, &f->ident);
 	atomic_init(&f->timeout, 60 * USER_HZ);
 	atomic_init(&f->reserved, SG_RESERVED);
 	fi->fh = (uintptr_t)f;

@@ -1115,7 +1115,7 @@ Test(async, policy_without_rawio_reads_but_writes_only_when_open_for_writing)
 
 	rig_init(&g, 1, O_RDONLY);
 	script_good(g.ft, 512);
-	g.o->creds.cap_eff &= ~(1ull << 17); /* an opener without CAP_SYS_RAWIO */
+	fake_set_rawio(false); /* a caller without CAP_SYS_RAWIO */
 	h = v3_read(&b, 1, 512, 1);
 	cr_expect(zero(int, sg_io_errno(&g, &h)), "READ(10) on a read-only file");
 	fake_cmd_init(&b, true, 2, 8);
@@ -1127,7 +1127,7 @@ Test(async, policy_without_rawio_reads_but_writes_only_when_open_for_writing)
 	cr_expect(zero(int, sg_io_errno(&g, &h)), "WRITE(10) on a file open for writing");
 	b.cdb[0] = 0x3b; /* WRITE BUFFER: in neither of the kernel's lists */
 	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "WRITE BUFFER needs CAP_SYS_RAWIO");
-	g.o->creds.cap_eff |= 1ull << 17;
+	fake_set_rawio(true);
 	cr_expect(zero(int, sg_io_errno(&g, &h)), "and with it, it runs");
 	rig_fini(&g);
 }
@@ -1311,7 +1311,7 @@ Test(async, caller_with_other_credentials_is_eperm)
 
 	rig_init(&g, 1, O_RDWR);
 	script_good(g.ft, 512);
-	g.o->creds.uid[0] ^= 1; /* the file was opened by another real uid */
+	g.o->ident.c.uid[0] ^= 1; /* the file was opened by another real uid */
 	h3 = v3_read(&b, 1, 512, 1);
 	cr_expect(eq(int, err_of(call_write(&g, &h3, V3, 0)), EPERM));
 	h4 = v4_read(&b, 1, 512, 1);

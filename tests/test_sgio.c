@@ -78,6 +78,7 @@ static void rig_fini(struct rig *g)
 	g->d.target->ops->chan_close(g->d.target, g->o.chan);
 	sgio_buffers_free(&g->o);
 	uaccess_status_fini(&g->o.status);
+	uaccess_ident_fini(&g->o.ident);
 	target_free(&g->ft->base);
 	fake_session_free(g->fs);
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * uaccess.c's credentials: what uaccess_creds() reads from /proc/TID/status
- * must be what the kernel says through its own calls, for this thread and
- * through a kept status descriptor, and a thread that has gone is ESRCH.
+ * uaccess.c's security contexts, against the kernel itself: what
+ * uaccess_ident_read() takes from /proc must be what the kernel's own calls
+ * say, and every change the kernel's f_cred comparison would refuse must
+ * make uaccess_ident_match() refuse.  Each test runs in its own process
+ * (Criterion's), as root, and changes its own credentials freely.
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -10,117 +12,301 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <pthread.h>
-#include <sys/fsuid.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "uaccess.h"
 
 TestSuite(uaccess, .timeout = 30);
 
-/* This thread's credentials as the kernel's calls give them. */
-static void creds_by_syscalls(struct creds *c)
+static void caps_get(struct __user_cap_data_struct d[2])
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	cr_assert(zero(int, (int)syscall(SYS_capget, &h, d)));
+}
+
+static void caps_set(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	cr_assert(zero(int, (int)syscall(SYS_capset, &h, d)));
+}
+
+static void read_self(struct uaccess_status *st, struct uaccess_ident *id)
+{
+	uaccess_status_init(st);
+	cr_assert(zero(int, uaccess_ident_read(st, gettid(), id)));
+}
+
+static void expect_refused(struct uaccess_status *st, pid_t tid, const struct uaccess_ident *id,
+			   const char *what)
+{
+	const char *why = NULL;
+
+	cr_expect(eq(int, uaccess_ident_match(st, tid, id, &why), -EPERM), "%s", what);
+	cr_expect(why != NULL && strstr(why, what), "refused for '%s', not '%s'", what,
+		  why ? why : "(nothing)");
+}
+
+static void expect_same(struct uaccess_status *st, pid_t tid, const struct uaccess_ident *id)
+{
+	const char *why = NULL;
+
+	cr_expect(zero(int, uaccess_ident_match(st, tid, id, &why)), "refused: %s",
+		  why ? why : "?");
+}
+
+Test(uaccess, ident_is_what_the_kernel_says)
+{
 	struct __user_cap_data_struct d[2];
-	gid_t groups[CREDS_MAX_GROUPS];
+	struct uaccess_status st;
+	struct uaccess_ident id;
+	gid_t groups[256];
+	char text[4096] = "";
+	size_t off = 0;
+	uint32_t r[3];
+	struct stat ns, exe;
 	int n;
 
-	memset(c, 0, sizeof(*c));
-	cr_assert(zero(int, getresuid(&c->uid[0], &c->uid[1], &c->uid[2])));
-	cr_assert(zero(int, getresgid(&c->gid[0], &c->gid[1], &c->gid[2])));
-	c->uid[3] = setfsuid(-1); /* an invalid id changes nothing and says the current one */
-	c->gid[3] = setfsgid(-1);
-	n = getgroups(CREDS_MAX_GROUPS, groups);
-	cr_assert(ge(int, n, 0));
-	c->ngroups = n;
+	read_self(&st, &id);
+	cr_expect(eq(int, id.c.tgid, getpid()));
+	cr_assert(zero(int, getresuid(&r[0], &r[1], &r[2])));
+	cr_expect(zero(int, memcmp(id.c.uid, r, sizeof(r))), "uid r/e/s");
+	cr_assert(zero(int, getresgid(&r[0], &r[1], &r[2])));
+	cr_expect(zero(int, memcmp(id.c.gid, r, sizeof(r))), "gid r/e/s");
+	n = getgroups(256, groups);
 	for (int i = 0; i < n; i++)
-		c->groups[i] = groups[i];
-	cr_assert(zero(int, (int)syscall(SYS_capget, &h, d)));
-	c->cap_eff = (unsigned long long)d[1].effective << 32 | d[0].effective;
-}
-
-Test(uaccess, creds_are_what_the_kernel_says)
-{
-	struct creds want, got;
-
-	creds_by_syscalls(&want);
-	cr_assert(zero(int, uaccess_creds(gettid(), &got)));
-	cr_expect(zero(int, memcmp(got.uid, want.uid, sizeof(want.uid))), "uid r/e/s/fs");
-	cr_expect(zero(int, memcmp(got.gid, want.gid, sizeof(want.gid))), "gid r/e/s/fs");
-	cr_expect(eq(u32, got.ngroups, want.ngroups));
-	cr_expect(zero(int, memcmp(got.groups, want.groups, want.ngroups * sizeof(unsigned))));
-	cr_expect(eq(u64, got.cap_eff, want.cap_eff));
-	cr_expect(uaccess_creds_equal(&got, &want));
-}
-
-Test(uaccess, kept_descriptor_reads_the_same_again)
-{
-	struct uaccess_status st;
-	struct creds a, b, want;
-
-	creds_by_syscalls(&want);
-	uaccess_status_init(&st);
-	cr_assert(zero(int, uaccess_creds_cached(&st, gettid(), &a)));
-	cr_assert(ge(int, st.fd, 0), "the descriptor is kept");
-	cr_assert(zero(int, uaccess_creds_cached(&st, gettid(), &b)));
-	cr_expect(uaccess_creds_equal(&a, &want));
-	cr_expect(uaccess_creds_equal(&b, &want));
+		off += snprintf(text + off, sizeof(text) - off, "%s%u", i ? " " : "", groups[i]);
+	cr_expect(eq(u32, id.c.groups_len, off));
+	cr_expect(zero(int, memcmp(id.groups, text, off)), "groups");
+	caps_get(d);
+	cr_expect(eq(u64, id.c.cap_eff, (uint64_t)d[1].effective << 32 | d[0].effective));
+	cr_expect(eq(u64, id.c.cap_prm, (uint64_t)d[1].permitted << 32 | d[0].permitted));
+	cr_expect(eq(u64, id.c.cap_inh, (uint64_t)d[1].inheritable << 32 | d[0].inheritable));
+	cr_expect(eq(int, (int)(id.c.cap_bnd >> CAP_SYS_RAWIO & 1),
+		     prctl(PR_CAPBSET_READ, CAP_SYS_RAWIO, 0, 0, 0)));
+	cr_assert(zero(int, stat("/proc/self/ns/user", &ns)));
+	cr_expect(eq(u64, id.userns, ns.st_ino));
+	cr_assert(zero(int, stat("/proc/self/exe", &exe)));
+	cr_expect(eq(u64, id.exe_ino, exe.st_ino));
+	cr_expect(ge(int, id.pidfd, 0));
+	expect_same(&st, gettid(), &id);
+	expect_same(&st, gettid(), &id); /* again, through the kept descriptors */
+	uaccess_ident_fini(&id);
 	uaccess_status_fini(&st);
 }
 
-#define STATUS_HEAD "Name:\tx\\nUid:\t7 7 7 7\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t42\n"
-
-Test(uaccess, parse_takes_each_field_from_its_own_line)
+static void *match_from_thread(void *arg)
 {
-	static const char text[] = STATUS_HEAD "Uid:\t1000\t1001\t1002\t1003\n"
-					       "Gid:\t2000\t2001\t2002\t2003\n"
-					       "FDSize:\t64\n"
-					       "Groups:\t4 24 27 1000 \n"
-					       "NStgid:\t42\n"
-					       "CapInh:\t0000000000000000\n"
-					       "CapPrm:\t000001ffffffffff\n"
-					       "CapEff:\t0000000000020400\n"
-					       "CapBnd:\t000001ffffffffff\n";
-	struct creds c;
+	struct uaccess_status st;
 
-	cr_assert(zero(int, uaccess_parse_status(text, sizeof(text) - 1, &c)));
-	cr_expect(eq(u32, c.uid[0], 1000), "not the escaped name's Uid");
-	cr_expect(eq(u32, c.uid[3], 1003));
-	cr_expect(eq(u32, c.gid[0], 2000));
-	cr_expect(eq(u32, c.gid[3], 2003));
-	cr_expect(eq(u32, c.ngroups, 4));
-	cr_expect(eq(u32, c.groups[0], 4));
-	cr_expect(eq(u32, c.groups[3], 1000));
-	cr_expect(eq(u64, c.cap_eff, 0x20400), "CapEff, not CapPrm or CapBnd");
+	uaccess_status_init(&st);
+	expect_same(&st, gettid(), arg);
+	uaccess_status_fini(&st);
+	return NULL;
 }
 
-Test(uaccess, parse_stops_at_the_end_of_the_groups_line)
+Test(uaccess, another_thread_of_the_process_matches)
 {
-	static const char text[] = STATUS_HEAD "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
-					       "Groups:\t\n"
-					       "12 13\n"
-					       "CapEff:\t0\n";
-	struct creds c;
+	struct uaccess_status st;
+	struct uaccess_ident id;
+	pthread_t t;
 
-	cr_assert(zero(int, uaccess_parse_status(text, sizeof(text) - 1, &c)));
-	cr_expect(zero(u32, c.ngroups), "no groups: the next line is not read");
+	read_self(&st, &id);
+	cr_assert(zero(int, pthread_create(&t, NULL, match_from_thread, &id)));
+	pthread_join(t, NULL);
+	uaccess_ident_fini(&id);
+	uaccess_status_fini(&st);
 }
 
-Test(uaccess, parse_refuses_a_text_with_a_field_missing_or_short)
+/* A child that waits on a pipe; *wfd ends it. */
+static pid_t child_waiting(int *wfd)
 {
-	static const char *const bad[] = {
-		STATUS_HEAD "Gid:\t0\t0\t0\t0\nGroups:\t\nCapEff:\t0\n",
-		STATUS_HEAD "Uid:\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t\nCapEff:\t0\n",
-		STATUS_HEAD "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nCapEff:\t0\n",
-		STATUS_HEAD "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t\n",
-		"",
-	};
-	struct creds c;
+	int p[2];
+	char c;
+	pid_t pid;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_expect(eq(int, uaccess_parse_status(bad[i], strlen(bad[i]), &c), -ESRCH),
-			  "text %zu", i);
+	cr_assert(zero(int, pipe(p)));
+	pid = fork();
+	cr_assert(ge(int, pid, 0));
+	if (!pid) {
+		close(p[1]);
+		_exit(read(p[0], &c, 1) < 0);
+	}
+	close(p[0]);
+	*wfd = p[1];
+	return pid;
+}
+
+static void end_child(pid_t pid, int wfd)
+{
+	close(wfd);
+	waitpid(pid, NULL, 0);
+}
+
+Test(uaccess, a_forked_child_is_another_process)
+{
+	struct uaccess_status st;
+	struct uaccess_ident id;
+	int wfd;
+	pid_t child;
+
+	read_self(&st, &id);
+	child = child_waiting(&wfd);
+	expect_refused(&st, child, &id, "another process");
+	end_child(child, wfd);
+	uaccess_ident_fini(&id);
+	uaccess_status_fini(&st);
+}
+
+Test(uaccess, groups_past_the_64th_are_compared)
+{
+	static gid_t groups[1000];
+	struct uaccess_status st;
+	struct uaccess_ident id;
+
+	for (unsigned i = 0; i < 1000; i++)
+		groups[i] = 10000000 + i;
+	cr_assert(zero(int, (int)syscall(SYS_setgroups, 1000, groups)), "needs root");
+	read_self(&st, &id);
+	cr_expect(gt(u32, id.c.groups_len, 8192), "a status file over 8 KiB read whole");
+	expect_same(&st, gettid(), &id);
+	groups[900] = 7;
+	cr_assert(zero(int, (int)syscall(SYS_setgroups, 1000, groups)));
+	expect_refused(&st, gettid(), &id, "supplementary groups");
+	uaccess_ident_fini(&id);
+	uaccess_status_fini(&st);
+}
+
+Test(uaccess, a_changed_capability_set_is_refused)
+{
+	struct __user_cap_data_struct d[2];
+	struct uaccess_status st;
+	struct uaccess_ident id;
+
+	read_self(&st, &id);
+	caps_get(d);
+	d[0].inheritable ^= 1u << CAP_CHOWN;
+	caps_set(d);
+	expect_refused(&st, gettid(), &id, "capability sets");
+	uaccess_ident_fini(&id);
+	read_self(&st, &id);
+	cr_assert(zero(int, prctl(PR_CAPBSET_DROP, CAP_MKNOD, 0, 0, 0)));
+	expect_refused(&st, gettid(), &id, "capability sets");
+	uaccess_ident_fini(&id);
+	uaccess_status_fini(&st);
+}
+
+Test(uaccess, no_new_privs_is_refused)
+{
+	struct uaccess_status st;
+	struct uaccess_ident id;
+
+	read_self(&st, &id);
+	cr_assert(zero(int, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)));
+	expect_refused(&st, gettid(), &id, "no_new_privs");
+	uaccess_ident_fini(&id);
+	uaccess_status_fini(&st);
+}
+
+Test(uaccess, a_new_program_is_refused)
+{
+	struct uaccess_status st;
+	struct uaccess_ident id;
+	int go[2], exec_done[2];
+	char c;
+	pid_t child;
+
+	cr_assert(zero(int, pipe(go)));
+	cr_assert(zero(int, pipe2(exec_done, O_CLOEXEC)));
+	child = fork();
+	cr_assert(ge(int, child, 0));
+	if (!child) {
+		close(go[1]);
+		close(exec_done[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		/* same uid, same capabilities: only the program is new */
+		execl("/bin/cat", "cat", (char *)NULL);
+		_exit(1);
+	}
+	close(go[0]);
+	close(exec_done[1]);
+	uaccess_status_init(&st);
+	cr_assert(zero(int, uaccess_ident_read(&st, child, &id)));
+	expect_same(&st, child, &id);
+	cr_assert(eq(int, (int)write(go[1], "x", 1), 1));
+	cr_assert(zero(int, (int)read(exec_done[0], &c, 1)), "EOF: the child has exec'd");
+	expect_refused(&st, child, &id, "a new program");
+	close(go[1]); /* cat's stdin is not this pipe: end it */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	uaccess_ident_fini(&id);
+	uaccess_status_fini(&st);
+}
+
+static void drop_effective(unsigned cap)
+{
+	struct __user_cap_data_struct d[2];
+
+	caps_get(d);
+	d[cap / 32].effective &= ~(1u << (cap % 32));
+	caps_set(d);
+}
+
+Test(uaccess, capable_is_the_effective_set_in_the_initial_user_namespace)
+{
+	struct __user_cap_data_struct d[2];
+
+	bool root;
+
+	caps_get(d);
+	root = (d[0].effective >> CAP_SYS_RAWIO & 1) == 1;
+	cr_assert(root, "the unit tests run as root (CapEff %08x)", d[0].effective);
+	cr_expect(uaccess_capable(gettid(), CAP_SYS_RAWIO));
+	drop_effective(CAP_SYS_RAWIO);
+	cr_expect(not(uaccess_capable(gettid(), CAP_SYS_RAWIO)), "dropped from CapEff");
+	cr_expect(not(uaccess_capable(0, CAP_SYS_RAWIO)), "a caller we cannot see");
+	cr_expect(not(uaccess_capable(0x3fffffff, CAP_SYS_RAWIO)), "a thread that is not");
+}
+
+Test(uaccess, a_user_namespace_has_no_capabilities_here)
+{
+	struct uaccess_status st;
+	struct uaccess_ident id;
+	int go[2], ready[2];
+	char c;
+	pid_t child;
+
+	cr_assert(zero(int, pipe(go)));
+	cr_assert(zero(int, pipe(ready)));
+	read_self(&st, &id);
+	child = fork();
+	cr_assert(ge(int, child, 0));
+	if (!child) {
+		close(go[1]);
+		/* full CapEff in its own namespace, as `unshare -U` shows */
+		int ok = unshare(CLONE_NEWUSER) == 0;
+
+		if (write(ready[1], ok ? "y" : "n", 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	cr_assert(eq(int, (int)read(ready[0], &c, 1), 1));
+	cr_assert(eq(chr, c, 'y'), "unshare(CLONE_NEWUSER) failed in the child");
+	cr_expect(not(uaccess_capable(child, CAP_SYS_RAWIO)));
+	cr_expect(not(uaccess_capable(child, CAP_SYS_ADMIN)));
+	expect_refused(&st, child, &id, "another process");
+	close(go[1]);
+	waitpid(child, NULL, 0);
+	uaccess_ident_fini(&id);
+	uaccess_status_fini(&st);
 }
 
 static void *report_tid(void *arg)
@@ -129,17 +315,16 @@ static void *report_tid(void *arg)
 	return NULL;
 }
 
-Test(uaccess, a_thread_gone_is_esrch)
+Test(uaccess, a_thread_gone_cannot_be_read)
 {
 	struct uaccess_status st;
-	struct creds c;
+	struct uaccess_ident id;
 	pthread_t t;
 	pid_t tid = 0;
 
-	uaccess_status_init(&st);
 	cr_assert(zero(int, pthread_create(&t, NULL, report_tid, &tid)));
-	cr_assert(zero(int, pthread_join(t, NULL)));
-	cr_expect(eq(int, uaccess_creds(tid, &c), -ENOENT));
-	cr_expect(lt(int, uaccess_creds_cached(&st, tid, &c), 0));
+	pthread_join(t, NULL);
+	uaccess_status_init(&st);
+	cr_expect(lt(int, uaccess_ident_read(&st, tid, &id), 0));
 	uaccess_status_fini(&st);
 }

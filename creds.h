@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Who a caller is, in the terms of the kernel's rules: its credentials as
+ * /proc/TID/status shows them and the layout of its address space as
+ * /proc/TID/stat shows it.  Pure: text in, struct out; no system calls, no
+ * allocation.  uaccess.c reads the files, this module understands them.
+ */
+#ifndef CUSE_BSG_CREDS_H
+#define CUSE_BSG_CREDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CREDS_CAP_SYS_RAWIO 17
+#define CREDS_CAP_SYS_ADMIN 21
+/* include/linux/proc_ns.h: the inode of the initial user namespace */
+#define CREDS_INIT_USER_NS 0xEFFFFFFDu
+
+/*
+ * A thread's credentials.  The supplementary groups are not copied: they
+ * stay in the text, at groups_off, groups_len bytes (the ids as procfs
+ * prints them), so that any number of them is compared exactly.
+ */
+struct creds {
+	pid_t tgid;
+	uint32_t uid[4], gid[4]; /* real, effective, saved, filesystem */
+	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
+	uint32_t no_new_privs;
+	uint32_t groups_off, groups_len;
+};
+
+/*
+ * Parse a /proc/TID/status text of len bytes (no NUL needed).  0, or
+ * -EINVAL if a field is missing, short or malformed: a caller that cannot
+ * be read is never taken for one that can.
+ */
+int creds_parse_status(const char *buf, size_t len, struct creds *ret);
+
+/*
+ * The address-space layout of a /proc/TID/stat text: start_code,
+ * end_code, start_stack, start_data, end_data, start_brk, arg_start,
+ * arg_end, env_start, env_end.  Every execve() makes a new one (with
+ * address-space randomisation, different in every field).  0, or -EINVAL
+ * if malformed or all zero (procfs hides it from a reader without ptrace
+ * rights: nothing to compare).
+ */
+#define CREDS_LAYOUT_N 10
+int creds_parse_stat(const char *buf, size_t len, uint64_t ret[CREDS_LAYOUT_N]);
+
+/* Has the thread with these credentials cap (a CAP_ number) in its effective set? */
+bool creds_has_cap(const struct creds *c, unsigned cap);
+
+/*
+ * uaccess.c's: one thread's /proc/TID kept open between checks (the user
+ * serialises its use), and a security context read through it.
+ */
+struct uaccess_status {
+	pid_t tid;
+	int dir, status, stat, attr; /* or -1 */
+};
+
+#define UACCESS_LSM_MAX 256
+
+/*
+ * A security context: every part of a thread's credentials that procfs
+ * shows, its user namespace, the program it runs and the process it
+ * belongs to.  What read() and write() callers must match (README,
+ * security model).
+ */
+struct uaccess_ident {
+	struct creds c;
+	char *groups;		   /* c.groups_len bytes, the Groups ids as text; NULL: unknown */
+	uint64_t userns;	   /* inode of its user namespace */
+	uint64_t exe_dev, exe_ino; /* its executable */
+	uint64_t layout[CREDS_LAYOUT_N];
+	uint32_t lsm_len;
+	char lsm[UACCESS_LSM_MAX]; /* its LSM label (attr/current), or empty */
+	int pidfd;		   /* its process, or -1 */
+};
+
+#endif /* CUSE_BSG_CREDS_H */
