@@ -96,7 +96,14 @@ static void opener_unlist(struct opener *o)
 	pthread_mutex_unlock(&d->openers_lock);
 }
 
-static void opener_put(struct opener *o)
+void async_opener_get(struct opener *o)
+{
+	pthread_mutex_lock(&o->lock);
+	o->refs++;
+	pthread_mutex_unlock(&o->lock);
+}
+
+void async_opener_put(struct opener *o)
 {
 	struct daemon *d = o->d;
 	bool last;
@@ -751,7 +758,7 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 			free(p);
 			if (deliver(o, req, tid, size, cmds, n))
 				serve_readers(o);
-			opener_put(o);
+			async_opener_put(o);
 			return;
 		}
 		/* sg: EAGAIN whenever nothing is done, detaching or not */
@@ -932,7 +939,7 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 	notify(ph);
 	if (next)
 		dispatch(next); /* its place: o->running is unchanged */
-	opener_put(o);
+	async_opener_put(o);
 }
 
 static void run_async(struct pool_work *w, unsigned slot)
@@ -1043,7 +1050,7 @@ void async_target_gone(struct daemon *d)
 		daemon_warn(d, "out of memory: parked calls wait for their own end");
 	for (i = 0; all && i < n; i++) {
 		sweep_gone(all[i]);
-		opener_put(all[i]);
+		async_opener_put(all[i]);
 	}
 	free(all);
 }
@@ -1073,7 +1080,7 @@ void async_release(struct opener *o)
 	}
 	if (ph)
 		fuse_pollhandle_destroy(ph);
-	opener_put(o);
+	async_opener_put(o);
 }
 
 int async_num_waiting(struct opener *o)

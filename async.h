@@ -20,6 +20,10 @@
  */
 int async_opener_init(struct opener *o, pid_t tid);
 
+/* A reference to o, which lives until the last is put (o->lock not held). */
+void async_opener_get(struct opener *o);
+void async_opener_put(struct opener *o);
+
 void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size, int flags);
 void async_read(fuse_req_t req, struct opener *o, size_t size, int flags);
 void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph);

@@ -38,7 +38,8 @@
 #define CUSE_BSG_VERSION "0.1.0"
 
 struct options {
-	const char *target; /* or NULL: --all */
+	const char *target;    /* or NULL: --all */
+	struct mem_budget mem; /* --max-memory: every node's buffers */
 	char name[128];
 	bool foreground;
 	bool all;
@@ -103,6 +104,10 @@ static void usage(FILE *f)
 		   "unloaded\n"
 		   "  -P, --policy FILE    who may send which command (docs/POLICY.md); default:\n"
 		   "                       the kernel's bsg rule\n"
+		   "  -M, --max-memory SIZE  the most all data buffers may take (default: a\n"
+		   "                       quarter of RAM, at most 1G); K, M, G suffixes\n"
+		   "  -O, --opener-memory SIZE  the most one open file's buffers may take\n"
+		   "                       (default: 128M); over either: ENOMEM\n"
 		   "  -S, --shared-queue   one queue for every open file, as bsg before Linux\n"
 		   "                       4.19: replies reach other openers; only to show that\n"
 		   "  -v, --verbose        more log output (repeat for debug)\n"
@@ -152,6 +157,37 @@ static int parse_group(const char *s, gid_t *ret)
 		return -EINVAL;
 	*ret = gr ? gr->gr_gid : (gid_t)v;
 	return 0;
+}
+
+/* A byte count with an optional K, M or G: at least one page. */
+static int parse_size(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	unsigned shift = 0;
+
+	if (end == s || *s == '-')
+		return -EINVAL;
+	if (*end) {
+		const char *units = "KMG", *u = strchr(units, *end);
+
+		if (!u || end[1])
+			return -EINVAL;
+		shift = 10 * (unsigned)(u - units + 1);
+	}
+	if (v > (UINT64_MAX >> shift) || v << shift < 4096)
+		return -EINVAL;
+	*ret = (uint64_t)v << shift;
+	return 0;
+}
+
+/* --max-memory's default: a quarter of RAM, at most 1 GiB. */
+static uint64_t default_max_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	uint64_t quarter = pages > 0 && size > 0 ? (uint64_t)pages * size / 4 : 0;
+
+	return quarter && quarter < (1ull << 30) ? quarter : 1ull << 30;
 }
 
 /* The words of --copy and --async, in the order of their enums. */
@@ -210,6 +246,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		{ "async", required_argument, NULL, 'a' },
 		{ "sg-compat", required_argument, NULL, 's' },
 		{ "shared-queue", no_argument, NULL, 'S' },
+		{ "max-memory", required_argument, NULL, 'M' },
+		{ "opener-memory", required_argument, NULL, 'O' },
 		{ "policy", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -226,8 +264,11 @@ static int parse_options(int argc, char **argv, struct options *opt)
 					 .gid = (gid_t)-1,
 					 .threads = 32,
 					 .sg_minor = -1,
+					 .opener_mem_max = 128ull << 20,
 				 } };
-	while ((c = getopt_long(argc, argv, "An:fm:o:g:t:c:a:s:SP:vhV", longopts, NULL)) != -1) {
+	opt->mem.max = default_max_memory();
+	while ((c = getopt_long(argc, argv, "An:fm:o:g:t:c:a:s:SP:M:O:vhV", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'A':
 			opt->all = true;
@@ -282,6 +323,14 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case 'S':
 			opt->node.shared_queue = true;
 			break;
+		case 'M':
+			if (parse_size(optarg, &opt->mem.max) < 0)
+				return bad_option("memory size", optarg);
+			break;
+		case 'O':
+			if (parse_size(optarg, &opt->node.opener_mem_max) < 0)
+				return bad_option("memory size", optarg);
+			break;
 		case 'P':
 			opt->policy = optarg;
 			break;
@@ -299,15 +348,37 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			return 2;
 		}
 	}
+	opt->node.mem = &opt->mem;
 	return check_mode(argc, argv, opt);
 }
 
-/* Every opener holds a descriptor of the target: allow as many as we may. */
+/*
+ * Every opener holds descriptors (the target, its process, its /proc
+ * files): allow as many as the kernel does (fs.nr_open), while root still
+ * may, so that a client holding the node open many times runs out before
+ * the daemon does.  An open the daemon cannot serve is refused, never
+ * served half-known.
+ */
 static void raise_fd_limit(void)
 {
 	struct rlimit rl;
+	unsigned long nr_open = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (nr_open > rl.rlim_max) {
+		struct rlimit want = { nr_open, nr_open };
+
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			return;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}

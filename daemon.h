@@ -43,8 +43,20 @@ enum stat_id {
 	STAT_COUNT,
 };
 
+/*
+ * Memory the daemon's data buffers may take, shared by every node of the
+ * process: a client's command over it gets ENOMEM, as sg's does when it
+ * cannot allocate, and nobody gets killed for it.
+ */
+struct mem_budget {
+	atomic_ullong used;
+	uint64_t max;
+};
+
 struct daemon {
-	const char *name; /* node name under /dev */
+	const char *name;	 /* node name under /dev */
+	struct mem_budget *mem;	 /* the process's; NULL: no bound */
+	uint64_t opener_mem_max; /* the most one opener's buffers may take; 0: no bound */
 	struct target *target;
 	struct pool *pool;
 	bool direct;		 /* move data with process_vm_readv/writev */
@@ -123,9 +135,11 @@ struct opener {
 	struct opener_buf bufs[OPENER_BUFS]; /* protected by bufs_lock */
 	unsigned nbufs;			     /* protected by bufs_lock */
 	uint64_t bufs_bytes;		     /* protected by bufs_lock */
+	atomic_ullong mem_used;		     /* bytes of its commands' and kept buffers */
 	atomic_bool warned;		     /* a credentials refusal was logged */
 	atomic_bool warned_filter;	     /* a command refusal was logged */
 	atomic_bool warned_path;	     /* a refusal for want of the direct path was logged */
+	atomic_bool warned_mem;		     /* an ENOMEM for its memory bound was logged */
 	struct opener *d_prev, *d_next;	     /* protected by d->openers_lock */
 };
 

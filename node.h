@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "daemon.h"
 #include "filter.h"
 
 enum node_copy { NODE_COPY_AUTO, NODE_COPY_DIRECT, NODE_COPY_RETRY };
@@ -33,6 +34,8 @@ struct node_config {
 	int sg_minor; /* register as char 21:sg_minor, or -1 */
 	bool shared_queue;
 	struct filter_policy policy; /* who may send which command */
+	struct mem_budget *mem;	     /* data buffers of every node, or NULL */
+	uint64_t opener_mem_max;     /* data buffers of one open file; 0: no bound */
 };
 
 struct node;

@@ -8,9 +8,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "async.h"
@@ -33,11 +35,65 @@ bool sgio_writes_data(const struct scsi_req *r)
 	return !r->no_dxfer && (r->dir == SCSI_DIR_TO_DEV || r->dir == SCSI_DIR_TO_FROM_DEV);
 }
 
+/*
+ * Charge n bytes of data buffer to o and to the process: 0, or -ENOMEM
+ * past either bound (logged once per opener), as sg says when it cannot
+ * allocate a command's buffer.
+ */
+static int mem_charge(struct opener *o, uint64_t n)
+{
+	struct daemon *d = o->d;
+	struct mem_budget *m = d->mem;
+	const char *which;
+	uint64_t opener = atomic_fetch_add(&o->mem_used, n) + n;
+
+	if (d->opener_mem_max && opener > d->opener_mem_max) {
+		which = "the open file's";
+	} else if (m && atomic_fetch_add(&m->used, n) + n > m->max) {
+		atomic_fetch_sub(&m->used, n);
+		which = "the daemon's";
+	} else {
+		return 0;
+	}
+	atomic_fetch_sub(&o->mem_used, n);
+	if (!atomic_exchange(&o->warned_mem, true))
+		daemon_warn(d,
+			    "a command's %" PRIu64 " bytes of data buffer are past %s memory "
+			    "bound: ENOMEM",
+			    n, which);
+	return -ENOMEM;
+}
+
+static void mem_uncharge(struct opener *o, uint64_t n)
+{
+	atomic_fetch_sub(&o->mem_used, n);
+	if (o->d->mem)
+		atomic_fetch_sub(&o->d->mem->used, n);
+}
+
+/* A buffer's charge: its allocated size. */
+static uint64_t charge_of(uint32_t data_len)
+{
+	return data_len < 4096 ? data_len : (data_len + 4095) & ~4095u;
+}
+
+/* A data buffer of size bytes (buf_len: 0 under a page), as data_buffer() made it. */
+static void buf_free(void *p, uint32_t size)
+{
+	if (p && size >= OPENER_BUF_MIN)
+		munmap(p, size);
+	else
+		free(p);
+}
+
 void sgio_cmd_free(struct sgio_cmd *cmd)
 {
 	if (!cmd)
 		return;
-	free(cmd->c.data);
+	if (cmd->c.data)
+		mem_uncharge(cmd->o, cmd->charged);
+	buf_free(cmd->c.data, cmd->buf_len);
+	async_opener_put(cmd->o);
 	free(cmd);
 }
 
@@ -87,9 +143,11 @@ void sgio_recycle_data(struct sgio_cmd *cmd)
 		kept = true;
 	}
 	pthread_mutex_unlock(&o->bufs_lock);
-	if (!kept)
-		free(cmd->c.data);
-	cmd->c.data = NULL;
+	if (!kept) {
+		buf_free(cmd->c.data, size);
+		mem_uncharge(o, cmd->charged);
+	}
+	cmd->c.data = NULL; /* kept: still charged to o, until o frees it */
 }
 
 void sgio_cmd_recycle(struct sgio_cmd *cmd)
@@ -102,8 +160,11 @@ void sgio_cmd_recycle(struct sgio_cmd *cmd)
 
 void sgio_buffers_free(struct opener *o)
 {
-	while (o->nbufs)
-		free(o->bufs[--o->nbufs].p);
+	while (o->nbufs) {
+		o->nbufs--;
+		buf_free(o->bufs[o->nbufs].p, o->bufs[o->nbufs].len);
+		mem_uncharge(o, o->bufs[o->nbufs].len);
+	}
 	o->bufs_bytes = 0;
 }
 
@@ -122,12 +183,15 @@ static void *data_buffer(struct sgio_cmd *cmd, const struct scsi_req *r)
 	void *p;
 
 	if (len < 4096)
-		return len ? calloc(1, len) : NULL;
+		return calloc(1, len);
 	cmd->buf_len = buf_size(len);
-	p = take_kept(cmd->o, cmd->buf_len);
-	cmd->reused = p != NULL;
-	if (p)
-		return p;
+	if (cmd->buf_len >= OPENER_BUF_MIN) {
+		/* zero pages, given only as the device or the client fills them:
+		 * a large data-in costs the memory the device returns */
+		p = mmap(NULL, cmd->buf_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		return p == MAP_FAILED ? NULL : p;
+	}
 	if (posix_memalign(&p, 4096, cmd->buf_len))
 		return NULL;
 	if (reads_only(r))
@@ -156,11 +220,24 @@ int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct s
 	if (!cmd)
 		return -ENOMEM;
 	cmd->o = o;
-	cmd->c.data = data_buffer(cmd, r);
-	if (r->data_len && !cmd->c.data) {
-		free(cmd);
-		return -ENOMEM;
+	cmd->charged = charge_of(r->data_len);
+	if (r->data_len) {
+		/* a kept buffer is charged already: only a new one is charged */
+		cmd->c.data = take_kept(o, buf_size(r->data_len));
+		if (cmd->c.data) {
+			cmd->reused = true;
+			cmd->buf_len = buf_size(r->data_len);
+		} else if (mem_charge(o, cmd->charged) == 0) {
+			cmd->c.data = data_buffer(cmd, r);
+			if (!cmd->c.data)
+				mem_uncharge(o, cmd->charged);
+		}
+		if (!cmd->c.data) {
+			free(cmd);
+			return -ENOMEM;
+		}
 	}
+	async_opener_get(o); /* the command's: its buffer's charge, kept buffers */
 	clock_gettime(CLOCK_MONOTONIC, &cmd->start);
 	cmd->duration = SGIO_NO_DURATION;
 	cmd->d = o->d;

@@ -37,6 +37,7 @@ struct sgio_cmd {
 	bool direct;
 	bool reused;	  /* c.data is one its opener kept: it may hold an earlier command's data */
 	uint32_t buf_len; /* c.data's size, from a page up: what sgio_recycle_data() keeps */
+	uint32_t charged; /* c.data's bytes charged to o and the process (mem_budget) */
 	atomic_int state; /* who answers req: the worker or the interrupt */
 	struct timespec start;
 	struct scsi_req r;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1954,4 +1955,80 @@ Test(async, bad_data_address_in_a_v4_batch_loses_no_other_completion)
 	cr_expect(is_data_in(b[0].data, 512, 1));
 	cr_expect(is_data_in(b[2].data, 512, 3));
 	rig_fini(&g);
+}
+
+/* ---- memory bounds ---- */
+
+#define BIG (512u << 10)
+
+/* n v4 READs of BIG bytes each into big, tags and pack_ids from 1. */
+static void big_reads(struct fake_cmd *b, struct sg_io_v4 *h, unsigned n, unsigned char *big)
+{
+	for (unsigned i = 0; i < n; i++) {
+		h[i] = v4_read(&b[i], i + 1, 512, (int)i + 1);
+		h[i].din_xfer_len = BIG;
+		h[i].din_xferp = (uintptr_t)(big + (size_t)i * BIG);
+	}
+}
+
+static unsigned char *big_area(unsigned n)
+{
+	void *p = mmap(NULL, (size_t)n * BIG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	cr_assert(p != MAP_FAILED);
+	return p;
+}
+
+Test(async, past_the_open_files_memory_bound_a_command_gets_enomem)
+{
+	static struct fake_cmd b[4];
+	struct sg_io_v4 h[4];
+	unsigned char *big = big_area(4);
+	struct rig g;
+
+	rig_init(&g, 1, O_RDWR);
+	g.d.opener_mem_max = 2 * BIG;
+	script_good(g.ft, 512);
+	big_reads(b, h, 4, big);
+	cr_expect(eq(sz, write_ok(&g, h, 4 * V4, O_NONBLOCK), 2 * V4),
+		  "the headers before the one over the bound are taken");
+	cr_expect(eq(int, err_of(call_write(&g, h + 2, 2 * V4, O_NONBLOCK)), ENOMEM),
+		  "the first header over it: ENOMEM");
+	wait_done(&g, 2);
+	read_ok(&g, 2 * V4, 0);
+	/* their buffers are kept for the file, still charged to it, and taken again */
+	cr_expect(eq(sz, write_ok(&g, h + 2, 2 * V4, O_NONBLOCK), 2 * V4));
+	wait_done(&g, 2);
+	read_ok(&g, 2 * V4, 0);
+	cr_expect(eq(u64, atomic_load(&g.o->mem_used), 2 * BIG), "the kept buffers' charge");
+	rig_fini(&g);
+	munmap(big, 4 * BIG);
+}
+
+Test(async, past_the_daemons_memory_bound_a_command_gets_enomem)
+{
+	static struct fake_cmd b[3];
+	struct sg_io_v4 h[3];
+	struct mem_budget m = { .max = BIG };
+	unsigned char *big = big_area(3);
+	struct fake_cmd s;
+	struct sg_io_hdr h3;
+	struct rig g;
+
+	rig_init(&g, 1, O_RDWR);
+	g.d.mem = &m;
+	script_good(g.ft, 512);
+	big_reads(b, h, 3, big);
+	cr_expect(eq(sz, write_ok(&g, h, 3 * V4, O_NONBLOCK), V4));
+	cr_expect(eq(u64, atomic_load(&m.used), BIG));
+	h3 = v3_read(&s, 9, 512, 9);
+	cr_expect(eq(int, -call_ioctl(&g, SG_IO, &h3), ENOMEM),
+		  "SG_IO is bounded by the same budget");
+	wait_done(&g, 1);
+	read_ok(&g, V4, 0);
+	rig_release(&g);
+	cr_expect(zero(u64, atomic_load(&m.used)), "all given back once the file is gone");
+	rig_fini(&g);
+	munmap(big, 3 * BIG);
 }

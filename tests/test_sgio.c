@@ -1112,6 +1112,7 @@ Test(sgio, each_opener_uses_its_own_channel)
 	o2.d = &g.d;
 	o2.open_flags = O_RDWR;
 	ioctl_opener_init(&o2);
+	cr_assert(zero(int, async_opener_init(&o2, gettid()))); /* the file's reference */
 	o2.chan = g.d.target->ops->chan_open(g.d.target);
 	cr_assert(not(eq(int, o2.chan, g.o.chan)));
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
@@ -1133,6 +1134,8 @@ Test(sgio, each_opener_uses_its_own_channel)
 	cr_expect(eq(int, g.ft->seen.chan, o2.chan));
 	rig_stop(&g);
 	g.d.target->ops->chan_close(g.d.target, o2.chan);
+	uaccess_status_fini(&o2.status);
+	uaccess_ident_fini(&o2.ident);
 	rig_fini(&g);
 }
 
