@@ -37,7 +37,12 @@
 
 #define V4_MAX_QUEUE  256	  /* SG_SET_COMMAND_Q's ceiling for v4 */
 #define SG_HEADER_LEN 36	  /* the legacy struct sg_header */
-#define SPLIT_WRITE   (32u << 12) /* the kernel splits larger writes here */
+/*
+ * The kernel cuts a write over 32 pages into pieces that end on a page
+ * boundary of the writer's buffer: every piece but the last is over 31
+ * pages, whatever the buffer's alignment, and may end inside a header.
+ */
+#define SPLIT_PIECE_MIN ((31u << 12) + 1)
 
 /* A read() or write() waiting for a completion or for room. */
 struct parked {
@@ -522,9 +527,10 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 	long n;
 
 	batch_init(&b);
-	/* bsg took whole arrays only; the kernel cuts writes over 32 pages
-	 * into pieces, so a piece that size may end inside a header */
-	if (size < SCSI_V4_HDR_LEN || (size % SCSI_V4_HDR_LEN && size < SPLIT_WRITE)) {
+	/* bsg took whole arrays only; a piece of a longer write may end inside
+	 * a header: its whole headers are taken and the write is short, so
+	 * the writer sends the rest again from a header's start */
+	if (size < SCSI_V4_HDR_LEN || (size % SCSI_V4_HDR_LEN && size < SPLIT_PIECE_MIN)) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}

@@ -978,29 +978,55 @@ ParameterizedTest(struct size_case *tc, async, write_size_and_header_rules)
 	rig_fini(&g);
 }
 
-/* The kernel cuts writes over 32 pages: such a piece may end inside a header. */
+/*
+ * The kernel cuts writes over 32 pages at the page boundaries of the
+ * writer's buffer: a piece may end inside a header, and the first piece of
+ * a buffer that starts inside a page is shorter than 32 pages.
+ */
 Test(async, v4_piece_of_a_split_write_takes_whole_headers)
 {
-	enum { SPLIT = 32 << 12 };
-	unsigned char *buf = calloc(1, SPLIT);
+	static const size_t sizes[] = { 32 << 12, (32 << 12) - 100, (32 << 12) - 4095 };
+	unsigned char *buf = calloc(1, 32 << 12);
 	struct fake_cmd b[2];
+
+	cr_assert(not(eq(ptr, buf, NULL)));
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct rig g;
+
+		rig_init(&g, 1, O_RDWR);
+		script_good(g.ft, 512);
+		atomic_store(&g.o->cmd_q, 2);
+		for (int i = 0; i < 2; i++) {
+			struct sg_io_v4 h = v4_read(&b[i], i, 512, i);
+
+			memcpy(buf + i * V4, &h, V4);
+		}
+		cr_assert(not(zero(u32, sizes[k] % V4)));
+		cr_expect(eq(sz, write_ok(&g, buf, sizes[k], O_NONBLOCK), 2 * V4),
+			  "a piece of %zu bytes: what fits, a short write", sizes[k]);
+		wait_done(&g, 2);
+		cr_expect(eq(sz, read_ok(&g, 2 * V4, 0)->len, 2 * V4));
+		rig_stop(&g);
+		cr_expect(eq(u32, fake_target_calls(g.ft), 2));
+		rig_fini(&g);
+	}
+	free(buf);
+}
+
+/* A write no piece of a split could be: only whole headers, as bsg took. */
+Test(async, v4_write_of_31_pages_not_in_headers_is_einval)
+{
+	unsigned char *buf = calloc(1, 31 << 12);
+	struct fake_cmd b;
+	struct sg_io_v4 h = v4_read(&b, 1, 512, 1);
 	struct rig g;
 
 	cr_assert(not(eq(ptr, buf, NULL)));
+	memcpy(buf, &h, V4);
 	rig_init(&g, 1, O_RDWR);
-	script_good(g.ft, 512);
-	atomic_store(&g.o->cmd_q, 2);
-	for (int i = 0; i < 2; i++) {
-		struct sg_io_v4 h = v4_read(&b[i], i, 512, i);
-
-		memcpy(buf + i * V4, &h, V4);
-	}
-	cr_assert(not(zero(u32, SPLIT % V4)));
-	cr_expect(eq(sz, write_ok(&g, buf, SPLIT, O_NONBLOCK), 2 * V4), "what fits: a short write");
-	wait_done(&g, 2);
-	cr_expect(eq(sz, read_ok(&g, 2 * V4, 0)->len, 2 * V4));
+	cr_expect(eq(int, err_of(call_write(&g, buf, 31 << 12, O_NONBLOCK)), EINVAL));
 	rig_stop(&g);
-	cr_expect(eq(u32, fake_target_calls(g.ft), 2));
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
 	rig_fini(&g);
 	free(buf);
 }
