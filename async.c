@@ -35,8 +35,8 @@
 #include "log.h"
 #include "sgio.h"
 
-#define V4_MAX_QUEUE  256	  /* SG_SET_COMMAND_Q's ceiling for v4 */
-#define SG_HEADER_LEN 36	  /* the legacy struct sg_header */
+#define V4_MAX_QUEUE  256 /* SG_SET_COMMAND_Q's ceiling for v4 */
+#define SG_HEADER_LEN 36  /* the legacy struct sg_header */
 /*
  * The kernel cuts a write over 32 pages into pieces that end on a page
  * boundary of the writer's buffer: every piece but the last is over 31
@@ -51,6 +51,8 @@ struct parked {
 	pid_t tid;
 	size_t size;	     /* read: room in the reader's buffer */
 	int pack_id;	     /* read: the one wanted, or -1 */
+	bool unresolved;     /* read: pack_id forced but not read yet (resolver) */
+	bool nonblock;	     /* read: O_NONBLOCK, once pack_id is known */
 	size_t len;	     /* write: bytes of headers in buf */
 	unsigned char buf[]; /* write: the headers, copied out of the request */
 };
@@ -159,6 +161,8 @@ static bool busy(struct opener *o, int pack_id);
  */
 static bool reader_ready(struct opener *o, const struct parked *p)
 {
+	if (p->unresolved)
+		return atomic_load(&o->d->target_gone);
 	return pick(o, p->pack_id) != NULL ||
 	       (atomic_load(&o->d->target_gone) && !busy(o, p->pack_id));
 }
@@ -712,28 +716,197 @@ static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
 	return used < n;
 }
 
-/* The pack_id in the reader's buffer, as sg reads it (SG_SET_FORCE_PACK_ID). */
-static int wanted_pack_id(struct opener *o, pid_t tid)
+/*
+ * SG_SET_FORCE_PACK_ID: sg reads the pack_id a reader wants from the header
+ * in its buffer.  FUSE_READ carries neither, so the buffer comes from
+ * /proc/TID/syscall, which says "running" until the reader has gone to
+ * sleep in its call.  Such a read waits parked, unresolved, and the
+ * daemon's resolver thread looks again each millisecond, for at most
+ * RESOLVE_MS: no libfuse worker or pool worker ever waits for it.
+ */
+#define RESOLVE_MS 2000
+
+/* The pack_id at buf in tid's memory, as sg reads it; -1 (any) if unreadable. */
+static int pack_id_at(struct opener *o, pid_t tid, int err, uint64_t buf)
 {
-	struct timespec tick = { 0, 100 * 1000 };
-	uint64_t buf;
 	int reply_len, pack_id;
 
-	for (int i = 0; i < 200; i++) {
-		int err = uaccess_read_buffer(tid, &buf);
+	if (!err)
+		err = uaccess_read(tid, buf + 4, &reply_len, sizeof(reply_len));
+	if (!err)
+		err = uaccess_read(tid, buf + (reply_len < 0 ? 48 : 8), &pack_id, sizeof(pack_id));
+	if (!err)
+		return pack_id;
+	daemon_debug(o->d, "tid %d: no pack_id in its read buffer (%s): any completion will do",
+		     tid, strerror(-err));
+	return -1;
+}
 
-		if (err == -EAGAIN) {
-			nanosleep(&tick, NULL);
+/* A parked read whose pack_id the resolver looks for; holds a reference to o. */
+struct resolve_job {
+	struct resolve_job *next;
+	struct opener *o;
+	fuse_req_t req;
+	pid_t tid;
+	struct timespec since;
+};
+
+struct resolver {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct resolve_job *jobs; /* protected by lock */
+	bool stop;		  /* protected by lock */
+};
+
+/* The parked read of job, now knowing pack_id: served, or EAGAIN if non-blocking. */
+static void resolved(struct resolve_job *job, int pack_id)
+{
+	struct opener *o = job->o;
+	struct parked *p, *again = NULL;
+
+	pthread_mutex_lock(&o->lock);
+	for (p = o->readers; p; p = p->next)
+		if (p->req == job->req && p->tid == job->tid && p->unresolved)
+			break;
+	if (p) {
+		p->pack_id = pack_id;
+		p->unresolved = false;
+		if (p->nonblock && !pick(o, pack_id)) {
+			unpark(&o->readers, p->req);
+			again = p;
+		}
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (again) {
+		unparked(again);
+		fuse_reply_err(again->req, EAGAIN); /* sg: nothing of that pack_id done */
+		free(again);
+	}
+	serve_readers(o);
+}
+
+/* One look for job's pack_id: true once it is done with. */
+static bool resolve_one(struct resolve_job *job)
+{
+	uint64_t buf;
+	int err = uaccess_read_buffer(job->tid, &buf);
+
+	if (err == -EAGAIN && sgio_elapsed_ms(&job->since) < RESOLVE_MS)
+		return false;
+	resolved(job, pack_id_at(job->o, job->tid, err, buf));
+	return true;
+}
+
+static void *resolver_main(void *arg)
+{
+	struct daemon *d = arg;
+	struct resolver *r = d->resolver;
+	struct resolve_job *jobs, *job, *next, *left;
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop) {
+		struct timespec tick;
+
+		if (!r->jobs) {
+			pthread_cond_wait(&r->cond, &r->lock);
 			continue;
 		}
-		if (err || uaccess_read(tid, buf + 4, &reply_len, sizeof(reply_len)))
-			break;
-		if (uaccess_read(tid, buf + (reply_len < 0 ? 48 : 8), &pack_id, sizeof(pack_id)))
-			break;
-		return pack_id;
+		clock_gettime(CLOCK_REALTIME, &tick);
+		tick.tv_nsec += 1000000;
+		if (tick.tv_nsec >= 1000000000) {
+			tick.tv_sec++;
+			tick.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&r->cond, &r->lock, &tick);
+		jobs = r->jobs;
+		r->jobs = NULL;
+		pthread_mutex_unlock(&r->lock);
+		for (left = NULL, job = jobs; job; job = next) {
+			next = job->next;
+			if (!resolve_one(job)) {
+				job->next = left;
+				left = job;
+				continue;
+			}
+			async_opener_put(job->o);
+			free(job);
+		}
+		pthread_mutex_lock(&r->lock);
+		for (job = left; job; job = next) {
+			next = job->next;
+			job->next = r->jobs;
+			r->jobs = job;
+		}
 	}
-	daemon_debug(o->d, "tid %d: no pack_id in its read buffer: any completion will do", tid);
-	return -1;
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/* d's resolver, started at its first use.  NULL if it cannot be. */
+static struct resolver *resolver_get(struct daemon *d)
+{
+	struct resolver *r;
+
+	pthread_mutex_lock(&d->openers_lock);
+	r = d->resolver;
+	if (!r && (r = calloc(1, sizeof(*r)))) {
+		pthread_mutex_init(&r->lock, NULL);
+		pthread_cond_init(&r->cond, NULL);
+		d->resolver = r;
+		if (pthread_create(&r->thread, NULL, resolver_main, d)) {
+			d->resolver = NULL;
+			pthread_cond_destroy(&r->cond);
+			pthread_mutex_destroy(&r->lock);
+			free(r);
+			r = NULL;
+		}
+	}
+	pthread_mutex_unlock(&d->openers_lock);
+	return r;
+}
+
+/* Hand the parked unresolved read of req to the resolver.  False if it cannot take it. */
+static bool resolve_later(struct opener *o, fuse_req_t req, pid_t tid)
+{
+	struct resolver *r = resolver_get(o->d);
+	struct resolve_job *job = r ? malloc(sizeof(*job)) : NULL;
+
+	if (!job)
+		return false;
+	*job = (struct resolve_job){ .o = o, .req = req, .tid = tid };
+	clock_gettime(CLOCK_MONOTONIC, &job->since);
+	async_opener_get(o);
+	pthread_mutex_lock(&r->lock);
+	job->next = r->jobs;
+	r->jobs = job;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return true;
+}
+
+void async_daemon_fini(struct daemon *d)
+{
+	struct resolver *r = d->resolver;
+	struct resolve_job *job, *next;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	for (job = r->jobs; job; job = next) {
+		next = job->next;
+		resolved(job, -1); /* the reads still parked take any completion */
+		async_opener_put(job->o);
+		free(job);
+	}
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+	d->resolver = NULL;
 }
 
 void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
@@ -743,22 +916,28 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 	struct parked *p = NULL;
 	unsigned n;
 	int err, pack_id = -1;
-	bool gone;
+	bool gone, unresolved = false;
 
 	err = check_caller(o, tid, "read");
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
-	if (atomic_load(&o->force_pack_id))
-		pack_id = wanted_pack_id(o, tid);
+	if (atomic_load(&o->force_pack_id)) {
+		uint64_t buf;
+
+		err = uaccess_read_buffer(tid, &buf);
+		unresolved = err == -EAGAIN;
+		if (!unresolved)
+			pack_id = pack_id_at(o, tid, err, buf);
+	}
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
-		n = take_done(o, pack_id, size, cmds);
+		n = unresolved ? 0 : take_done(o, pack_id, size, cmds);
 		if (n)
 			o->refs++; /* deliver() goes on after its answer, when the
 				    * client may already have closed the file */
-		gone = !n && atomic_load(&o->d->target_gone) && !busy(o, pack_id);
+		gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !busy(o, pack_id));
 		pthread_mutex_unlock(&o->lock);
 		if (n) {
 			free(p);
@@ -768,7 +947,7 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 			return;
 		}
 		/* sg: EAGAIN whenever nothing is done, detaching or not */
-		if ((flags & O_NONBLOCK) || gone) {
+		if (((flags & O_NONBLOCK) && !unresolved) || gone) {
 			free(p);
 			fuse_reply_err(req, flags & O_NONBLOCK ? EAGAIN : ENODEV);
 			return;
@@ -779,9 +958,25 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
-		*p = (struct parked){ .req = req, .tid = tid, .size = size, .pack_id = pack_id };
-		if (park_call(o, &o->readers, p, false, reader_ready) != READY)
+		*p = (struct parked){ .req = req,
+				      .tid = tid,
+				      .size = size,
+				      .pack_id = pack_id,
+				      .unresolved = unresolved,
+				      .nonblock = flags & O_NONBLOCK };
+		switch (park_call(o, &o->readers, p, false, reader_ready)) {
+		case PARKED:
+			if (unresolved && !resolve_later(o, req, tid)) {
+				struct resolve_job now = { .o = o, .req = req, .tid = tid };
+
+				resolved(&now, -1); /* no resolver: any completion */
+			}
 			return;
+		case ANSWERED:
+			return;
+		case READY:
+			break;
+		}
 	}
 }
 
@@ -798,7 +993,7 @@ static struct parked *take_gone_readers(struct opener *o)
 	while (*pp) {
 		struct parked *p = *pp;
 
-		if (pick(o, p->pack_id) || busy(o, p->pack_id)) {
+		if (!p->unresolved && (pick(o, p->pack_id) || busy(o, p->pack_id))) {
 			pp = &p->next;
 			continue;
 		}
@@ -831,7 +1026,7 @@ static void serve_readers(struct opener *o)
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
 		for (p = o->readers; p; p = p->next) {
-			n = take_done(o, p->pack_id, p->size, cmds);
+			n = p->unresolved ? 0 : take_done(o, p->pack_id, p->size, cmds);
 			if (n)
 				break;
 		}

@@ -20,6 +20,13 @@
  */
 int async_opener_init(struct opener *o, pid_t tid);
 
+/*
+ * Stop what the asynchronous interface runs for d (the resolver of forced
+ * pack_ids), before its pool and session go.  Reads still waiting for
+ * theirs take any completion.
+ */
+void async_daemon_fini(struct daemon *d);
+
 /* A reference to o, which lives until the last is put (o->lock not held). */
 void async_opener_get(struct opener *o);
 void async_opener_put(struct opener *o);

@@ -73,6 +73,7 @@ struct daemon {
 	atomic_uint openers;   /* alive: open, or with a command still running */
 	pthread_mutex_t openers_lock;
 	struct opener *opener_list; /* protected by openers_lock: those alive */
+	struct resolver *resolver; /* async.c's, started at its first use; or NULL */
 	/* called once the last opener is freed (from any thread); or NULL */
 	void (*openers_gone)(struct daemon *d);
 };
@@ -88,6 +89,7 @@ struct daemon {
 
 struct sgio_cmd;
 struct parked;
+struct resolver;
 
 /*
  * Large data buffers an opener's commands have finished with, kept for its

@@ -473,6 +473,7 @@ static void *node_thread(void *arg)
 	n->stopping = true; /* from now on, node_stop() leaves se alone */
 	pthread_mutex_unlock(&n->lock);
 	/* answer what the workers still hold while the session can take it */
+	async_daemon_fini(&n->d);
 	pool_free(n->d.pool);
 	fuse_session_destroy(n->se); /* closes /dev/cuse: the kernel removes the node */
 	pthread_mutex_lock(&n->lock);
@@ -772,6 +773,7 @@ int node_free(struct node *n)
 	}
 	if (n->se)
 		fuse_session_destroy(n->se); /* the thread never ran */
+	async_daemon_fini(&n->d);
 	pool_free(n->d.pool);
 	target_free(n->d.target);
 	if (n->stopfd >= 0)

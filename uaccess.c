@@ -375,7 +375,8 @@ bool uaccess_capable(pid_t tid, unsigned cap)
 int uaccess_read_buffer(pid_t tid, uint64_t *ret)
 {
 	char path[64], line[256];
-	unsigned long long nr, fd, buf;
+	unsigned long long nr, fd, buf, cnt;
+	struct iovec iov;
 	FILE *f;
 	int n;
 
@@ -383,13 +384,29 @@ int uaccess_read_buffer(pid_t tid, uint64_t *ret)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	n = fgets(line, sizeof(line), f) ? sscanf(line, "%llu %llx %llx", &nr, &fd, &buf) : 0;
+	n = fgets(line, sizeof(line), f) ? sscanf(line, "%llu %llx %llx %llx", &nr, &fd, &buf, &cnt)
+					 : 0;
 	fclose(f);
-	/* "running" until the thread has gone to sleep in its read() */
-	if (n != 3 || nr != 0 /* __NR_read on x86_64 */)
+	/* "running" until the thread has gone to sleep in its call */
+	if (n != 4)
 		return -EAGAIN;
-	*ret = buf;
-	return 0;
+	switch (nr) {
+	case SYS_read:
+	case SYS_pread64:
+		*ret = buf;
+		return 0;
+	case SYS_readv:
+	case SYS_preadv:
+	case SYS_preadv2:
+		/* the header starts the first buffer, as for each sg_read() of
+		 * a readv() on sg */
+		if (!cnt || uaccess_read(tid, buf, &iov, sizeof(iov)))
+			return -EFAULT;
+		*ret = (uintptr_t)iov.iov_base;
+		return 0;
+	default:
+		return -EINVAL;
+	}
 }
 
 bool uaccess_direct_possible(void)

@@ -50,8 +50,10 @@ void uaccess_status_init(struct uaccess_status *cache);
 void uaccess_status_fini(struct uaccess_status *cache);
 
 /*
- * The buffer address of the read() thread tid is blocked in, from
- * /proc/TID/syscall.  0 or -errno (-EAGAIN: not blocked in read() yet).
+ * Where the header starts in the buffer of the read(), pread(), readv(),
+ * preadv() or preadv2() thread tid is blocked in, from /proc/TID/syscall
+ * (for the vectored calls, the first buffer).  0 or -errno: -EAGAIN, not
+ * asleep in its call yet; -EINVAL, in another call.
  */
 int uaccess_read_buffer(pid_t tid, uint64_t *ret);
 

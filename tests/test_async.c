@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,6 +76,7 @@ static void rig_release(struct rig *g)
 /* Let every held call finish, then join the workers: nothing runs after this. */
 static void rig_stop(struct rig *g)
 {
+	async_daemon_fini(&g->d);
 	fake_target_set_gate(g->ft, false);
 	fake_target_release(g->ft);
 	pool_free(g->d.pool);
@@ -1583,22 +1585,31 @@ struct sleeper {
 	pthread_t thread;
 	int pipe[2];
 	bool poll;
+	bool readv;	  /* readv(2), the header in the first of two buffers */
+	atomic_bool spin; /* running in user space until cleared */
 	struct sg_io_hdr buf;
+	unsigned char rest[64];
 	_Atomic pid_t tid;
 };
 
-#define NR_READ 0 /* x86_64 */
-#define NR_POLL 7
+#define NR_READ	 0 /* x86_64 */
+#define NR_POLL	 7
+#define NR_READV 19
 
 static void *sleeper_main(void *arg)
 {
 	struct sleeper *s = arg;
 	struct pollfd p = { .fd = s->pipe[0], .events = POLLIN };
 
+	struct iovec iov[2] = { { &s->buf, sizeof(s->buf) }, { s->rest, sizeof(s->rest) } };
+
 	atomic_store(&s->tid, gettid());
+	while (atomic_load(&s->spin))
+		; /* /proc says "running" */
 	if (s->poll && poll(&p, 1, -1) < 0)
 		return NULL;
-	if (read(s->pipe[0], &s->buf, sizeof(s->buf)) < 0)
+	if (s->readv ? readv(s->pipe[0], iov, 2) < 0
+		     : read(s->pipe[0], &s->buf, sizeof(s->buf)) < 0)
 		return NULL;
 	return NULL;
 }
@@ -1616,26 +1627,31 @@ static bool asleep(const struct sleeper *s, pid_t tid)
 	if (!f)
 		return false;
 	if (fgets(line, sizeof(line), f) && sscanf(line, "%llu %llx %llx", &nr, &a0, &a1) == 3)
-		ok = s->poll ? nr == NR_POLL : nr == NR_READ && a1 == (uintptr_t)&s->buf;
+		ok = s->poll	? nr == NR_POLL
+		     : s->readv ? nr == NR_READV
+				: nr == NR_READ && a1 == (uintptr_t)&s->buf;
 	fclose(f);
 	return ok;
 }
 
 /*
  * There is no event for "asleep in a system call": watch /proc, bounded,
- * yielding (the daemon itself polls the same file for 20 ms).
+ * yielding.
  */
-static void sleeper_start(struct sleeper *s, bool in_poll, int pack_id)
+static void sleeper_run(struct sleeper *s, int pack_id)
 {
-	struct timespec start, now;
-
-	memset(s, 0, sizeof(*s));
-	s->poll = in_poll;
 	s->buf = (struct sg_io_hdr){ .interface_id = 'S',
 				     .dxfer_direction = SG_DXFER_FROM_DEV,
 				     .pack_id = pack_id };
 	cr_assert(zero(int, pipe(s->pipe)));
 	cr_assert(zero(int, pthread_create(&s->thread, NULL, sleeper_main, s)));
+}
+
+/* Until /proc shows s asleep in its call. */
+static void sleeper_wait(struct sleeper *s)
+{
+	struct timespec start, now;
+
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		pid_t tid = atomic_load(&s->tid);
@@ -1647,6 +1663,14 @@ static void sleeper_start(struct sleeper *s, bool in_poll, int pack_id)
 			  "the sleeper never went to sleep");
 		sched_yield();
 	}
+}
+
+static void sleeper_start(struct sleeper *s, bool in_poll, int pack_id)
+{
+	memset(s, 0, sizeof(*s));
+	s->poll = in_poll;
+	sleeper_run(s, pack_id);
+	sleeper_wait(s);
 }
 
 static void sleeper_stop(struct sleeper *s)
@@ -1726,6 +1750,55 @@ Test(async, force_pack_id_without_a_reader_buffer_takes_the_oldest)
 	cr_expect(is_data_in(b[0].data, 512, 1));
 	rep = reply_of(call_read_as(&g, atomic_load(&s.tid), V3, 0));
 	cr_expect(eq(int, v3_out(rep)->pack_id, 2));
+	sleeper_stop(&s);
+	rig_fini(&g);
+}
+
+/* readv(2), as sgp_dd's readers may use: the header is in the first buffer. */
+Test(async, force_pack_id_reads_the_first_buffer_of_a_readv)
+{
+	struct sleeper s = { .readv = true };
+	struct rig g;
+	struct fake_cmd b[3];
+	struct fake_reply *rep;
+
+	force_pack_id_rig(&g, b, 3);
+	sleeper_run(&s, 3);
+	sleeper_wait(&s);
+	rep = reply_of(call_read_as(&g, atomic_load(&s.tid), V3, 0));
+	cr_assert(eq(int, rep->kind, FAKE_BUF));
+	cr_expect(eq(int, v3_out(rep)->pack_id, 3), "the pack_id in the readv's first buffer");
+	cr_expect(is_data_in(b[2].data, 512, 3));
+	sleeper_stop(&s);
+	rig_fini(&g);
+}
+
+/*
+ * A reader /proc still shows running: the read waits, parked, and no
+ * worker waits with it; the resolver finds the pack_id once the reader
+ * sleeps in its call.
+ */
+Test(async, force_pack_id_of_a_reader_not_yet_asleep_is_resolved_later)
+{
+	struct sleeper s = { .readv = true };
+	struct rig g;
+	struct fake_cmd b[3];
+	struct fake_reply *rep;
+	fuse_req_t req;
+	pid_t tid;
+
+	force_pack_id_rig(&g, b, 3);
+	atomic_store(&s.spin, true);
+	sleeper_run(&s, 2);
+	while (!(tid = atomic_load(&s.tid)))
+		sched_yield();
+	req = call_read_as(&g, tid, V3, O_NONBLOCK);
+	cr_expect(zero(u32, fake_req_replies(req)), "parked, even O_NONBLOCK: its pack_id unknown");
+	atomic_store(&s.spin, false);
+	rep = reply_of(req);
+	cr_assert(eq(int, rep->kind, FAKE_BUF));
+	cr_expect(eq(int, v3_out(rep)->pack_id, 2), "the pack_id it then named");
+	cr_expect(eq(int, async_num_waiting(g.o), 2));
 	sleeper_stop(&s);
 	rig_fini(&g);
 }
