@@ -56,7 +56,7 @@ static int number(struct text *t, unsigned base, uint64_t max, uint64_t *ret)
 			d = c - 'a' + 10;
 		else
 			break;
-		if (v > (max - d) / base)
+		if (d > max || v > (max - d) / base)
 			return -EINVAL;
 		v = v * base + d;
 	}
@@ -150,7 +150,7 @@ int creds_parse_stat(const char *buf, size_t len, uint64_t ret[CREDS_LAYOUT_N])
 	 * fields start after the last ')' with field 3 */
 	const char *close = NULL;
 	struct text t;
-	uint64_t out[CREDS_LAYOUT_N], any = 0;
+	uint64_t out[CREDS_LAYOUT_N];
 	unsigned f, k = 0;
 
 	for (size_t i = 0; i < len; i++)
@@ -174,12 +174,12 @@ int creds_parse_stat(const char *buf, size_t len, uint64_t ret[CREDS_LAYOUT_N])
 			t.p++;
 		if (number(&t, 10, UINT64_MAX, &v))
 			return -EINVAL;
-		if (f == layout_fields[k]) {
+		if (f == layout_fields[k])
 			out[k++] = v;
-			any |= v;
-		}
 	}
-	if (!any)
+	/* hidden (no ptrace rights: start_code and end_code say 1, the rest
+	 * 0) or no address space at all: start_stack is 0 */
+	if (!out[2])
 		return -EINVAL;
 	memcpy(ret, out, sizeof(out));
 	return 0;

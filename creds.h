@@ -43,8 +43,8 @@ int creds_parse_status(const char *buf, size_t len, struct creds *ret);
  * end_code, start_stack, start_data, end_data, start_brk, arg_start,
  * arg_end, env_start, env_end.  Every execve() makes a new one (with
  * address-space randomisation, different in every field).  0, or -EINVAL
- * if malformed or all zero (procfs hides it from a reader without ptrace
- * rights: nothing to compare).
+ * if malformed or hidden (procfs shows a reader without ptrace rights 1, 1
+ * and zeroes: nothing to compare).
  */
 #define CREDS_LAYOUT_N 10
 int creds_parse_stat(const char *buf, size_t len, uint64_t ret[CREDS_LAYOUT_N]);

@@ -88,6 +88,8 @@ Test(creds, status_missing_short_or_malformed_is_refused)
 			 "CapBnd:\t0\nCapAmb:\t0\nNoNewPrivs:\t0\n",
 		"Name:\tx\nUid:\t0\t0\t0\t0\n", /* no Tgid */
 		"Uid:\t0\t0\t0\t0\nTgid:\t1\n", /* no Name first */
+		HEAD IDS "Groups:\t\nCapInh:\t0\nCapPrm:\t0\nCapEff:\t0\nCapBnd:\t0\nCapAmb:\t0\n"
+			 "NoNewPrivs:\t7\n", /* past its bound by one digit */
 	};
 	struct creds c;
 
@@ -115,8 +117,9 @@ Test(creds, stat_layout_after_the_last_parenthesis)
 
 Test(creds, stat_hidden_or_malformed_is_refused)
 {
+	/* as procfs shows it to a reader without ptrace rights */
 	static const char hidden[] = "1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 1 2 3 "
-				     "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+				     "1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
 	static const char *const bad[] = { hidden, "", "1 (x", "1 (x) S 1 2 3\n",
 					   STAT_HEAD "12 x 13\n" };
 	uint64_t l[CREDS_LAYOUT_N];
