@@ -133,8 +133,9 @@ vm-check: all
 	$(VM_RUN) tests/vm/udev.sh
 	$(VM_RUN) tests/vm/hotplug.sh
 
-# Everything: unit tests (ASan+UBSan, then TSan), then the integration suite in the VM.
-check: unit install-check vm-check
+# Everything: unit tests (ASan+UBSan, then TSan), a short run of each fuzzer,
+# then the integration suite in the VM.
+check: unit install-check fuzz-check vm-check
 
 demo: all
 	$(VM_RUN) tests/vm/demo.sh
@@ -153,25 +154,58 @@ bench: all
 	tests/bench-plot build/bench/fio.csv >build/bench/iops-vs-qd.svg
 	@echo "plot: build/bench/iops-vs-qd.svg"
 
-# Not part of unit: libFuzzer comes with clang (Debian's clang-14 has it).
+# One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
+# module it tests.  Not part of all: libFuzzer comes with clang (Debian 12:
+# clang, and libclang-rt-14-dev for the runtime).
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 60
-FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror \
+FUZZ_CHECK_TIME ?= 20
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -I. \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZERS := filter scsi creds
+FUZZ_BINS := $(addprefix build/fuzz_,$(FUZZERS))
+FUZZ_RUNS := $(addprefix fuzz-,$(FUZZERS))
 
-build/fuzz_filter: tests/fuzz_filter.c filter.c filter.h
+build/fuzz_filter: filter.c filter.h
+build/fuzz_scsi: scsi.c scsi.h
+build/fuzz_creds: creds.c creds.h
+FUZZ_LIBS_scsi := -lsgutils2
+FUZZ_OPTS_filter := -max_len=8192 -dict=tests/fuzz/fuzz_filter.dict
+FUZZ_OPTS_scsi := -max_len=4096
+FUZZ_OPTS_creds := -max_len=8192 -dict=tests/fuzz/fuzz_creds.dict
+
+build/fuzz_%: tests/fuzz/fuzz_%.c
 	@mkdir -p build
-	$(FUZZ_CC) $(FUZZ_FLAGS) -I. tests/fuzz_filter.c filter.c -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(filter %.c,$^) $(FUZZ_LIBS_$*) -o $@
 
-# one fuzzer per parser; the corpus grows in build/fuzz, seeded with the example
-fuzz: build/fuzz_filter
-	@mkdir -p build/fuzz/filter
-	cp policy.example build/fuzz/filter/seed-policy.example
-	build/fuzz_filter -max_total_time=$(FUZZ_TIME) -max_len=8192 \
-		-dict=tests/fuzz_filter.dict build/fuzz/filter
+# $(call fuzz_run,NAME,SECONDS): the corpus grows in build/fuzz/NAME, seeded
+# from tests/fuzz/seeds/NAME; a crash leaves its input in build/fuzz/NAME-crash-*
+fuzz_run = build/fuzz_$(1) -max_total_time=$(2) $(FUZZ_OPTS_$(1)) \
+	-artifact_prefix=build/fuzz/$(1)- build/fuzz/$(1) tests/fuzz/seeds/$(1)
+
+# each for FUZZ_TIME seconds (make fuzz-scsi FUZZ_TIME=3600: one of them)
+fuzz: $(FUZZ_RUNS)
+
+$(FUZZ_RUNS): fuzz-%: build/fuzz_%
+	@mkdir -p build/fuzz/$*
+	$(call fuzz_run,$*,$(FUZZ_TIME))
+
+# make check's share: each for FUZZ_CHECK_TIME seconds, output in
+# build/fuzz/NAME.log, then one line each with libFuzzer's count of runs
+fuzz-check: $(FUZZ_BINS)
+	@mkdir -p $(addprefix build/fuzz/,$(FUZZERS)); rc=0; \
+	$(foreach f,$(FUZZERS),echo "fuzz_$(f): running for $(FUZZ_CHECK_TIME) seconds"; \
+		$(call fuzz_run,$(f),$(FUZZ_CHECK_TIME)) >build/fuzz/$(f).log 2>&1 || rc=1;) \
+	for f in $(FUZZERS); do log=build/fuzz/$$f.log; \
+		if ok=$$(grep -o 'Done [0-9]* runs in [0-9]* second(s)' $$log); then \
+			echo "fuzz_$$f: $$ok"; continue; fi; \
+		grep -v -e '^"' -e '^######' $$log | tail -n 40; \
+		echo "fuzz_$$f: FAILED after $$(grep -o '^#[0-9][0-9]*' $$log | tail -n 1 | tr -d '#') runs;" \
+			"$$(grep -o 'Test unit written to .*' $$log || echo "see $$log")"; \
+	done; exit $$rc
 
 format-check:
-	clang-format --dry-run -Werror *.c *.h tests/*.c tests/*.h
+	clang-format --dry-run -Werror *.c *.h tests/*.c tests/*.h tests/fuzz/*.c
 
 INSTALLED := $(SBINDIR)/cuse_bsg $(MANDIR)/man8/cuse_bsg.8 $(UDEVRULESDIR)/60-cuse-bsg.rules \
 	$(SYSTEMDUNITDIR)/cuse-bsg@.service $(DOCDIR)/policy.example
@@ -197,5 +231,6 @@ clean:
 	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/stress_async \
 		tests/sgclient tests/sgclient32 tests/sgasync tests/nullcuse tests/notifywait
 
-.PHONY: all unit tsan vm-check check install-check demo bench fuzz format-check install uninstall clean
+.PHONY: all unit tsan vm-check check install-check demo bench fuzz fuzz-check $(FUZZ_RUNS) \
+	format-check install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d build/tsan/*.d build/tsan/tests/*.d

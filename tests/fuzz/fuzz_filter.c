@@ -14,10 +14,13 @@
 
 #include "filter.h"
 
-static void check(int cond)
+/* abort(), naming the broken promise for the crash report */
+#define check(cond) ((cond) ? (void)0 : fail(__LINE__, #cond))
+
+static void fail(int line, const char *what)
 {
-	if (!cond)
-		abort();
+	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
+	abort();
 }
 
 /* The policy in the file format: one line per opcode that is not default. */
