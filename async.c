@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "async.h"
+#include "guard.h"
 #include "log.h"
 #include "sgio.h"
 
@@ -342,6 +343,7 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 
 static void run_async(struct pool_work *w, unsigned slot);
 static void serve_readers(struct opener *o);
+static void serve_later(struct opener *o);
 
 /* The channel written commands take, opened at the first write(). */
 static int open_async_chan(struct opener *o)
@@ -457,12 +459,42 @@ static bool take_place(struct opener *o, struct sgio_cmd *cmd)
 	return go;
 }
 
+/* Undo what b took: the write that took them was answered with an error. */
+static void batch_cancel(struct opener *o, struct batch *b)
+{
+	struct sgio_cmd *cmd, *next;
+
+	for (cmd = b->head; cmd; cmd = next) {
+		next = cmd->pend_next;
+		pthread_mutex_lock(&o->lock);
+		list_unlink(&o->head, &o->tail, cmd);
+		o->queued--;
+		o->refs--;
+		pthread_mutex_unlock(&o->lock);
+		sgio_cmd_recycle(cmd);
+	}
+	batch_init(b);
+}
+
+/* The CDB and data-out of cmd from the writer of req, during its write(). */
+static int fetch_guarded(struct opener *o, fuse_req_t req, struct sgio_cmd *cmd)
+{
+	struct guard g;
+	int err = guard_begin(o->d->wd, &g, req, cmd->tid, &o->stuck);
+
+	if (err)
+		return err;
+	err = sgio_fetch(cmd);
+	return guard_end(o->d->wd, &g) ? err : SGIO_ANSWERED;
+}
+
 /*
  * Take one header into the opener's queue and into b, to start once the
  * write is answered.  0, -EDOM or -EAGAIN when the opener's queue is full,
- * or the header's errno.
+ * SGIO_ANSWERED, or the header's errno.
  */
-static int submit_one(struct opener *o, pid_t tid, const void *hdr, size_t len, struct batch *b)
+static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr, size_t len,
+		      struct batch *b)
 {
 	struct sgio_cmd *cmd;
 	struct scsi_req r;
@@ -490,8 +522,7 @@ static int submit_one(struct opener *o, pid_t tid, const void *hdr, size_t len, 
 
 		atomic_compare_exchange_strong(&o->cmd_q, &off, 1); /* as sg_new_write() */
 	}
-	/* the CDB and data-out, from the writer, during its write() */
-	err = sgio_fetch(cmd);
+	err = fetch_guarded(o, req, cmd);
 	if (!err)
 		err = sgio_check_access(cmd, true);
 	if (err) {
@@ -508,17 +539,24 @@ static int submit_one(struct opener *o, pid_t tid, const void *hdr, size_t len, 
 	return 0;
 }
 
-/* Take what fits of a v4 array into b.  Bytes taken, or -errno if none was. */
-static long submit_headers(struct opener *o, pid_t tid, const unsigned char *buf, size_t len,
-			   struct batch *b)
+/*
+ * Take what fits of a v4 array into b.  Bytes taken, or -errno if none was,
+ * or SGIO_ANSWERED (b then cancelled: the write got EFAULT).
+ */
+static long submit_headers(struct opener *o, fuse_req_t req, pid_t tid, const unsigned char *buf,
+			   size_t len, struct batch *b)
 {
 	size_t hdr_len = SCSI_V4_HDR_LEN, off;
 	int err = 0;
 
 	for (off = 0; off + hdr_len <= len; off += hdr_len) {
-		err = submit_one(o, tid, buf + off, hdr_len, b);
+		err = submit_one(o, req, tid, buf + off, hdr_len, b);
 		if (err)
 			break;
+	}
+	if (err == SGIO_ANSWERED) {
+		batch_cancel(o, b);
+		return err;
 	}
 	return off ? (long)off : err;
 }
@@ -539,7 +577,7 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 		return;
 	}
 	for (;;) {
-		n = submit_headers(o, tid, (const unsigned char *)buf, size, &b);
+		n = submit_headers(o, req, tid, (const unsigned char *)buf, size, &b);
 		if (n != -EAGAIN || (flags & O_NONBLOCK))
 			break;
 		/* a blocking writer waits for room without holding a libfuse worker */
@@ -555,6 +593,8 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 			return;
 	}
 	free(p);
+	if (n == SGIO_ANSWERED)
+		return;
 	if (n < 0)
 		fuse_reply_err(req, -n);
 	else
@@ -594,7 +634,9 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	err = size < SCSI_V3_HDR_LEN ? -EINVAL : submit_one(o, tid, buf, SCSI_V3_HDR_LEN, &b);
+	err = size < SCSI_V3_HDR_LEN ? -EINVAL : submit_one(o, req, tid, buf, SCSI_V3_HDR_LEN, &b);
+	if (err == SGIO_ANSWERED)
+		return;
 	if (err)
 		fuse_reply_err(req, -err);
 	else
@@ -691,16 +733,25 @@ static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
 	unsigned char out[SG_MAX_QUEUE * SCSI_V4_HDR_LEN];
 	size_t len = 0;
 	unsigned i = 0, used;
+	struct guard g;
+	bool mine = true;
 	int err = 0;
 
 	if (cmds[0]->r.hdr_len > size)
 		err = -EINVAL; /* sg drops the completion too */
-	for (; i < n && !err; i++) {
-		err = deliver_one(cmds[i], tid, out + len);
-		if (!err)
-			len += cmds[i]->r.hdr_len;
+	else
+		err = guard_begin(o->d->wd, &g, req, tid, &o->stuck);
+	if (!err) {
+		for (; i < n && !err; i++) {
+			err = deliver_one(cmds[i], tid, out + len);
+			if (!err)
+				len += cmds[i]->r.hdr_len;
+		}
+		mine = guard_end(o->d->wd, &g);
 	}
 	used = len || !err ? i - (err ? 1 : 0) : 1;
+	if (!mine)
+		used = i; /* answered EFAULT meanwhile: what it reached is lost, as sg's */
 	if (used < n) {
 		pthread_mutex_lock(&o->lock);
 		put_back(o, cmds + used, n - used);
@@ -708,7 +759,9 @@ static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
 	}
 	for (unsigned k = 0; k < used; k++)
 		sgio_cmd_recycle(cmds[k]); /* the reader's call holds the opener */
-	if (len)
+	if (!mine)
+		;
+	else if (len)
 		fuse_reply_buf(req, (const char *)out, len);
 	else
 		fuse_reply_err(req, -err);
@@ -759,42 +812,95 @@ struct resolver {
 	bool stop;		  /* protected by lock */
 };
 
-/* The parked read of job, now knowing pack_id: served, or EAGAIN if non-blocking. */
-static void resolved(struct resolve_job *job, int pack_id)
+static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err, uint64_t buf,
+			    int *ret);
+static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, int flags,
+		    int pack_id, bool unresolved);
+
+/* Take the parked unresolved read of req back from its list: NULL if it is gone. */
+static struct parked *claim_unresolved(struct opener *o, fuse_req_t req, pid_t tid)
 {
-	struct opener *o = job->o;
-	struct parked *p, *again = NULL;
+	struct parked *p;
 
 	pthread_mutex_lock(&o->lock);
 	for (p = o->readers; p; p = p->next)
-		if (p->req == job->req && p->tid == job->tid && p->unresolved)
+		if (p->req == req && p->tid == tid && p->unresolved)
 			break;
-	if (p) {
-		p->pack_id = pack_id;
-		p->unresolved = false;
-		if (p->nonblock && !pick(o, pack_id)) {
-			unpark(&o->readers, p->req);
-			again = p;
-		}
-	}
+	if (p)
+		unpark(&o->readers, p->req);
 	pthread_mutex_unlock(&o->lock);
-	if (again) {
-		unparked(again);
-		fuse_reply_err(again->req, EAGAIN); /* sg: nothing of that pack_id done */
-		free(again);
+	if (p)
+		unparked(p); /* from here on, nobody else answers it */
+	return p;
+}
+
+/* A claimed read, its buffer found (or err): its pack_id, then the rest of the read. */
+struct resume {
+	struct pool_work work;
+	struct opener *o; /* a reference */
+	struct parked *p;
+	int err;
+	uint64_t buf;
+};
+
+static void resume_run(struct pool_work *w, unsigned slot)
+{
+	struct resume *r = (struct resume *)((char *)w - offsetof(struct resume, work));
+	struct parked *p = r->p;
+	int pack_id = -1;
+
+	(void)slot;
+	if (r->err == -ESRCH || pack_id_guarded(r->o, p->req, p->tid, r->err, r->buf, &pack_id))
+		read_go(r->o, p->req, p->tid, p->size, p->nonblock ? O_NONBLOCK : 0,
+			r->err == -ESRCH ? -1 : pack_id, false);
+	free(p);
+	async_opener_put(r->o);
+	free(r);
+}
+
+/*
+ * The parked read of req by tid, its buffer at buf (or err; -ESRCH: take
+ * any completion, its memory unread): claimed, and the rest done on a
+ * thread of its own where the daemon has them (d->serve), as it reads the
+ * reader's memory.
+ */
+static void resume_read(struct opener *o, fuse_req_t req, pid_t tid, int err, uint64_t buf)
+{
+	struct parked *p = claim_unresolved(o, req, tid);
+	struct resume *r;
+
+	if (!p)
+		return; /* interrupted meanwhile: answered */
+	r = malloc(sizeof(*r));
+	if (!r) {
+		fuse_reply_err(p->req, ENOMEM);
+		free(p);
+		return;
 	}
-	serve_readers(o);
+	*r = (struct resume){ .o = o, .p = p, .err = err, .buf = buf };
+	r->work.run = resume_run;
+	async_opener_get(o);
+	if (o->d->serve)
+		pool_submit(o->d->serve, &r->work);
+	else
+		resume_run(&r->work, 0);
+}
+
+/* No resolver (any more): the read takes any completion. */
+static void resolve_now(struct opener *o, fuse_req_t req, pid_t tid)
+{
+	resume_read(o, req, tid, -ESRCH, 0);
 }
 
 /* One look for job's pack_id: true once it is done with. */
 static bool resolve_one(struct resolve_job *job)
 {
-	uint64_t buf;
+	uint64_t buf = 0;
 	int err = uaccess_read_buffer(job->tid, &buf);
 
 	if (err == -EAGAIN && sgio_elapsed_ms(&job->since) < RESOLVE_MS)
 		return false;
-	resolved(job, pack_id_at(job->o, job->tid, err, buf));
+	resume_read(job->o, job->req, job->tid, err, buf);
 	return true;
 }
 
@@ -899,7 +1005,7 @@ void async_daemon_fini(struct daemon *d)
 	pthread_join(r->thread, NULL);
 	for (job = r->jobs; job; job = next) {
 		next = job->next;
-		resolved(job, -1); /* the reads still parked take any completion */
+		resolve_now(job->o, job->req, job->tid); /* still parked: any completion */
 		async_opener_put(job->o);
 		free(job);
 	}
@@ -909,28 +1015,29 @@ void async_daemon_fini(struct daemon *d)
 	d->resolver = NULL;
 }
 
-void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
+/* pack_id_at() for req, guarded: false if req was answered (EFAULT). */
+static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err, uint64_t buf,
+			    int *ret)
 {
-	pid_t tid = fuse_req_ctx(req)->pid;
+	struct guard g;
+
+	if (guard_begin(o->d->wd, &g, req, tid, &o->stuck)) {
+		fuse_reply_err(req, EFAULT);
+		return false;
+	}
+	*ret = pack_id_at(o, tid, err, buf);
+	return guard_end(o->d->wd, &g);
+}
+
+/* The rest of a read: a completion of pack_id now, EAGAIN, ENODEV, or parked. */
+static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, int flags,
+		    int pack_id, bool unresolved)
+{
 	struct sgio_cmd *cmds[SG_MAX_QUEUE];
 	struct parked *p = NULL;
 	unsigned n;
-	int err, pack_id = -1;
-	bool gone, unresolved = false;
+	bool gone;
 
-	err = check_caller(o, tid, "read");
-	if (err) {
-		fuse_reply_err(req, -err);
-		return;
-	}
-	if (atomic_load(&o->force_pack_id)) {
-		uint64_t buf;
-
-		err = uaccess_read_buffer(tid, &buf);
-		unresolved = err == -EAGAIN;
-		if (!unresolved)
-			pack_id = pack_id_at(o, tid, err, buf);
-	}
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
 		n = unresolved ? 0 : take_done(o, pack_id, size, cmds);
@@ -966,11 +1073,8 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 				      .nonblock = flags & O_NONBLOCK };
 		switch (park_call(o, &o->readers, p, false, reader_ready)) {
 		case PARKED:
-			if (unresolved && !resolve_later(o, req, tid)) {
-				struct resolve_job now = { .o = o, .req = req, .tid = tid };
-
-				resolved(&now, -1); /* no resolver: any completion */
-			}
+			if (unresolved && !resolve_later(o, req, tid))
+				resolve_now(o, req, tid);
 			return;
 		case ANSWERED:
 			return;
@@ -978,6 +1082,28 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 			break;
 		}
 	}
+}
+
+void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
+{
+	pid_t tid = fuse_req_ctx(req)->pid;
+	int err, pack_id = -1;
+	bool unresolved = false;
+
+	err = check_caller(o, tid, "read");
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	if (atomic_load(&o->force_pack_id)) {
+		uint64_t buf;
+
+		err = uaccess_read_buffer(tid, &buf);
+		unresolved = err == -EAGAIN;
+		if (!unresolved && !pack_id_guarded(o, req, tid, err, buf, &pack_id))
+			return;
+	}
+	read_go(o, req, tid, size, flags, pack_id, unresolved);
 }
 
 /*
@@ -1045,6 +1171,65 @@ static void serve_readers(struct opener *o)
 	}
 }
 
+/* serve_readers(o) on a thread of the elastic pool, holding a reference. */
+struct serve_job {
+	struct pool_work work;
+	struct opener *o;
+};
+
+static void serve_run_here(struct opener *o)
+{
+	pthread_mutex_lock(&o->lock);
+	o->serve_queued = false; /* what completes from now on queues another */
+	pthread_mutex_unlock(&o->lock);
+	serve_readers(o);
+	async_opener_put(o);
+}
+
+static void serve_run(struct pool_work *w, unsigned slot)
+{
+	struct serve_job *j = (struct serve_job *)((char *)w - offsetof(struct serve_job, work));
+	struct opener *o = j->o;
+
+	(void)slot;
+	free(j);
+	serve_run_here(o);
+}
+
+/*
+ * A completion came, on a thread every opener shares (a pool worker, the
+ * target's queue): serving a parked reader copies into its memory, which
+ * may stall, so that is done on a thread of the elastic pool; one such job
+ * per opener at a time.
+ */
+static void serve_later(struct opener *o)
+{
+	struct serve_job *j;
+	bool go;
+
+	if (!o->d->serve) {
+		serve_readers(o);
+		return;
+	}
+	pthread_mutex_lock(&o->lock);
+	go = o->readers && !o->serve_queued;
+	if (go) {
+		o->serve_queued = true;
+		o->refs++;
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (!go)
+		return;
+	j = malloc(sizeof(*j));
+	if (!j) {
+		serve_run_here(o); /* no memory: here, then */
+		return;
+	}
+	j->o = o;
+	j->work.run = serve_run;
+	pool_submit(o->d->serve, &j->work);
+}
+
 void async_room(struct opener *o)
 {
 	struct batch b;
@@ -1064,7 +1249,7 @@ void async_room(struct opener *o)
 		if (!p)
 			break;
 		unparked(p);
-		n = submit_headers(o, p->tid, p->buf, p->len, &b);
+		n = submit_headers(o, p->req, p->tid, p->buf, p->len, &b);
 		/* filled again meanwhile: wait on, first in line */
 		if (n == -EAGAIN && park_call(o, &o->writers, p, true, writer_ready) != READY)
 			break;
@@ -1075,7 +1260,9 @@ void async_room(struct opener *o)
 			pthread_mutex_unlock(&o->lock);
 			continue;
 		}
-		if (n < 0)
+		if (n == SGIO_ANSWERED)
+			; /* the watchdog answered it */
+		else if (n < 0)
 			fuse_reply_err(p->req, -n);
 		else
 			fuse_reply_write(p->req, n);
@@ -1136,7 +1323,7 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 	if (orphan)
 		sgio_cmd_free(cmd); /* its opener is gone: nobody may read it */
 	else
-		serve_readers(o);
+		serve_later(o);
 	notify(ph);
 	if (next)
 		dispatch(next); /* its place: o->running is unchanged */

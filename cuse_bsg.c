@@ -108,6 +108,9 @@ static void usage(FILE *f)
 		   "                       quarter of RAM, at most 1G); K, M, G suffixes\n"
 		   "  -O, --opener-memory SIZE  the most one open file's buffers may take\n"
 		   "                       (default: 128M); over either: ENOMEM\n"
+		   "  -T, --copy-timeout SECONDS  the longest a copy to or from a client's\n"
+		   "                       memory may take before its call gets EFAULT\n"
+		   "                       (default: 10)\n"
 		   "  -S, --shared-queue   one queue for every open file, as bsg before Linux\n"
 		   "                       4.19: replies reach other openers; only to show that\n"
 		   "  -v, --verbose        more log output (repeat for debug)\n"
@@ -248,6 +251,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		{ "shared-queue", no_argument, NULL, 'S' },
 		{ "max-memory", required_argument, NULL, 'M' },
 		{ "opener-memory", required_argument, NULL, 'O' },
+		{ "copy-timeout", required_argument, NULL, 'T' },
 		{ "policy", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -265,9 +269,10 @@ static int parse_options(int argc, char **argv, struct options *opt)
 					 .threads = 32,
 					 .sg_minor = -1,
 					 .opener_mem_max = 128ull << 20,
+					 .copy_timeout_ms = 10000,
 				 } };
 	opt->mem.max = default_max_memory();
-	while ((c = getopt_long(argc, argv, "An:fm:o:g:t:c:a:s:SP:M:O:vhV", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "An:fm:o:g:t:c:a:s:SP:M:O:T:vhV", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'A':
@@ -330,6 +335,12 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case 'O':
 			if (parse_size(optarg, &opt->node.opener_mem_max) < 0)
 				return bad_option("memory size", optarg);
+			break;
+		case 'T':
+			v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 3600)
+				return bad_option("copy timeout", optarg);
+			opt->node.copy_timeout_ms = (unsigned)v * 1000;
 			break;
 		case 'P':
 			opt->policy = optarg;

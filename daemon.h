@@ -73,7 +73,9 @@ struct daemon {
 	atomic_uint openers;   /* alive: open, or with a command still running */
 	pthread_mutex_t openers_lock;
 	struct opener *opener_list; /* protected by openers_lock: those alive */
-	struct resolver *resolver; /* async.c's, started at its first use; or NULL */
+	struct resolver *resolver;  /* async.c's, started at its first use; or NULL */
+	struct watchdog *wd;	    /* bounds copies of client memory (guard.h); or NULL */
+	struct pool *serve;	    /* elastic: client copies a shared thread hands off; or NULL */
 	/* called once the last opener is freed (from any thread); or NULL */
 	void (*openers_gone)(struct daemon *d);
 };
@@ -129,6 +131,7 @@ struct opener {
 	struct sgio_cmd *pend, *pend_tail; /* protected by lock: waiting for max_running */
 	struct parked *readers, *writers;  /* protected by lock: calls waiting, FIFO */
 	struct fuse_pollhandle *ph;	   /* protected by lock: the newest poller */
+	bool serve_queued;		   /* protected by lock: a serve job is queued */
 	unsigned refs;			   /* protected by lock: the file + running commands */
 	bool released;			   /* protected by lock: the file is gone */
 	pthread_mutex_t status_lock;
@@ -138,6 +141,7 @@ struct opener {
 	unsigned nbufs;			     /* protected by bufs_lock */
 	uint64_t bufs_bytes;		     /* protected by bufs_lock */
 	atomic_ullong mem_used;		     /* bytes of its commands' and kept buffers */
+	atomic_uint stuck;		     /* copies of its callers' memory past the bound */
 	atomic_bool warned;		     /* a credentials refusal was logged */
 	atomic_bool warned_filter;	     /* a command refusal was logged */
 	atomic_bool warned_path;	     /* a refusal for want of the direct path was logged */

@@ -26,17 +26,25 @@
 
 #include "async.h"
 #include "daemon.h"
+#include "guard.h"
 #include "ioctl.h"
 #include "node.h"
 #include "uaccess.h"
 
 #define SG_MAJOR     21 /* the sg driver's char major, which sg_dd and sgp_dd test for */
 #define NODE_WAIT_MS 5000
-#define FUSE_THREADS 16 /* libfuse workers at most */
-#define FUSE_SPARE   4	/* of which never busy with a command */
+/*
+ * libfuse workers at most.  Many, so that workers held in a copy of a
+ * client's memory that stalls (guard.h) leave plenty for everyone else;
+ * INLINE_MAX of them at most run a command themselves.
+ */
+#define FUSE_THREADS 128
+#define INLINE_MAX   12
+#define SERVE_MAX    256 /* threads of the elastic pool (d->serve) at most */
 
 struct node {
 	struct daemon d; /* first: the callbacks' userdata is the node */
+	bool stuck;	 /* its session ended with a copy still stalled: leave it */
 	const struct node_config *cfg;
 	char name[128];
 	/* --shared-queue: every open file is this one opener, as bsg before 4.19 */
@@ -475,9 +483,16 @@ static void *node_thread(void *arg)
 	/* answer what the workers still hold while the session can take it */
 	async_daemon_fini(&n->d);
 	pool_free(n->d.pool);
-	fuse_session_destroy(n->se); /* closes /dev/cuse: the kernel removes the node */
+	n->stuck = !pool_free_within(n->d.serve, 1000) || watchdog_busy(n->d.wd);
+	if (n->stuck)
+		log_node(LOG_WARNING, n->name,
+			 "copies into clients' memory still stalled: the node stays until the "
+			 "daemon exits");
+	else
+		fuse_session_destroy(n->se); /* closes /dev/cuse: the kernel removes the node */
 	pthread_mutex_lock(&n->lock);
 	n->d.pool = NULL;
+	n->d.serve = NULL;
 	n->se = NULL;
 	n->over = true;
 	n->result = ret;
@@ -657,7 +672,7 @@ static int start_session(struct node *n)
 			 n->name, strerror(-err));
 		return err;
 	}
-	n->d.inline_max = FUSE_THREADS - FUSE_SPARE;
+	n->d.inline_max = INLINE_MAX;
 	/* set first: the thread's init_done may stop the session at once */
 	pthread_mutex_lock(&n->lock);
 	n->thread_started = true;
@@ -682,6 +697,16 @@ int node_start(struct node *n, node_ended_fn *ended, void *arg)
 		log_node(LOG_ERR, n->name, "cannot start %u worker threads: %s", n->cfg->threads,
 			 strerror(-err));
 		return err;
+	}
+	if (n->d.direct) {
+		err = pool_new_elastic(SERVE_MAX, &n->d.serve);
+		if (!err)
+			err = watchdog_new(n->cfg->copy_timeout_ms, n->name, &n->d.wd);
+		if (err) {
+			log_node(LOG_ERR, n->name, "cannot start the copy watchdog: %s",
+				 strerror(-err));
+			return err;
+		}
 	}
 	err = start_engine(n);
 	if (!err) {
@@ -767,14 +792,26 @@ int node_free(struct node *n)
 	if (!n)
 		return 0;
 	if (n->thread_started) {
+		struct timespec end;
+
 		node_stop(n);
-		pthread_join(n->thread, NULL);
+		clock_gettime(CLOCK_REALTIME, &end);
+		end.tv_sec += n->cfg->copy_timeout_ms / 1000 + 5;
+		/* libfuse joins its workers: one held in a stalled copy never comes */
+		if (pthread_timedjoin_np(n->thread, NULL, &end) || n->stuck) {
+			log_node(LOG_WARNING, n->name,
+				 "left as it is: a copy into a client's "
+				 "memory is still stalled");
+			return -EBUSY;
+		}
 		ret = n->result;
 	}
 	if (n->se)
 		fuse_session_destroy(n->se); /* the thread never ran */
 	async_daemon_fini(&n->d);
 	pool_free(n->d.pool);
+	pool_free(n->d.serve);
+	watchdog_free(n->d.wd);
 	target_free(n->d.target);
 	if (n->stopfd >= 0)
 		close(n->stopfd);

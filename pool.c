@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "pool.h"
 
@@ -22,6 +24,12 @@ struct pool {
 	struct pool_work *head, *tail; /* protected by lock */
 	unsigned backlog;	       /* protected by lock */
 	bool stopping;		       /* protected by lock */
+	/* elastic: threads made as needed, detached; the last one out frees */
+	bool elastic;
+	unsigned max;	     /* elastic: threads at most */
+	unsigned live, idle; /* protected by lock: elastic threads, of which waiting */
+	pthread_cond_t gone; /* elastic: live went to 0 */
+	bool orphaned;	     /* protected by lock: pool_free() gave up waiting */
 	unsigned nthreads;
 	struct worker workers[];
 };
@@ -31,8 +39,10 @@ static struct pool_work *take(struct pool *p)
 	struct pool_work *w;
 
 	pthread_mutex_lock(&p->lock);
+	p->idle++;
 	while (!p->head && !p->stopping)
 		pthread_cond_wait(&p->wake, &p->lock);
+	p->idle--;
 	w = p->head;
 	if (w) {
 		p->head = w->next;
@@ -83,6 +93,60 @@ err_stop:
 	return -err;
 }
 
+static void *elastic_main(void *arg)
+{
+	struct pool *p = arg;
+	struct pool_work *w;
+	bool last_frees;
+
+	while ((w = take(p)))
+		w->run(w, 0);
+	pthread_mutex_lock(&p->lock);
+	last_frees = --p->live == 0 && p->orphaned;
+	pthread_cond_broadcast(&p->gone);
+	pthread_mutex_unlock(&p->lock);
+	if (last_frees) {
+		pthread_cond_destroy(&p->gone);
+		pthread_cond_destroy(&p->wake);
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+	}
+	return NULL;
+}
+
+int pool_new_elastic(unsigned max, struct pool **ret)
+{
+	struct pool *p;
+
+	if (!max)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->wake, NULL);
+	pthread_cond_init(&p->gone, NULL);
+	p->elastic = true;
+	p->max = max;
+	*ret = p;
+	return 0;
+}
+
+/* Caller holds lock: a thread for an elastic pool with none waiting. */
+static void elastic_grow(struct pool *p)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (p->idle >= p->backlog || p->live >= p->max)
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, elastic_main, p) == 0)
+		p->live++;
+	pthread_attr_destroy(&attr);
+}
+
 void pool_submit(struct pool *p, struct pool_work *w)
 {
 	w->next = NULL;
@@ -93,6 +157,8 @@ void pool_submit(struct pool *p, struct pool_work *w)
 		p->head = w;
 	p->tail = w;
 	p->backlog++;
+	if (p->elastic)
+		elastic_grow(p);
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 }
@@ -107,10 +173,49 @@ unsigned pool_backlog(struct pool *p)
 	return n;
 }
 
+/* Elastic: wait for the threads to leave, at most ms; else leave them the pool. */
+static bool elastic_free(struct pool *p, unsigned ms)
+{
+	struct timespec end;
+	bool all_gone;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += ms / 1000 + 1;
+	pthread_mutex_lock(&p->lock);
+	p->stopping = true;
+	pthread_cond_broadcast(&p->wake);
+	while (p->live && pthread_cond_timedwait(&p->gone, &p->lock, &end) == 0)
+		;
+	all_gone = p->live == 0;
+	p->orphaned = !all_gone;
+	pthread_mutex_unlock(&p->lock);
+	if (!all_gone)
+		return false;
+	pthread_cond_destroy(&p->gone);
+	pthread_cond_destroy(&p->wake);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	return true;
+}
+
+bool pool_free_within(struct pool *p, unsigned ms)
+{
+	if (!p)
+		return true;
+	if (p->elastic)
+		return elastic_free(p, ms);
+	pool_free(p);
+	return true;
+}
+
 void pool_free(struct pool *p)
 {
 	if (!p)
 		return;
+	if (p->elastic) {
+		elastic_free(p, 24u * 3600 * 1000);
+		return;
+	}
 	pthread_mutex_lock(&p->lock);
 	p->stopping = true;
 	pthread_cond_broadcast(&p->wake);

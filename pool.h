@@ -7,6 +7,8 @@
 #ifndef CUSE_BSG_POOL_H
 #define CUSE_BSG_POOL_H
 
+#include <stdbool.h>
+
 struct pool_work {
 	struct pool_work *next;
 	void (*run)(struct pool_work *w, unsigned slot);
@@ -17,6 +19,13 @@ struct pool;
 /* Start nthreads workers.  0 or -errno. */
 int pool_new(unsigned nthreads, struct pool **ret);
 
+/*
+ * An elastic pool: a thread is made whenever an item comes and none waits,
+ * up to max; they are detached, and an item that never returns holds only
+ * its own thread.  Slot numbers are all 0.  0 or -errno.
+ */
+int pool_new_elastic(unsigned max, struct pool **ret);
+
 /* Queue w; some worker will call w->run(w, slot). */
 void pool_submit(struct pool *p, struct pool_work *w);
 
@@ -25,5 +34,12 @@ unsigned pool_backlog(struct pool *p);
 
 /* Run what is queued, stop and join the workers, free.  NULL is fine. */
 void pool_free(struct pool *p);
+
+/*
+ * The same, but an elastic pool's threads get at most ms to leave: false
+ * if some did not (items that never return), and the last of them frees
+ * the pool.
+ */
+bool pool_free_within(struct pool *p, unsigned ms);
 
 #endif /* CUSE_BSG_POOL_H */

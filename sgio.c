@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "async.h"
+#include "guard.h"
 #include "log.h"
 #include "sgio.h"
 
@@ -363,12 +364,14 @@ static void reply_retry_path(struct sgio_cmd *cmd, unsigned sense_len)
 /*
  * Answer the call.  Its buffer goes back to the opener before the answer,
  * while the call keeps the file open; the retry path's answer carries it,
- * so run() frees it after.
+ * so run() frees it after.  The copy into the caller is guarded: past the
+ * bound the watchdog answers EFAULT and this answers nothing.
  */
 static void finish(struct sgio_cmd *cmd, int ret)
 {
 	struct daemon *d = cmd->d;
 	unsigned sense_len;
+	struct guard g;
 
 	sgio_log_cmd(cmd, ret);
 	if (ret < 0) {
@@ -383,8 +386,15 @@ static void finish(struct sgio_cmd *cmd, int ret)
 		reply_retry_path(cmd, sense_len);
 		return;
 	}
-	ret = copy_out_direct(cmd, sense_len);
+	ret = guard_begin(d->wd, &g, cmd->req, cmd->tid, &cmd->o->stuck);
+	if (!ret) {
+		ret = copy_out_direct(cmd, sense_len);
+		if (!guard_end(d->wd, &g))
+			ret = SGIO_ANSWERED;
+	}
 	sgio_recycle_data(cmd);
+	if (ret == SGIO_ANSWERED)
+		return;
 	if (ret < 0) {
 		stat_inc(d, STAT_SG_IO_ERR);
 		fuse_reply_err(cmd->req, -ret);
@@ -393,28 +403,79 @@ static void finish(struct sgio_cmd *cmd, int ret)
 	fuse_reply_ioctl(cmd->req, 0, NULL, 0);
 }
 
-static void run(struct pool_work *w, unsigned slot)
+/*
+ * The target's part of a command: true if this thread now answers the call
+ * (the target's result in *ret), false if cmd went to the interrupt's side
+ * (dropped, or kept for read()).
+ */
+static bool run_target_part(struct sgio_cmd *cmd, int *ret)
 {
-	(void)slot;
-	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)w - offsetof(struct sgio_cmd, work));
 	int expect = SGIO_RUNNING;
-	int ret;
 
-	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED)
-		goto drop; /* interrupted while queued: never started */
-	ret = sgio_run_target(cmd);
+	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED) {
+		sgio_cmd_free(cmd); /* interrupted while queued: never started */
+		return false;
+	}
+	*ret = sgio_run_target(cmd);
 	if (!atomic_compare_exchange_strong(&cmd->state, &expect, SGIO_COMPLETING)) {
-		if (expect == SGIO_KEPT) {
-			async_kept_done(cmd, ret); /* for read(), which frees it */
-			return;
-		}
-		goto drop;
+		if (expect == SGIO_KEPT)
+			async_kept_done(cmd, *ret); /* for read(), which frees it */
+		else
+			sgio_cmd_free(cmd);
+		return false;
 	}
 	/* waits out an interrupt callback running now; none can start after */
 	fuse_req_interrupt_func(cmd->req, NULL, NULL);
+	return true;
+}
+
+static struct sgio_cmd *cmd_of(struct pool_work *w)
+{
+	return (struct sgio_cmd *)((char *)w - offsetof(struct sgio_cmd, work));
+}
+
+/* On the libfuse worker that took the call. */
+static void run(struct pool_work *w, unsigned slot)
+{
+	struct sgio_cmd *cmd = cmd_of(w);
+	int ret;
+
+	(void)slot;
+	if (!run_target_part(cmd, &ret))
+		return;
 	finish(cmd, ret);
-drop:
 	sgio_cmd_free(cmd);
+}
+
+static void finish_run(struct pool_work *w, unsigned slot)
+{
+	struct sgio_cmd *cmd = cmd_of(w);
+
+	(void)slot;
+	finish(cmd, cmd->err);
+	sgio_cmd_free(cmd);
+}
+
+/*
+ * On a pool worker, which every caller shares: the copy into the caller,
+ * which may stall, goes to a thread of the elastic pool.
+ */
+static void run_pooled(struct pool_work *w, unsigned slot)
+{
+	struct sgio_cmd *cmd = cmd_of(w);
+	int ret;
+
+	(void)slot;
+	if (!run_target_part(cmd, &ret))
+		return;
+	if (!cmd->d->serve || !cmd->direct) {
+		finish(cmd, ret);
+		sgio_cmd_free(cmd);
+		return;
+	}
+	cmd->err = ret;
+	cmd->work.run = finish_run;
+	pool_submit(cmd->d->serve, &cmd->work);
 }
 
 /*
@@ -523,6 +584,7 @@ static void run_or_queue(struct sgio_cmd *cmd)
 		return;
 	}
 	atomic_fetch_sub(&d->inline_busy, 1);
+	cmd->work.run = run_pooled;
 	pool_submit(d->pool, &cmd->work);
 }
 
@@ -676,19 +738,14 @@ int sgio_fetch(struct sgio_cmd *cmd)
 	return err;
 }
 
-static void sgio_direct(struct ioctx *x)
+/* The header, the iovecs, the CDB and data-out from the caller: 0 or -errno. */
+static int direct_fetch(struct ioctx *x, struct sgio_cmd **ret)
 {
 	union scsi_hdr hdr;
-	struct sgio_cmd *cmd = NULL;
 	struct scsi_req r;
 	int err;
 
 	err = uaccess_read(x->tid, x->arg, hdr.raw, SCSI_V3_HDR_LEN);
-	if (err == -EPERM) {
-		x->direct = false; /* out of our reach (another namespace?): let the kernel copy */
-		sgio_retry(x);
-		return;
-	}
 	if (!err && scsi_peek_version(hdr.raw, SCSI_V3_HDR_LEN) == 4)
 		err = uaccess_read(x->tid, x->arg + SCSI_V3_HDR_LEN, hdr.raw + SCSI_V3_HDR_LEN,
 				   SCSI_V4_HDR_LEN - SCSI_V3_HDR_LEN);
@@ -697,9 +754,32 @@ static void sgio_direct(struct ioctx *x)
 	if (!err)
 		err = check_limits(x, &r);
 	if (!err)
-		err = cmd_new(x, &r, &cmd);
+		err = cmd_new(x, &r, ret);
 	if (!err)
-		err = sgio_fetch(cmd);
+		err = sgio_fetch(*ret);
+	return err;
+}
+
+static void sgio_direct(struct ioctx *x)
+{
+	struct daemon *d = x->o->d;
+	struct sgio_cmd *cmd = NULL;
+	struct guard g;
+	int err;
+
+	err = guard_begin(d->wd, &g, x->req, x->tid, &x->o->stuck);
+	if (!err) {
+		err = direct_fetch(x, &cmd);
+		if (!guard_end(d->wd, &g)) {
+			sgio_cmd_free(cmd); /* answered EFAULT meanwhile */
+			return;
+		}
+	}
+	if (err == -EPERM && !cmd) {
+		x->direct = false; /* out of our reach (another namespace?): let the kernel copy */
+		sgio_retry(x);
+		return;
+	}
 	if (!err)
 		err = sgio_check_access(cmd, false);
 	if (!err) {
@@ -707,8 +787,8 @@ static void sgio_direct(struct ioctx *x)
 		return;
 	}
 	sgio_cmd_free(cmd);
-	stat_inc(x->o->d, STAT_SG_IO_ERR);
-	daemon_debug(x->o->d, "tid %d: SG_IO refused: %s", x->tid, strerror(-err));
+	stat_inc(d, STAT_SG_IO_ERR);
+	daemon_debug(d, "tid %d: SG_IO refused: %s", x->tid, strerror(-err));
 	fuse_reply_err(x->req, -err);
 }
 

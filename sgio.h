@@ -9,6 +9,7 @@
 #ifndef CUSE_BSG_SGIO_H
 #define CUSE_BSG_SGIO_H
 
+#include <errno.h>
 #include <time.h>
 
 #include "uaccess.h"
@@ -79,6 +80,9 @@ int sgio_check_access(struct sgio_cmd *cmd, bool by_write);
 /* The target said err (< 0) for a command: note a device that is gone.  Returns err. */
 int sgio_target_failed(struct daemon *d, int err);
 uint32_t sgio_elapsed_ms(const struct timespec *start);
+
+/* Not an errno: the watchdog answered the request (guard.h); answer nothing. */
+#define SGIO_ANSWERED (-ECANCELED)
 
 #define SGIO_NO_DURATION UINT32_MAX /* the command has not come back from the target */
 

@@ -38,6 +38,7 @@
 
 #include "async.h"
 #include "fake.h"
+#include "guard.h"
 #include "ioctl.h"
 #include "sgio.h"
 
@@ -1100,8 +1101,14 @@ int main(int argc, char **argv)
 	st->d.inline_max = 1;  /* SG_IO runs on its caller's thread at times, else in the pool */
 	st->d.max_running = 3; /* deeper queues wait for a place at the target */
 	err = pool_new(POOL_THREADS, &st->d.pool);
+	/* as a node on the direct path: guarded copies, parked readers served
+	 * on the elastic pool */
+	if (!err)
+		err = pool_new_elastic(16, &st->d.serve);
+	if (!err)
+		err = watchdog_new(60000, "fake", &st->d.wd);
 	if (err) {
-		fprintf(stderr, "stress_async: pool_new: %s\n", strerror(-err));
+		fprintf(stderr, "stress_async: pools and watchdog: %s\n", strerror(-err));
 		return 1;
 	}
 	start_streams(&r);
@@ -1111,6 +1118,11 @@ int main(int argc, char **argv)
 		async_release(r.sm[s].o);
 	async_release(r.sgio_o);
 	pool_free(st->d.pool); /* runs the orphans still queued, joins the workers */
+	pool_free(st->d.serve);
+	if (watchdog_free(st->d.wd)) {
+		fprintf(stderr, "stress_async: a guarded copy never ended\n");
+		return 1;
+	}
 	check_all(&r);
 	report(&r);
 	free_all(&r);

@@ -14,19 +14,23 @@
 #include <criterion/parameterized.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <poll.h>
 #include <sched.h>
 #include <scsi/scsi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "async.h"
 #include "fake.h"
+#include "guard.h"
 #include "ioctl.h"
 #include "sgio.h"
 
@@ -2130,4 +2134,126 @@ Test(async, past_the_daemons_memory_bound_a_command_gets_enomem)
 	cr_expect(zero(u64, atomic_load(&m.used)), "all given back once the file is gone");
 	rig_fini(&g);
 	munmap(big, 3 * BIG);
+}
+
+/* ---- a client's memory that stalls ---- */
+
+/*
+ * A page of this process registered with userfaultfd and never served
+ * until stall_release(): like a client's FUSE-backed or userfaultfd
+ * mapping, any copy into it waits in the kernel.
+ */
+struct stall {
+	int uffd;
+	unsigned char *page;
+};
+
+static void stall_init(struct stall *s)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+
+	s->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	cr_assert(ge(int, s->uffd, 0), "userfaultfd: %s (the unit tests run as root)",
+		  strerror(errno));
+	cr_assert(zero(int, ioctl(s->uffd, UFFDIO_API, &api)));
+	s->page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert(s->page != MAP_FAILED);
+	reg = (struct uffdio_register){ .range = { (uintptr_t)s->page, 4096 },
+					.mode = UFFDIO_REGISTER_MODE_MISSING };
+	cr_assert(zero(int, ioctl(s->uffd, UFFDIO_REGISTER, &reg)));
+}
+
+static void stall_release(struct stall *s)
+{
+	struct uffdio_zeropage z = { .range = { (uintptr_t)s->page, 4096 } };
+
+	cr_assert(zero(int, ioctl(s->uffd, UFFDIO_ZEROPAGE, &z)));
+	close(s->uffd);
+	munmap(s->page, 4096);
+}
+
+/* A second open file of g's daemon. */
+static struct opener *second_opener(struct rig *g)
+{
+	struct opener *o = calloc(1, sizeof(*o));
+
+	cr_assert(not(eq(ptr, o, NULL)));
+	o->d = &g->d;
+	o->open_flags = O_RDWR;
+	o->chan = g->d.target->ops->chan_open(g->d.target);
+	ioctl_opener_init(o);
+	cr_assert(zero(int, async_opener_init(o, gettid())));
+	return o;
+}
+
+static void wait_unstuck(struct opener *o)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (atomic_load(&o->stuck)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		cr_assert(lt(long, now.tv_sec - start.tv_sec, FAKE_WAIT_SECONDS),
+			  "the stalled copy never returned");
+		sched_yield();
+	}
+}
+
+/*
+ * Opener A's data-in lands in a page that stalls: its read gets EFAULT
+ * once the bound has passed, while opener B's completion, which came at
+ * the same moment, is delivered; A's next copies get EFAULT at once until
+ * the stalled one returns, which then answers nothing a second time.
+ */
+Test(async, a_stalled_copy_delays_no_other_opener_and_ends_in_efault)
+{
+	struct fake_cmd a, b;
+	struct sg_io_hdr ha, hb;
+	struct fake_reply *rep;
+	struct opener *o2;
+	struct stall s;
+	fuse_req_t ra, rb;
+	struct rig g;
+
+	stall_init(&s);
+	rig_init(&g, 1, O_RDWR); /* one pool worker: both completions come through it */
+	cr_assert(zero(int, watchdog_new(300, "fake", &g.d.wd)));
+	cr_assert(zero(int, pool_new_elastic(8, &g.d.serve)));
+	o2 = second_opener(&g);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ha = v3_read(&a, 1, 512, 1);
+	ha.dxferp = s.page;
+	cr_assert(eq(sz, write_ok(&g, &ha, V3, 0), V3));
+	ra = call_read(&g, V3, 0); /* parked */
+	hb = v3_read(&b, 2, 512, 2);
+	rb = fake_req_new(g.fs);
+	async_write(rb, o2, (const char *)&hb, V3, 0);
+	cr_assert(eq(int, reply_of(rb)->kind, FAKE_WRITE));
+	rb = fake_req_new(g.fs);
+	async_read(rb, o2, V3, 0); /* parked */
+	fake_target_set_gate(g.ft, false);
+	fake_target_release(g.ft);
+
+	rep = reply_of(rb);
+	cr_assert(eq(int, rep->kind, FAKE_BUF), "the other opener's read is answered");
+	cr_expect(eq(int, v3_out(rep)->pack_id, 2));
+	cr_expect(is_data_in(b.data, 512, 2));
+	rep = reply_of(ra);
+	cr_expect(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EFAULT), "the stalled reader: EFAULT after the bound");
+	cr_expect(eq(u32, atomic_load(&g.o->stuck), 1));
+	ha = v3_read(&a, 3, 512, 3);
+	cr_expect(eq(int, err_of(call_write(&g, &ha, V3, 0)), EFAULT),
+		  "its file's next copy: EFAULT at once");
+	stall_release(&s);
+	wait_unstuck(g.o);
+	cr_expect(eq(u32, fake_req_replies(ra), 1), "answered once");
+	cr_expect(pool_free_within(g.d.serve, 1000), "every elastic thread came back");
+	g.d.serve = NULL;
+	cr_expect(zero(u32, watchdog_free(g.d.wd)));
+	g.d.wd = NULL;
+	async_release(o2);
+	rig_fini(&g);
 }

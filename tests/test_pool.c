@@ -321,3 +321,53 @@ Test(pool, items_can_be_resubmitted_after_running)
 	pool_free(p);
 	cr_expect(eq(u32, atomic_load(&it.runs), 50));
 }
+
+/* ---- the elastic pool ---- */
+
+/* An item held at a gate does not hold back the next: a thread is made for it. */
+Test(pool, elastic_runs_the_next_item_while_one_is_held)
+{
+	struct pool *p;
+	struct gate g;
+	struct log l;
+	struct item held = { .id = 1 }, next = { .id = 2 };
+
+	gate_init(&g);
+	log_init(&l);
+	held.gate = &g;
+	next.log = &l;
+	cr_assert(zero(int, pool_new_elastic(4, &p)));
+	held.work.run = item_run;
+	next.work.run = item_run;
+	pool_submit(p, &held.work);
+	gate_wait_arrived(&g, 1);
+	pool_submit(p, &next.work);
+	log_wait(&l, 1);
+	cr_expect(eq(u32, atomic_load(&next.runs), 1), "ran while the first was held");
+	cr_expect(zero(u32, atomic_load(&held.runs)));
+	gate_open(&g);
+	cr_expect(pool_free_within(p, 5000), "every thread left");
+	cr_expect(eq(u32, atomic_load(&held.runs), 1));
+}
+
+/* At most max threads: past it, items wait for one. */
+Test(pool, elastic_makes_no_more_than_max_threads)
+{
+	struct pool *p;
+	struct gate g;
+	struct item it[3] = { { .id = 1 }, { .id = 2 }, { .id = 3 } };
+
+	gate_init(&g);
+	cr_assert(zero(int, pool_new_elastic(2, &p)));
+	for (int i = 0; i < 3; i++) {
+		it[i].gate = &g;
+		it[i].work.run = item_run;
+		pool_submit(p, &it[i].work);
+	}
+	gate_wait_arrived(&g, 2);
+	cr_expect(eq(u32, pool_backlog(p), 1), "the third waits for a thread");
+	gate_open(&g);
+	pool_free(p);
+	for (int i = 0; i < 3; i++)
+		cr_expect(eq(u32, atomic_load(&it[i].runs), 1));
+}

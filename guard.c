@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The watchdog: one thread per node, asleep until the oldest guarded copy
+ * reaches its bound.  Guards are a list under one lock, newest at the
+ * tail, so the oldest running one is found from the head.  Replies are made
+ * outside the lock, from copies of the guard's fields: its owner may
+ * return and unlink it as soon as the lock is let go.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "guard.h"
+#include "log.h"
+
+enum guard_state { GUARD_RUNNING, GUARD_DONE, GUARD_EXPIRED };
+
+struct watchdog {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	   /* monotonic clock */
+	struct guard *head, *tail; /* protected by lock */
+	unsigned busy;		   /* protected by lock: guards registered */
+	bool stop;		   /* protected by lock */
+	unsigned timeout_ms;
+	const char *name;
+};
+
+static void add_ms(struct timespec *t, unsigned ms)
+{
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t->tv_nsec >= 1000000000) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000;
+	}
+}
+
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Caller holds lock: the first running guard past its bound at now, or NULL; *next its bound otherwise. */
+static struct guard *expired(struct watchdog *w, const struct timespec *now, struct timespec *next,
+			     bool *have_next)
+{
+	*have_next = false;
+	for (struct guard *g = w->head; g; g = g->next) {
+		struct timespec end = g->start;
+
+		if (atomic_load(&g->state) != GUARD_RUNNING)
+			continue;
+		add_ms(&end, w->timeout_ms);
+		if (!before(now, &end))
+			return g;
+		*next = end;
+		*have_next = true;
+		return NULL; /* the oldest running one is not due: none is */
+	}
+	return NULL;
+}
+
+static void *watchdog_main(void *arg)
+{
+	struct watchdog *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
+		struct timespec now, next;
+		struct guard *g;
+		bool have_next;
+		int expect = GUARD_RUNNING;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		g = expired(w, &now, &next, &have_next);
+		if (!g) {
+			if (have_next)
+				pthread_cond_timedwait(&w->cond, &w->lock, &next);
+			else
+				pthread_cond_wait(&w->cond, &w->lock);
+			continue;
+		}
+		if (atomic_compare_exchange_strong(&g->state, &expect, GUARD_EXPIRED)) {
+			fuse_req_t req = g->req;
+			int tid = g->tid;
+
+			atomic_fetch_add(g->stuck, 1);
+			pthread_mutex_unlock(&w->lock);
+			log_node(LOG_WARNING, w->name,
+				 "tid %d: a copy to or from its memory did not end within %u ms: "
+				 "EFAULT; its open file gets EFAULT until the copy ends",
+				 tid, w->timeout_ms);
+			fuse_reply_err(req, EFAULT);
+			pthread_mutex_lock(&w->lock);
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+int watchdog_new(unsigned timeout_ms, const char *name, struct watchdog **ret)
+{
+	struct watchdog *w = calloc(1, sizeof(*w));
+	pthread_condattr_t attr;
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	w->timeout_ms = timeout_ms;
+	w->name = name;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	err = pthread_create(&w->thread, NULL, watchdog_main, w);
+	if (err) {
+		pthread_cond_destroy(&w->cond);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		return -err;
+	}
+	*ret = w;
+	return 0;
+}
+
+unsigned watchdog_busy(struct watchdog *w)
+{
+	unsigned n;
+
+	if (!w)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	n = w->busy;
+	pthread_mutex_unlock(&w->lock);
+	return n;
+}
+
+unsigned watchdog_free(struct watchdog *w)
+{
+	unsigned left;
+
+	if (!w)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	left = watchdog_busy(w);
+	if (left)
+		return left; /* their threads still hold guards in the list */
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+	return 0;
+}
+
+int guard_begin(struct watchdog *w, struct guard *g, fuse_req_t req, int tid, atomic_uint *stuck)
+{
+	if (!w)
+		return 0;
+	if (atomic_load(stuck))
+		return -EFAULT;
+	*g = (struct guard){ .req = req, .tid = tid, .stuck = stuck };
+	clock_gettime(CLOCK_MONOTONIC, &g->start);
+	pthread_mutex_lock(&w->lock);
+	g->prev = w->tail;
+	if (w->tail)
+		w->tail->next = g;
+	else
+		w->head = g;
+	w->tail = g;
+	if (w->busy++ == 0)
+		pthread_cond_signal(&w->cond); /* it slept with nothing to watch */
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+bool guard_end(struct watchdog *w, struct guard *g)
+{
+	int expect = GUARD_RUNNING;
+	bool mine;
+
+	if (!w)
+		return true;
+	pthread_mutex_lock(&w->lock);
+	mine = atomic_compare_exchange_strong(&g->state, &expect, GUARD_DONE);
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		w->head = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	else
+		w->tail = g->prev;
+	w->busy--;
+	pthread_mutex_unlock(&w->lock);
+	if (!mine)
+		atomic_fetch_sub(g->stuck, 1); /* answered by the watchdog: no longer stuck */
+	return mine;
+}
