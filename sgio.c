@@ -270,6 +270,13 @@ static int cmd_set_segs(struct sgio_cmd *cmd, const struct sg_iovec *uiov)
 	if (!cmd->r.iov_count) {
 		cmd->segs[0] = (struct scsi_seg){ cmd->r.data_addr, cmd->r.data_len };
 		cmd->nsegs = cmd->r.data_len ? 1 : 0;
+		/* sg: a v3 header with no dxferp moves its data through the
+		 * file's reserve buffer, the client's memory untouched */
+		if (cmd->r.version == 3 && !cmd->r.data_addr && cmd->nsegs) {
+			cmd->nsegs = 0;
+			if (sgio_writes_data(&cmd->r) && !cmd->reused)
+				memset(cmd->c.data, 0, cmd->c.data_len);
+		}
 		return 0;
 	}
 	n = scsi_iov_segs(&cmd->r, uiov, cmd->segs);

@@ -904,6 +904,30 @@ Test(sgio, direct_bad_data_pointer_is_efault_after_running)
 	rig_fini(&g);
 }
 
+/* sg: no dxferp means the reserve buffer: the command runs, no memory is touched. */
+Test(sgio, v3_without_a_data_pointer_runs_and_moves_no_data)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+
+	rig_init(&g, true, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.dxferp = NULL;
+	script_good(g.ft, 4096, 0);
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL), "data-in without dxferp: success, as sg");
+	cr_expect(zero(int, c.h.v3.status));
+	cr_expect(eq(u32, g.ft->seen.data_len, 4096), "the device still moved 4096 bytes");
+	client_v3(&c, SG_DXFER_TO_DEV, 8192);
+	c.h.v3.dxferp = NULL;
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL), "data-out without dxferp: success, as sg");
+	cr_expect(eq(sz, g.ft->seen.data_out_len, 8192));
+	cr_expect(fake_all_bytes(g.ft->seen.data_out, 8192, 0), "zeroes, no daemon memory");
+	rig_fini(&g);
+}
+
 Test(sgio, direct_target_errno_is_the_reply)
 {
 	struct rig g;
