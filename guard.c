@@ -21,6 +21,7 @@ struct watchdog {
 	pthread_cond_t cond;	   /* monotonic clock */
 	struct guard *head, *tail; /* protected by lock */
 	unsigned busy;		   /* protected by lock: guards registered */
+	unsigned stalled;	   /* protected by lock: of which past the bound */
 	bool stop;		   /* protected by lock */
 	unsigned timeout_ms;
 	const char *name;
@@ -86,6 +87,7 @@ static void *watchdog_main(void *arg)
 			int tid = g->tid;
 
 			atomic_fetch_add(g->stuck, 1);
+			w->stalled++;
 			pthread_mutex_unlock(&w->lock);
 			log_node(LOG_WARNING, w->name,
 				 "tid %d: a copy to or from its memory did not end within %u ms: "
@@ -133,6 +135,18 @@ unsigned watchdog_busy(struct watchdog *w)
 		return 0;
 	pthread_mutex_lock(&w->lock);
 	n = w->busy;
+	pthread_mutex_unlock(&w->lock);
+	return n;
+}
+
+unsigned watchdog_stalled(struct watchdog *w)
+{
+	unsigned n;
+
+	if (!w)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	n = w->stalled;
 	pthread_mutex_unlock(&w->lock);
 	return n;
 }
@@ -196,6 +210,8 @@ bool guard_end(struct watchdog *w, struct guard *g)
 	else
 		w->tail = g->prev;
 	w->busy--;
+	if (!mine)
+		w->stalled--;
 	pthread_mutex_unlock(&w->lock);
 	if (!mine)
 		atomic_fetch_sub(g->stuck, 1); /* answered by the watchdog: no longer stuck */

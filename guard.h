@@ -45,6 +45,9 @@ unsigned watchdog_free(struct watchdog *w);
 /* Copies now registered (running, or past the bound and not returned). */
 unsigned watchdog_busy(struct watchdog *w);
 
+/* Of those, the ones past the bound: stalled in a client's memory. */
+unsigned watchdog_stalled(struct watchdog *w);
+
 /*
  * Before copying for req: 0, or -EFAULT (no copy: answer it) when the open
  * file counted by stuck already has a copy stuck.  A NULL w guards nothing.

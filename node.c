@@ -792,18 +792,24 @@ int node_free(struct node *n)
 	if (!n)
 		return 0;
 	if (n->thread_started) {
-		struct timespec end;
-
 		node_stop(n);
-		clock_gettime(CLOCK_REALTIME, &end);
-		end.tv_sec += n->cfg->copy_timeout_ms / 1000 + 5;
 		/* libfuse joins its workers: one held in a stalled copy never comes */
-		if (pthread_timedjoin_np(n->thread, NULL, &end) || n->stuck) {
-			log_node(LOG_WARNING, n->name,
-				 "left as it is: a copy into a client's "
-				 "memory is still stalled");
-			return -EBUSY;
+		for (;;) {
+			struct timespec end;
+
+			clock_gettime(CLOCK_REALTIME, &end);
+			end.tv_sec++;
+			if (!pthread_timedjoin_np(n->thread, NULL, &end))
+				break;
+			if (watchdog_stalled(n->d.wd)) {
+				log_node(LOG_WARNING, n->name,
+					 "left as it is: a copy into a "
+					 "client's memory is stalled");
+				return -EBUSY;
+			}
 		}
+		if (n->stuck)
+			return -EBUSY; /* its threads may still use it */
 		ret = n->result;
 	}
 	if (n->se)

@@ -99,7 +99,8 @@ arrays() {
 
 safety() {
     local out i a b
-    check "a child's command is read by its parent" "$SGASYNC" fork "$NODE"
+    same "a forked child's write(): the kernel's sg's answer" "$VM_SG" "$SGASYNC" fork @DEV@
+    check "a forked child's write() is EPERM" "$SGASYNC" fork "$NODE"
     same "read with nothing done, O_NONBLOCK; poll" "$VM_SG" "$SGASYNC" nonblock @DEV@
     out=$("$SGASYNC" read-intr "$NODE" 300)
     echo "   $out"
