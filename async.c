@@ -325,10 +325,10 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 	}
 	if (pthread_mutex_trylock(&o->status_lock)) {
 		uaccess_status_init(&own);
-		err = uaccess_ident_match(&own, tid, &o->ident, &why);
+		err = uaccess_ident_match(&own, tid, &o->ident, o->shared, &why);
 		uaccess_status_fini(&own);
 	} else {
-		err = uaccess_ident_match(&o->status, tid, &o->ident, &why);
+		err = uaccess_ident_match(&o->status, tid, &o->ident, o->shared, &why);
 		pthread_mutex_unlock(&o->status_lock);
 	}
 	if (!err)

@@ -115,6 +115,7 @@ struct opener_buf {
 struct opener {
 	struct daemon *d;
 	int open_flags;		 /* fi->flags at open() */
+	bool shared;		 /* --shared-queue: every file's, of any process */
 	int chan;		 /* this opener's own channel to the target, for SG_IO */
 	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
 	atomic_int reserved;	 /* SG_SET_RESERVED_SIZE */

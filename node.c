@@ -129,6 +129,7 @@ static int opener_new(fuse_req_t req, struct fuse_file_info *fi, struct opener *
 		return ENOMEM;
 	o->d = d;
 	o->open_flags = fi->flags;
+	o->shared = req_node(req)->cfg->shared_queue;
 	o->chan = open_chan(d);
 	if (o->chan < 0) {
 		err = o->chan;

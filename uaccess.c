@@ -314,11 +314,11 @@ static bool process_alive(const struct uaccess_ident *id)
 }
 
 /* What differs between s and id, or NULL. */
-static const char *differs(const struct snap *s, const struct uaccess_ident *id)
+static const char *differs(const struct snap *s, const struct uaccess_ident *id, bool any_process)
 {
 	const struct creds *a = &s->c, *b = &id->c;
 
-	if (a->tgid != b->tgid || !process_alive(id))
+	if (!any_process && (a->tgid != b->tgid || !process_alive(id)))
 		return "another process";
 	if (memcmp(a->uid, b->uid, sizeof(a->uid)) || memcmp(a->gid, b->gid, sizeof(a->gid)))
 		return "user or group ids changed";
@@ -332,8 +332,8 @@ static const char *differs(const struct snap *s, const struct uaccess_ident *id)
 		return "no_new_privs changed";
 	if (s->userns != id->userns)
 		return "another user namespace";
-	if (s->exe_dev != id->exe_dev || s->exe_ino != id->exe_ino ||
-	    memcmp(s->layout, id->layout, sizeof(s->layout)))
+	if (!any_process && (s->exe_dev != id->exe_dev || s->exe_ino != id->exe_ino ||
+			     memcmp(s->layout, id->layout, sizeof(s->layout))))
 		return "a new program (execve)";
 	if (s->lsm_len != id->lsm_len || memcmp(s->lsm, id->lsm, s->lsm_len))
 		return "LSM label changed";
@@ -341,7 +341,7 @@ static const char *differs(const struct snap *s, const struct uaccess_ident *id)
 }
 
 int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct uaccess_ident *id,
-			const char **why)
+			bool any_process, const char **why)
 {
 	struct snap s = { 0 };
 	int err = snap_read(cache, tid, &s, true);
@@ -352,7 +352,7 @@ int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct ua
 	else if (!id->groups)
 		*why = "the opener's credentials could not be read";
 	else
-		*why = differs(&s, id);
+		*why = differs(&s, id, any_process);
 	snap_fini(&s);
 	return *why ? -EPERM : 0;
 }

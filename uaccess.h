@@ -35,10 +35,11 @@ void uaccess_ident_fini(struct uaccess_ident *id);
 /*
  * Is thread tid, blocked in its call, in the security context id?  0, or
  * -EPERM with what differs (or why it cannot be told) in *why.  Unsure is
- * different.
+ * different.  any_process: the credentials only, of any process and
+ * program (--shared-queue's files share one opener).
  */
 int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct uaccess_ident *id,
-			const char **why);
+			bool any_process, const char **why);
 
 /*
  * The kernel's capable(cap) for thread tid, blocked in its call: cap in its

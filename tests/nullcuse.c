@@ -393,7 +393,7 @@ static int check_creds(fuse_req_t req, struct nfile *f)
 	if (!s->creds)
 		return 0;
 	pthread_mutex_lock(&f->status_lock);
-	err = uaccess_ident_match(&f->status, fuse_req_ctx(req)->pid, &f->ident, &why);
+	err = uaccess_ident_match(&f->status, fuse_req_ctx(req)->pid, &f->ident, false, &why);
 	pthread_mutex_unlock(&f->status_lock);
 	return err;
 }

@@ -251,6 +251,29 @@ static int nonblock(void)
 	return 0;
 }
 
+/*
+ * The device removed under an open file, all by its opener (only it may
+ * write() the file, as on sg): open, say "opened", wait for a line on
+ * stdin (the device is removed meanwhile), write (the command that finds
+ * it gone), poll until POLLHUP (at most 5 s), write again.
+ */
+static int gone(void)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT };
+	char line[16];
+
+	printf("opened\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		die("stdin");
+	write_errno();
+	for (int i = 0; i < 50 && !(p.revents & POLLHUP); i++)
+		if (poll(&p, 1, 100) < 0)
+			die("poll");
+	nonblock();
+	return write_errno();
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -315,8 +338,9 @@ static int keep_orphan(long ms, int keep)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: sgasync isolate|v4-array|orphan|fork|write-errno|nonblock "
-				"DEV [N]\n");
+		fprintf(stderr,
+			"usage: sgasync isolate|v4-array|orphan|fork|write-errno|nonblock|gone "
+			"DEV [N]\n");
 		return 2;
 	}
 	fd = strncmp(argv[2], "fd:", 3) ? open(argv[2], O_RDWR) : atoi(argv[2] + 3);
@@ -332,6 +356,8 @@ int main(int argc, char **argv)
 		return fork_writer();
 	if (!strcmp(argv[1], "write-errno"))
 		return write_errno();
+	if (!strcmp(argv[1], "gone"))
+		return gone();
 	if (!strcmp(argv[1], "nonblock"))
 		return nonblock();
 	if (!strcmp(argv[1], "read-intr") && argc == 4)

@@ -49,7 +49,7 @@ static void expect_refused(struct uaccess_status *st, pid_t tid, const struct ua
 {
 	const char *why = NULL;
 
-	cr_expect(eq(int, uaccess_ident_match(st, tid, id, &why), -EPERM), "%s", what);
+	cr_expect(eq(int, uaccess_ident_match(st, tid, id, false, &why), -EPERM), "%s", what);
 	cr_expect(why != NULL && strstr(why, what), "refused for '%s', not '%s'", what,
 		  why ? why : "(nothing)");
 }
@@ -58,7 +58,7 @@ static void expect_same(struct uaccess_status *st, pid_t tid, const struct uacce
 {
 	const char *why = NULL;
 
-	cr_expect(zero(int, uaccess_ident_match(st, tid, id, &why)), "refused: %s",
+	cr_expect(zero(int, uaccess_ident_match(st, tid, id, false, &why)), "refused: %s",
 		  why ? why : "?");
 }
 
@@ -152,6 +152,7 @@ static void end_child(pid_t pid, int wfd)
 
 Test(uaccess, a_forked_child_is_another_process)
 {
+	const char *why;
 	struct uaccess_status st;
 	struct uaccess_ident id;
 	int wfd;
@@ -160,6 +161,8 @@ Test(uaccess, a_forked_child_is_another_process)
 	read_self(&st, &id);
 	child = child_waiting(&wfd);
 	expect_refused(&st, child, &id, "another process");
+	cr_expect(zero(int, uaccess_ident_match(&st, child, &id, true, &why)),
+		  "--shared-queue's files: the same credentials in any process");
 	end_child(child, wfd);
 	uaccess_ident_fini(&id);
 	uaccess_status_fini(&st);
