@@ -216,14 +216,21 @@ one_target_removed() {
     h=$(hctls | tail -n1)
     sg=$(sg_of "$h")
     node_start bsg/one-cuse "$sg"
-    exec 3<>"$NODE"
+    # the node's opener writes itself (no other process may, as on sg)
+    rm -f /tmp/one.in /tmp/one.out
+    mkfifo /tmp/one.in
+    tests/sgasync gone "$NODE" </tmp/one.in >/tmp/one.out &
+    exec 3>/tmp/one.in
+    vm_wait 10 grep -q opened /tmp/one.out || vm_fail "sgasync gone did not open $NODE"
     echo -1 >"$ADD_HOST"
     out=$(sg_turs "$NODE" 2>&1)
     check "one target, device removed: SG_IO gets ENODEV" grep -q 'No such device' <<<"$out"
-    out=$(tests/sgasync write-errno fd:3)
-    check "one target, device removed: write() gets ENODEV ($out)" test "$out" = ENODEV
     check "one target, device removed: the node stays while it is open" test -c "$NODE"
+    echo go >&3
     exec 3>&-
+    wait $! || vm_fail "sgasync gone failed"
+    out=$(sed -n 2p /tmp/one.out)
+    check "one target, device removed: write() gets ENODEV ($out)" test "$out" = ENODEV
     node_gone_with_last_opener "one target, device removed"
     check "one target: no LeakSanitizer report" bash -c "! grep -q LeakSanitizer '$NODE_LOG'"
 }
