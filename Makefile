@@ -32,8 +32,8 @@ UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async t
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
 VM_RUN := tests/vm/vm-run
 
-all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync tests/nullcuse tests/notifywait \
-	build/cuse_bsg.asan
+all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/nullcuse \
+	tests/notifywait build/cuse_bsg.asan
 
 cuse_bsg: cuse_bsg.o $(MODULES) $(DAEMON_MODULES)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
@@ -95,6 +95,10 @@ tests/sgclient: tests/sgclient.o
 tests/sgasync: tests/sgasync.o
 	$(CC) $(LDFLAGS) $^ -o $@
 
+# attack and probe clients for tests/vm/security.sh
+tests/secprobe: tests/secprobe.o
+	$(CC) $(LDFLAGS) $^ -pthread -o $@
+
 # the benchmark's null CUSE responder: the floor under the daemon
 # (with --creds, the daemon's own credentials check: uaccess.o)
 tests/nullcuse.o: override CPPFLAGS += -I.
@@ -130,6 +134,7 @@ vm-check: all
 	$(VM_RUN) tests/vm/suite.sh
 	$(VM_RUN) tests/vm/async.sh
 	$(VM_RUN) tests/vm/access.sh
+	$(VM_RUN) tests/vm/security.sh
 	$(VM_RUN) tests/vm/udev.sh
 	$(VM_RUN) tests/vm/hotplug.sh
 
@@ -229,7 +234,7 @@ install-check: cuse_bsg
 
 clean:
 	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/stress_async \
-		tests/sgclient tests/sgclient32 tests/sgasync tests/nullcuse tests/notifywait
+		tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/nullcuse tests/notifywait
 
 .PHONY: all unit tsan vm-check check install-check demo bench fuzz fuzz-check $(FUZZ_RUNS) \
 	format-check install uninstall clean
