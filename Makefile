@@ -27,13 +27,19 @@ DAEMON_MODULES := node.o udev.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter \
-	tests/test_caps tests/test_notify tests/test_udev tests/test_uaccess tests/test_creds
+	tests/test_caps tests/test_notify tests/test_udev tests/test_uaccess tests/test_creds tests/test_log
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
 VM_RUN := tests/vm/vm-run
 
-all: cuse_bsg tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/nullcuse \
+# the test suites' clients and the daemon under AddressSanitizer: built by the
+# targets that use them (their packages come with ./setup's test set), not by all
+TEST_PROGS := tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/nullcuse \
 	tests/notifywait build/cuse_bsg.asan
+
+all: cuse_bsg
+
+test-progs: cuse_bsg $(TEST_PROGS)
 
 cuse_bsg: cuse_bsg.o $(MODULES) $(DAEMON_MODULES)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
@@ -58,6 +64,9 @@ tests/test_pool: build/san/tests/test_pool.o build/san/pool.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -pthread -o $@
 
 tests/test_filter: build/san/tests/test_filter.o build/san/filter.o
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
+
+tests/test_log: build/san/tests/test_log.o build/san/log.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
 
 tests/test_notify: build/san/tests/test_notify.o build/san/notify.o
@@ -130,7 +139,7 @@ unit: $(UNIT_TESTS) tests/stress_async
 tsan: tests/stress_async
 	$(TSAN_RUN)
 
-vm-check: all
+vm-check: test-progs
 	$(VM_RUN) tests/vm/suite.sh
 	$(VM_RUN) tests/vm/async.sh
 	$(VM_RUN) tests/vm/access.sh
@@ -142,7 +151,7 @@ vm-check: all
 # then the integration suite in the VM.
 check: unit install-check fuzz-check vm-check
 
-demo: all
+demo: test-progs
 	$(VM_RUN) tests/vm/demo.sh
 
 # Not a test: a side-by-side comparison, printed.  Some 15 minutes on an idle
@@ -152,7 +161,7 @@ demo: all
 # CUSE's hand-offs between threads hardest (the null responder alone loses
 # 3x).  A second, short boot with the default idle shows the difference.
 BENCH_CMDLINE ?= idle=poll
-bench: all
+bench: test-progs
 	@mkdir -p build/bench build/bench-halt
 	$(VM_RUN) --timeout 3600 --out build/bench --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh
 	$(VM_RUN) --timeout 1200 --out build/bench-halt tests/vm/bench.sh qd16
@@ -215,14 +224,17 @@ format-check:
 INSTALLED := $(SBINDIR)/cuse_bsg $(MANDIR)/man8/cuse_bsg.8 $(UDEVRULESDIR)/60-cuse-bsg.rules \
 	$(SYSTEMDUNITDIR)/cuse-bsg@.service $(DOCDIR)/policy.example
 
+# every file with its mode, and the directories made 0755, whatever the
+# caller's umask; the unit names the daemon where it goes
+INSTALL := umask 022 && install
 install: cuse_bsg
-	install -D -m 0755 cuse_bsg $(DESTDIR)$(SBINDIR)/cuse_bsg
-	install -D -m 0644 cuse_bsg.8 $(DESTDIR)$(MANDIR)/man8/cuse_bsg.8
-	install -D -m 0644 bsg.rules $(DESTDIR)$(UDEVRULESDIR)/60-cuse-bsg.rules
-	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
-	sed -e 's|@SBINDIR@|$(SBINDIR)|g' cuse-bsg@.service.in \
-		>$(DESTDIR)$(SYSTEMDUNITDIR)/cuse-bsg@.service  # names the daemon where it goes
-	install -D -m 0644 policy.example $(DESTDIR)$(DOCDIR)/policy.example
+	@mkdir -p build
+	$(INSTALL) -D -m 0755 cuse_bsg $(DESTDIR)$(SBINDIR)/cuse_bsg
+	$(INSTALL) -D -m 0644 cuse_bsg.8 $(DESTDIR)$(MANDIR)/man8/cuse_bsg.8
+	$(INSTALL) -D -m 0644 bsg.rules $(DESTDIR)$(UDEVRULESDIR)/60-cuse-bsg.rules
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' cuse-bsg@.service.in >build/cuse-bsg@.service
+	$(INSTALL) -D -m 0644 build/cuse-bsg@.service $(DESTDIR)$(SYSTEMDUNITDIR)/cuse-bsg@.service
+	$(INSTALL) -D -m 0644 policy.example $(DESTDIR)$(DOCDIR)/policy.example
 
 uninstall:
 	$(RM) $(addprefix $(DESTDIR),$(INSTALLED))
@@ -236,6 +248,6 @@ clean:
 	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/stress_async \
 		tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/nullcuse tests/notifywait
 
-.PHONY: all unit tsan vm-check check install-check demo bench fuzz fuzz-check $(FUZZ_RUNS) \
+.PHONY: all test-progs unit tsan vm-check check install-check demo bench fuzz fuzz-check $(FUZZ_RUNS) \
 	format-check install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d build/tsan/*.d build/tsan/tests/*.d

@@ -5,7 +5,9 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -14,10 +16,22 @@ int log_level = LOG_NOTICE;
 
 static char log_prefix[128] = "cuse_bsg";
 static bool log_syslog;
+static bool log_levels; /* stderr is the journal's stream: "<N>" before each line */
 
 void log_set_prefix(const char *prefix)
 {
 	snprintf(log_prefix, sizeof(log_prefix), "%s", prefix);
+}
+
+void log_detect_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	/* systemd sets it to stderr's device and inode when stderr is the journal */
+	log_levels = js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 &&
+		     fstat(STDERR_FILENO, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
 
 void log_use_syslog(bool on)
@@ -31,11 +45,14 @@ static void vlog(int level, const char *node, const char *fmt, va_list ap)
 {
 	char line[1024];
 	int n;
+	char lv[4] = ""; /* "<N>": the journal's priority of the line */
 
+	if (log_levels && !log_syslog)
+		snprintf(lv, sizeof(lv), "<%d>", level & 7);
 	if (node)
-		n = snprintf(line, sizeof(line), "cuse_bsg[%s]: ", node);
+		n = snprintf(line, sizeof(line), "%scuse_bsg[%s]: ", lv, node);
 	else
-		n = snprintf(line, sizeof(line), "%s: ", log_prefix);
+		n = snprintf(line, sizeof(line), "%s%s: ", lv, log_prefix);
 	if (n < 0 || n >= (int)sizeof(line))
 		n = 0;
 	vsnprintf(line + n, sizeof(line) - n, fmt, ap);

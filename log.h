@@ -16,6 +16,9 @@ extern int log_level; /* the one global: LOG_ERR .. LOG_DEBUG */
 
 void log_set_prefix(const char *prefix);
 void log_use_syslog(bool on);
+/* When stderr is the journal's stream (systemd's JOURNAL_STREAM names it),
+ * begin each line with "<N>", its syslog priority, which the journal keeps. */
+void log_detect_journal(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A line of one node: "cuse_bsg[NODE]: ...", whatever the prefix. */
 void log_node(int level, const char *node, const char *fmt, ...)

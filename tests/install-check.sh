@@ -18,7 +18,8 @@ D=$(mktemp -d /tmp/cuse-bsg-install.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 expected=$(printf "$D%s\n" "$@" | sort)
 
-"$MAKE" --no-print-directory install DESTDIR="$D" >/dev/null || fail "make install"
+# under the strictest umask: every file and directory must still get its mode
+(umask 077 && "$MAKE" --no-print-directory install DESTDIR="$D" >/dev/null) || fail "make install"
 got=$(find "$D" -type f -o -type l | sort)
 echo "installed:"
 echo "${got//$D/  }"
@@ -28,6 +29,13 @@ sbin=$(printf '%s\n' "$@" | grep '/cuse_bsg$')
 unit=$(printf '%s\n' "$@" | grep '/cuse-bsg@\.service$')
 man=$(printf '%s\n' "$@" | grep '/man8/cuse_bsg\.8$')
 check "the daemon is executable" test -x "$D$sbin"
+modes=$(for f in "$@"; do
+    m=$(stat -c %a "$D$f")
+    case $f in "$sbin") [ "$m" = 755 ] ;; *) [ "$m" = 644 ] ;; esac || echo "$f is $m"
+done
+find "$D" -mindepth 1 -type d ! -perm 0755 -printf '%P/ is %m\n')
+[ -z "$modes" ] || echo "$modes"
+check "under umask 077: files 0644 (the daemon 0755), directories 0755" test -z "$modes"
 check "the unit starts the installed daemon" grep -qx "ExecStart=$sbin -f \$CUSE_BSG_OPTIONS /dev/%I" "$D$unit"
 
 # an instance of the installed unit, its daemon looked for under DESTDIR;
