@@ -37,6 +37,15 @@
 
 #define CUSE_BSG_VERSION "0.1.0"
 
+/*
+ * Exit statuses: 0 stopped; 1 a start-up error (target, options, /dev/cuse,
+ * policy: starting again would fail again); 2 a usage error; EXIT_FAILED the
+ * session failed while serving; EXIT_UDEV udevd did not process the node in
+ * time.  The unit restarts on the last two only (RestartPreventExitStatus=).
+ */
+#define EXIT_FAILED 3
+#define EXIT_UDEV   75 /* EX_TEMPFAIL */
+
 struct options {
 	const char *target;    /* or NULL: --all */
 	struct mem_budget mem; /* --max-memory: every node's buffers */
@@ -601,19 +610,21 @@ static int run_one(struct runtime *rt, struct node *n)
 
 	ret = node_start(n, one_ended, rt);
 	if (ret < 0) {
-		notify_parent(rt, 1);
+		ret = ret == -ETIMEDOUT ? EXIT_UDEV : 1;
+		notify_parent(rt, ret);
 		node_free(n);
-		return 1;
+		return ret;
 	}
 	notify_parent(rt, 0);
 	if (notify_ready_msg(msg, sizeof(msg), rt->opt.name) == 0)
 		tell_manager(msg);
+	log_msg(LOG_NOTICE, "serving %s as /dev/%s", node_target(n), rt->opt.name);
 	while ((why = wait_wake(rt)) == WAKE_STATS)
 		node_log_stats(n);
 	tell_manager("STOPPING=1\n");
 	ret = node_free(n);
 	log_info("stopped; /dev/%s removed", rt->opt.name);
-	return ret < 0 ? 1 : 0;
+	return ret < 0 ? EXIT_FAILED : 0;
 }
 
 /* Both modes, before the first thread: fork, wait for signals, drop privileges. */
@@ -743,6 +754,7 @@ static void member_add(struct runtime *rt, const struct udev_event *e)
 	}
 	m->next = rt->members;
 	rt->members = m;
+	log_msg(LOG_NOTICE, "serving %s (%s) as /dev/%s", e->devnode, e->hctl, name);
 }
 
 static void member_remove(struct runtime *rt, const struct udev_event *e)
@@ -846,8 +858,9 @@ static int main_all(struct runtime *rt)
 		log_err("cannot watch udev for %s devices: %s", subsystem, strerror(-err));
 		return 1;
 	}
-	log_info("serving every SCSI device's %s node as /dev/bsg/H:C:T:L-cuse", subsystem);
 	work(rt);
+	log_msg(LOG_NOTICE, "serving every SCSI device's %s node as /dev/bsg/H:C:T:L-cuse",
+		subsystem);
 	notify_parent(rt, 0);
 	tell_manager("READY=1\nSTATUS=serving every SCSI device as /dev/bsg/H:C:T:L-cuse\n");
 	go_background(rt);
@@ -886,6 +899,7 @@ int main(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	snprintf(prefix, sizeof(prefix), "cuse_bsg[%s]", rt.opt.name);
 	log_set_prefix(rt.opt.all ? "cuse_bsg" : prefix);
+	log_detect_journal();
 	raise_fd_limit();
 	hold_stdio();
 	if (check_cuse() < 0 || load_policy(&rt.opt) < 0)

@@ -30,9 +30,11 @@
 #include "ioctl.h"
 #include "node.h"
 #include "uaccess.h"
+#include "udev.h"
 
 #define SG_MAJOR     21 /* the sg driver's char major, which sg_dd and sgp_dd test for */
 #define NODE_WAIT_MS 5000
+#define NODE_UDEV_S  60 /* for udevd to run its rules on the new node */
 /*
  * libfuse workers at most.  Many, so that workers held in a copy of a
  * client's memory that stalls (guard.h) leave plenty for everyone else;
@@ -63,6 +65,7 @@ struct node {
 	bool stopping;	     /* protected by lock: the session is ending, or se is gone */
 	bool over;	     /* protected by lock: the session has ended */
 	atomic_bool removed; /* udev said the device went */
+	int start_err;	     /* why the node did not come up, if known */
 	int result;	     /* protected by lock: the loop's, once over */
 };
 
@@ -274,26 +277,14 @@ static int wait_for_node(const char *name, dev_t *ret)
 	return -ENODEV;
 }
 
-/*
- * Only what --mode, --owner and --group ask for: without them the node stays
- * as devtmpfs and udev's rules made it.  udev applies a rule's MODE and GROUP
- * when it processes the node's uevent, maybe after we got here, so wait for
- * it to record the device first (its database entry is written after the
- * node's permissions): the options win.
- */
-static int set_node_access(const struct node *n, dev_t dev)
+/* Only what --mode, --owner and --group ask for, once udev's rules have run: the options win. */
+static int set_node_access(const struct node *n)
 {
 	const struct node_config *cfg = n->cfg;
-	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	char devpath[160], db[64];
+	char devpath[160];
 
 	if (cfg->mode == (mode_t)-1 && cfg->uid == (uid_t)-1 && cfg->gid == (gid_t)-1)
 		return 0;
-	snprintf(db, sizeof(db), "/run/udev/data/c%u:%u", major(dev), minor(dev));
-	for (int waited = 0; waited < NODE_WAIT_MS && access("/run/udev/control", F_OK) == 0 &&
-			     access(db, F_OK) < 0;
-	     waited += 10)
-		nanosleep(&tick, NULL);
 	snprintf(devpath, sizeof(devpath), "/dev/%s", n->name);
 	/* the mode first, while the node is root's: no CAP_FOWNER needed */
 	if (cfg->mode != (mode_t)-1 && chmod(devpath, cfg->mode) < 0)
@@ -302,6 +293,28 @@ static int set_node_access(const struct node *n, dev_t dev)
 	    chown(devpath, cfg->uid, cfg->gid) < 0)
 		return -errno;
 	return 0;
+}
+
+/*
+ * The node exists; udevd still has to run its rules on it (mode, group,
+ * links).  The node is up only after that, so that a client started once
+ * we are ready finds the node as the rules make it.
+ */
+static int wait_for_udev(struct node *n)
+{
+	int err = udev_wait_node(n->name, NODE_UDEV_S * 1000);
+
+	if (err == -ETIMEDOUT)
+		log_node(LOG_ERR, n->name,
+			 "udev has not processed /dev/%s within %d s: its mode, owner and links "
+			 "are not set; giving up",
+			 n->name, NODE_UDEV_S);
+	else if (err < 0)
+		log_node(LOG_ERR, n->name, "cannot learn whether udev has processed /dev/%s: %s",
+			 n->name, strerror(-err));
+	else if (err > 0)
+		log_node(LOG_DEBUG, n->name, "no udevd runs: /dev/%s stays as created", n->name);
+	return err < 0 ? err : 0;
 }
 
 /* libfuse calls this once CUSE_INIT is answered, even if registration failed. */
@@ -321,7 +334,13 @@ static void cb_init_done(void *userdata)
 		node_stop(n);
 		return;
 	}
-	err = set_node_access(n, dev);
+	err = wait_for_udev(n);
+	if (err) {
+		n->start_err = err;
+		node_stop(n);
+		return;
+	}
+	err = set_node_access(n);
 	if (err) {
 		log_node(LOG_ERR, n->name, "cannot set owner and mode of /dev/%s: %s", n->name,
 			 strerror(-err));
@@ -722,7 +741,7 @@ int node_start(struct node *n, node_ended_fn *ended, void *arg)
 		pthread_cond_wait(&n->cond, &n->lock);
 	up = n->up;
 	pthread_mutex_unlock(&n->lock);
-	return up ? 0 : -ENODEV;
+	return up ? 0 : n->start_err ? n->start_err : -ENODEV;
 }
 
 /* Under lock: the session thread may be destroying se.  Neither call blocks. */

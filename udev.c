@@ -11,11 +11,13 @@
 #include <libudev.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "udev.h"
@@ -229,4 +231,66 @@ void udev_watch_free(struct udev_watch *w)
 	udev_unref(w->udev);
 	close(w->stopfd);
 	free(w);
+}
+
+/* The node's device in class cuse, "bsg/sg0-cuse" (sysfs: bsg!sg0-cuse). */
+static bool node_processed(struct udev *udev, const char *sysname)
+{
+	struct udev_device *dev = udev_device_new_from_subsystem_sysname(udev, "cuse", sysname);
+	bool done = dev && udev_device_get_is_initialized(dev) > 0;
+
+	udev_device_unref(dev);
+	return done;
+}
+
+int udev_wait_node(const char *name, int timeout_ms)
+{
+	const char *sysname = name; /* libudev's sysname has '/' where sysfs has '!' */
+	struct udev *udev;
+	struct udev_monitor *mon = NULL;
+	struct timespec now, end;
+	int err = 0;
+
+	if (access("/run/udev/control", F_OK) < 0)
+		return 1;
+	udev = udev_new();
+	if (!udev)
+		return -ENOMEM;
+	/* listening first, then the database: an event between them is not missed */
+	mon = udev_monitor_new_from_netlink(udev, "udev");
+	if (!mon)
+		err = errno ? -errno : -ENOMEM;
+	if (!err)
+		err = udev_monitor_filter_add_match_subsystem_devtype(mon, "cuse", NULL);
+	if (!err)
+		err = udev_monitor_enable_receiving(mon);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += timeout_ms / 1000;
+	end.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	for (bool done = !err && node_processed(udev, sysname); !err && !done;) {
+		struct pollfd p = { .fd = udev_monitor_get_fd(mon), .events = POLLIN };
+		struct udev_device *dev;
+		long left;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (end.tv_sec - now.tv_sec) * 1000 + (end.tv_nsec - now.tv_nsec) / 1000000;
+		if (left <= 0) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		if (poll(&p, 1, left) < 0) {
+			err = errno == EINTR ? 0 : -errno;
+			continue;
+		}
+		dev = p.revents & POLLIN ? udev_monitor_receive_device(mon) : NULL;
+		if (dev && !strcmp(udev_device_get_sysname(dev), sysname)) {
+			const char *action = udev_device_get_action(dev);
+
+			done = !action || strcmp(action, "remove");
+		}
+		udev_device_unref(dev);
+	}
+	udev_monitor_unref(mon);
+	udev_unref(udev);
+	return err;
 }

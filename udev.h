@@ -60,4 +60,12 @@ int udev_watch_new(const char *subsystem, udev_event_fn *fn, void *arg, struct u
 /* Stop and join the thread; no call of fn runs after.  NULL is fine. */
 void udev_watch_free(struct udev_watch *w);
 
+/*
+ * Wait until udevd has processed the CUSE node /dev/NAME (e.g. "bsg/sg0-cuse"):
+ * its rules have run, so the node has the mode, owner and links they give.
+ * 1 at once when no udevd runs (nothing will change the node), 0 once
+ * processed, -ETIMEDOUT after timeout_ms, or another -errno.
+ */
+int udev_wait_node(const char *name, int timeout_ms);
+
 #endif /* CUSE_BSG_UDEV_H */
