@@ -215,9 +215,10 @@ static int parse_word(const char *s, const char *const *names, int n)
 	return -EINVAL;
 }
 
+/* Usage errors are logged too: under systemd they reach the journal as errors. */
 static int bad_option(const char *what, const char *value)
 {
-	fprintf(stderr, "cuse_bsg: invalid %s '%s' (see --help)\n", what, value);
+	log_err("invalid %s '%s' (see --help)", what, value);
 	return 2;
 }
 
@@ -225,12 +226,13 @@ static int bad_option(const char *what, const char *value)
 static int check_mode(int argc, char **argv, struct options *opt)
 {
 	if (opt->all && (opt->name[0] || opt->node.sg_minor >= 0)) {
-		fprintf(stderr, "cuse_bsg: --all names its nodes itself: no --name or "
-				"--sg-compat (see --help)\n");
+		log_err("--all names its nodes itself: no --name or --sg-compat (see --help)");
 		return 2;
 	}
 	if (optind != argc - (opt->all ? 0 : 1)) {
-		usage(stderr);
+		log_err("%s (see --help)", opt->all	    ? "--all takes no TARGET"
+					   : optind == argc ? "no TARGET given"
+							    : "one TARGET only");
 		return 2;
 	}
 	if (opt->all)
@@ -241,6 +243,17 @@ static int check_mode(int argc, char **argv, struct options *opt)
 	if (!opt->name[0])
 		default_name(opt);
 	return 0;
+}
+
+/* The option getopt refused: "-x" for a short one, the word as given for a long one. */
+static const char *option_name(char **argv, int short_opt)
+{
+	static char name[3] = "-";
+
+	if (!short_opt || !strncmp(argv[optind - 1], "--", 2))
+		return argv[optind - 1];
+	name[1] = (char)short_opt;
+	return name;
 }
 
 /* 0 to go on, or the exit status. */
@@ -281,7 +294,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 					 .copy_timeout_ms = 10000,
 				 } };
 	opt->mem.max = default_max_memory();
-	while ((c = getopt_long(argc, argv, "An:fm:o:g:t:c:a:s:SP:M:O:T:vhV", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, ":An:fm:o:g:t:c:a:s:SP:M:O:T:vhV", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'A':
@@ -363,8 +376,12 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case 'V':
 			printf("cuse_bsg %s\n", CUSE_BSG_VERSION);
 			return -1;
+		case ':':
+			log_err("option '%s' needs a value (see --help)",
+				option_name(argv, optopt));
+			return 2;
 		default:
-			usage(stderr);
+			log_err("unknown option '%s' (see --help)", option_name(argv, optopt));
 			return 2;
 		}
 	}
@@ -894,12 +911,12 @@ int main(int argc, char **argv)
 	char prefix[160];
 	int ret;
 
+	log_detect_journal();
 	ret = parse_options(argc, argv, &rt.opt);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	snprintf(prefix, sizeof(prefix), "cuse_bsg[%s]", rt.opt.name);
 	log_set_prefix(rt.opt.all ? "cuse_bsg" : prefix);
-	log_detect_journal();
 	raise_fd_limit();
 	hold_stdio();
 	if (check_cuse() < 0 || load_policy(&rt.opt) < 0)
