@@ -146,6 +146,7 @@ vm-check: test-progs
 	$(VM_RUN) tests/vm/security.sh
 	$(VM_RUN) tests/vm/udev.sh
 	$(VM_RUN) tests/vm/hotplug.sh
+	$(VM_RUN) tests/vm/iscsi.sh
 	$(VM_RUN) --systemd tests/vm/systemd.sh
 
 # Everything: unit tests (ASan+UBSan, then TSan), a short run of each fuzzer,

@@ -36,8 +36,13 @@
 #include "log.h"
 #include "sgio.h"
 
-#define V4_MAX_QUEUE  256 /* SG_SET_COMMAND_Q's ceiling for v4 */
-#define SG_HEADER_LEN 36  /* the legacy struct sg_header */
+#define SG_HEADER_LEN 36 /* the legacy struct sg_header */
+/*
+ * The most completions one read() returns (v4; v3 returns one), whatever
+ * the queue's depth: what its stack arrays hold.  A deeper queue is read in
+ * more calls.
+ */
+#define READ_MAX_HDRS SG_MAX_QUEUE
 /*
  * The kernel cuts a write over 32 pages into pieces that end on a page
  * boundary of the writer's buffer: every piece but the last is over 31
@@ -81,6 +86,7 @@ int async_opener_init(struct opener *o, pid_t tid)
 	pthread_mutex_init(&o->bufs_lock, NULL);
 	o->refs = 1;
 	o->achan = -1;
+	atomic_init(&o->wrote, 0);
 	pthread_mutex_lock(&o->d->openers_lock);
 	o->d_next = o->d->opener_list;
 	if (o->d_next)
@@ -142,14 +148,24 @@ static int pack_id_of(const struct sgio_cmd *cmd)
 	return cmd->r.version == 3 ? cmd->r.hdr.v3.pack_id : (int)cmd->r.hdr.v4.request_extra;
 }
 
-/* How many commands an opener may have written and not yet read. */
+/*
+ * How many commands an opener may have written and not yet read: for v3
+ * the node's --queue-depth, sg's 16 by default (cmd_q is sg's switch, which
+ * a v3 write turns on); for v4 bsg's depth, SG_SET_COMMAND_Q's.
+ */
 static unsigned queue_limit(struct opener *o, unsigned version)
 {
 	int q = atomic_load(&o->cmd_q);
 
 	if (version == 3)
-		return SG_MAX_QUEUE; /* sg's slots; a v3 write turns cmd_q on */
+		return o->d->queue_depth ? o->d->queue_depth : SG_MAX_QUEUE;
 	return q > 1 ? (unsigned)q : SG_MAX_QUEUE;
+}
+
+/* POLLOUT's limit: that of the headers the file writes (v4 before any write). */
+static unsigned poll_limit(struct opener *o)
+{
+	return queue_limit(o, atomic_load(&o->wrote) == 3 ? 3 : 4);
 }
 
 static struct sgio_cmd *pick(struct opener *o, int pack_id);
@@ -517,6 +533,7 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 	o->refs++;
 	list_append(&o->head, &o->tail, cmd);
 	pthread_mutex_unlock(&o->lock);
+	atomic_store(&o->wrote, r.version);
 	if (r.version == 3) {
 		int off = 0;
 
@@ -667,7 +684,8 @@ static bool busy(struct opener *o, int pack_id)
 
 /*
  * Caller holds o->lock.  Take up to room headers' worth of completions for
- * a reader: one v3, or as many v4 as fit.  Returns how many, in cmds.
+ * a reader: one v3, or as many v4 as fit, at most READ_MAX_HDRS (cmds'
+ * size).  Returns how many, in cmds.
  */
 static unsigned take_done(struct opener *o, int pack_id, size_t room, struct sgio_cmd **cmds)
 {
@@ -682,7 +700,7 @@ static unsigned take_done(struct opener *o, int pack_id, size_t room, struct sgi
 		o->done--;
 		cmds[n++] = c;
 		if (c->r.version == 3 || (n + 1) * SCSI_V4_HDR_LEN > room || pack_id != -1 ||
-		    n == SG_MAX_QUEUE)
+		    n == READ_MAX_HDRS)
 			break;
 		while (next && !(next->done && next->r.version == 4))
 			next = next->next;
@@ -730,7 +748,7 @@ static void put_back(struct opener *o, struct sgio_cmd **cmds, unsigned n)
 static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
 		    struct sgio_cmd **cmds, unsigned n)
 {
-	unsigned char out[SG_MAX_QUEUE * SCSI_V4_HDR_LEN];
+	unsigned char out[READ_MAX_HDRS * SCSI_V4_HDR_LEN];
 	size_t len = 0;
 	unsigned i = 0, used;
 	struct guard g;
@@ -1033,7 +1051,7 @@ static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err
 static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, int flags,
 		    int pack_id, bool unresolved)
 {
-	struct sgio_cmd *cmds[SG_MAX_QUEUE];
+	struct sgio_cmd *cmds[READ_MAX_HDRS];
 	struct parked *p = NULL;
 	unsigned n;
 	bool gone;
@@ -1145,7 +1163,7 @@ static void answer_all(struct parked *p, int err)
 /* Serve the parked readers that a completion now satisfies. */
 static void serve_readers(struct opener *o)
 {
-	struct sgio_cmd *cmds[SG_MAX_QUEUE];
+	struct sgio_cmd *cmds[READ_MAX_HDRS];
 	struct parked *p, *gone;
 	unsigned n = 0;
 
@@ -1389,7 +1407,7 @@ void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph)
 		revents |= POLLIN | POLLRDNORM;
 	if (atomic_load(&o->d->target_gone))
 		revents |= POLLHUP | POLLERR; /* sg: the device is detaching */
-	else if (o->queued < queue_limit(o, 4))
+	else if (o->queued < poll_limit(o))
 		revents |= POLLOUT | POLLWRNORM;
 	pthread_mutex_unlock(&o->lock);
 	if (old)

@@ -120,6 +120,8 @@ static void usage(FILE *f)
 		   "  -T, --copy-timeout SECONDS  the longest a copy to or from a client's\n"
 		   "                       memory may take before its call gets EFAULT\n"
 		   "                       (default: 10)\n"
+		   "  -Q, --queue-depth N  v3 commands one open file may have written and not\n"
+		   "                       read; the next gets EDOM (default: 16, as sg; 1..256)\n"
 		   "  -S, --shared-queue   one queue for every open file, as bsg before Linux\n"
 		   "                       4.19: replies reach other openers; only to show that\n"
 		   "  -v, --verbose        more log output (repeat for debug)\n"
@@ -222,6 +224,13 @@ static int bad_option(const char *what, const char *value)
 	return 2;
 }
 
+/* A number out of its option's range: the option and the range named. */
+static int bad_number(const char *option, const char *value, long min, long max)
+{
+	log_err("invalid %s '%s': %ld..%ld (see --help)", option, value, min, max);
+	return 2;
+}
+
 /* After the options: TARGET, or --all without it; 0 or the exit status. */
 static int check_mode(int argc, char **argv, struct options *opt)
 {
@@ -274,6 +283,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		{ "max-memory", required_argument, NULL, 'M' },
 		{ "opener-memory", required_argument, NULL, 'O' },
 		{ "copy-timeout", required_argument, NULL, 'T' },
+		{ "queue-depth", required_argument, NULL, 'Q' },
 		{ "policy", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -294,7 +304,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 					 .copy_timeout_ms = 10000,
 				 } };
 	opt->mem.max = default_max_memory();
-	while ((c = getopt_long(argc, argv, ":An:fm:o:g:t:c:a:s:SP:M:O:T:vhV", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, ":An:fm:o:g:t:c:a:s:SP:M:O:T:Q:vhV", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'A':
@@ -363,6 +373,12 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			if (!*optarg || *end || v < 1 || v > 3600)
 				return bad_option("copy timeout", optarg);
 			opt->node.copy_timeout_ms = (unsigned)v * 1000;
+			break;
+		case 'Q':
+			v = strtol(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > DAEMON_MAX_DEPTH)
+				return bad_number("--queue-depth", optarg, 1, DAEMON_MAX_DEPTH);
+			opt->node.queue_depth = v;
 			break;
 		case 'P':
 			opt->policy = optarg;

@@ -23,6 +23,12 @@
 #include "pool.h"
 #include "target.h"
 
+/*
+ * The deepest queue of written commands an open file may have: --queue-depth
+ * for v3 writes, SG_SET_COMMAND_Q for v4 ones (bsg's ceiling).
+ */
+#define DAEMON_MAX_DEPTH 256
+
 /* Each bounded by the kernel's ioctl retry exchange: 32 pages a direction. */
 #define RETRY_MAX_XFER (124u << 10)
 #define RETRY_MAX_IOVS 250u
@@ -62,6 +68,7 @@ struct daemon {
 	bool direct;		 /* move data with process_vm_readv/writev */
 	bool queue;		 /* write()n commands go to the target's queue, not the pool */
 	unsigned max_running;	 /* an opener's written commands at the target at once; 0: any */
+	unsigned queue_depth;	 /* v3 commands written and not read, per opener; 0: 16 */
 	uint32_t max_xfer;	 /* most data one command may move on our path */
 	int max_xfer_errno;	 /* and the errno for more */
 	atomic_bool target_gone; /* SG_IO said ENODEV: the device was removed */
@@ -120,6 +127,7 @@ struct opener {
 	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
 	atomic_int reserved;	 /* SG_SET_RESERVED_SIZE */
 	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
+	atomic_int wrote;	    /* the version of the last header written (3, 4), or 0 */
 	struct uaccess_ident ident; /* of the thread that opened it: read() and write() match it */
 	pthread_mutex_t lock;
 	struct sgio_cmd *head, *tail; /* protected by lock: written, not yet read */

@@ -151,6 +151,7 @@ static void get_idlun(struct ioctx *x)
 	ioctx_reply_out(x, 0, &idlun, sizeof(idlun));
 }
 
+/* sg's ABI: 16 entries, whatever the node's queue depth (the first 16 of a deeper queue) */
 static void get_request_table(struct ioctx *x)
 {
 	struct sg_req_info table[SG_MAX_QUEUE];
@@ -159,14 +160,17 @@ static void get_request_table(struct ioctx *x)
 	ioctx_reply_out(x, 0, table, sizeof(table));
 }
 
-/* sg: a 0/1 switch; bsg: the queue depth.  Both are kept: 0, 1 or a depth. */
+/*
+ * sg: a 0/1 switch; bsg: the queue depth.  Both are kept: 0, 1 or a depth
+ * for v4 writes.  A v3 file's depth is the node's (--queue-depth).
+ */
 static void set_command_q(struct ioctx *x)
 {
 	int val;
 
 	if (!get_int(x, &val))
 		return;
-	if (val < 0 || val > 256) {
+	if (val < 0 || val > DAEMON_MAX_DEPTH) {
 		ioctx_reply(x, -EINVAL);
 		return;
 	}

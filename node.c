@@ -597,6 +597,7 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	n->d.policy = cfg->policy;
 	n->d.mem = cfg->mem;
 	n->d.opener_mem_max = cfg->opener_mem_max;
+	n->d.queue_depth = cfg->queue_depth;
 	n->d.openers_gone = openers_gone;
 	pthread_mutex_init(&n->shared_lock, NULL);
 	pthread_mutex_init(&n->d.openers_lock, NULL);

@@ -37,6 +37,7 @@ struct node_config {
 	struct mem_budget *mem;	     /* data buffers of every node, or NULL */
 	uint64_t opener_mem_max;     /* data buffers of one open file; 0: no bound */
 	unsigned copy_timeout_ms;    /* a copy of a client's memory at most (guard.h) */
+	unsigned queue_depth;	     /* v3 commands written, not read, per file; 0: 16 */
 };
 
 struct node;

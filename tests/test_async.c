@@ -599,6 +599,156 @@ ParameterizedTest(int *flags, async, v3_seventeenth_outstanding_write_is_edom)
 	free(b);
 }
 
+/* --queue-depth N: the node's depth for v3 writes; without it (0) sg's 16 */
+struct depth_case {
+	unsigned queue_depth; /* d->queue_depth, as the option sets it */
+	unsigned limit;	      /* what an open file may then have outstanding */
+	int flags;
+};
+
+ParameterizedTestParameters(async, v3_write_past_the_nodes_queue_depth_is_edom)
+{
+	static struct depth_case cases[] = {
+		{ .queue_depth = 0, .limit = SG_MAX_QUEUE, .flags = 0 },
+		{ .queue_depth = 0, .limit = SG_MAX_QUEUE, .flags = O_NONBLOCK },
+		{ .queue_depth = 64, .limit = 64, .flags = 0 },
+		{ .queue_depth = 64, .limit = 64, .flags = O_NONBLOCK },
+		{ .queue_depth = DAEMON_MAX_DEPTH, .limit = DAEMON_MAX_DEPTH, .flags = 0 },
+	};
+
+	return cr_make_param_array(struct depth_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct depth_case *dc, async, v3_write_past_the_nodes_queue_depth_is_edom)
+{
+	struct fake_cmd *b = calloc(dc->limit + 1, sizeof(*b));
+	struct sg_io_hdr h;
+	struct rig g;
+
+	cr_assert(not(eq(ptr, b, NULL)));
+	rig_init(&g, 2, O_RDWR);
+	g.d.queue_depth = dc->queue_depth;
+	script_good(g.ft, 512);
+	for (unsigned i = 0; i < dc->limit; i++) {
+		h = v3_read(&b[i], i, 512, (int)i);
+		cr_assert(eq(sz, write_ok(&g, &h, V3, dc->flags), V3), "write %u of %u", i + 1,
+			  dc->limit);
+	}
+	h = v3_read(&b[dc->limit], dc->limit, 512, (int)dc->limit);
+	cr_expect(eq(int, err_of(call_write(&g, &h, V3, dc->flags)), EDOM), "write %u: EDOM",
+		  dc->limit + 1);
+	cr_expect(eq(int, ioctl_get(&g, SG_GET_COMMAND_Q), 1), "sg's switch, whatever the depth");
+	read_ok(&g, V3, 0);
+	cr_expect(eq(sz, write_ok(&g, &h, V3, dc->flags), V3), "a read frees a slot");
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), dc->limit + 1), "a refused write never ran");
+	rig_fini(&g);
+	free(b);
+}
+
+/*
+ * An sg target runs 16 commands of a descriptor at once: the rest of a
+ * deeper v3 queue waits in the daemon, in the order written, and starts as
+ * those end; every completion comes back, and sg's request table stays 16
+ * entries long.
+ */
+Test(async, v3_queue_deeper_than_the_targets_slots_waits_in_order)
+{
+	enum { N = 64 };
+	struct fake_cmd *b = calloc(N, sizeof(*b));
+	struct sg_req_info t[SG_MAX_QUEUE + 1];
+	bool seen[N + 1] = { false };
+	struct rig g;
+
+	cr_assert(not(eq(ptr, b, NULL)));
+	rig_init(&g, SG_MAX_QUEUE, O_RDWR);
+	g.d.queue_depth = N;
+	g.d.max_running = SG_MAX_QUEUE; /* as node.c sets it for an sg target */
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	write_v3_reads(&g, b, N, 1);
+	cr_assert(fake_target_wait_entered(g.ft, SG_MAX_QUEUE));
+	cr_expect(eq(u32, fake_target_calls(g.ft), SG_MAX_QUEUE), "16 at the target, 48 held back");
+
+	memset(t, FAKE_UNTOUCHED, sizeof(t));
+	cr_assert(zero(int, call_ioctl(&g, SG_GET_REQUEST_TABLE, t)));
+	for (int i = 0; i < SG_MAX_QUEUE; i++) {
+		cr_expect(eq(int, t[i].req_state, 1), "entry %d: running", i);
+		cr_expect(eq(int, t[i].pack_id, i + 1), "entry %d: the oldest first", i);
+	}
+	cr_expect(fake_all_bytes((unsigned char *)&t[SG_MAX_QUEUE], sizeof(t[0]), FAKE_UNTOUCHED),
+		  "sg's 16 entries, not one more");
+
+	fake_target_open(g.ft, 1);
+	wait_done(&g, 1);
+	cr_assert(fake_target_wait_entered(g.ft, SG_MAX_QUEUE + 1), "an end lets the next start");
+	cr_expect(eq(u8, g.ft->seen.cdb[FAKE_TAG_BYTE], SG_MAX_QUEUE + 1),
+		  "the oldest held back goes first");
+	fake_target_set_gate(g.ft, false);
+	wait_done(&g, N);
+	cr_expect(eq(int, ioctl_get(&g, SG_GET_NUM_WAITING), N));
+	for (int i = 0; i < N; i++) {
+		const struct sg_io_hdr *out = v3_out(read_ok(&g, V3, 0));
+		int id = out->pack_id;
+
+		cr_assert(id >= 1 && id <= N && !seen[id], "pack_id %d once", id);
+		seen[id] = true;
+		cr_expect(zero(int, out->status));
+		cr_expect(is_data_in(b[id - 1].data, 512, id), "command %d's data", id);
+	}
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), N));
+	rig_fini(&g);
+	free(b);
+}
+
+Test(async, poll_says_pollout_up_to_the_v3_depth_of_the_node)
+{
+	enum { N = 64, FIRST = 20 };
+	struct fake_cmd *b = calloc(N, sizeof(*b));
+	struct rig g;
+
+	cr_assert(not(eq(ptr, b, NULL)));
+	rig_init(&g, 2, O_RDWR);
+	g.d.queue_depth = N;
+	script_good(g.ft, 512);
+	write_v3_reads(&g, b, FIRST, 0);
+	wait_done(&g, FIRST);
+	cr_expect(eq(u32, poll_once(&g, NULL), POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM),
+		  "past sg's 16 a v3 writer still has room");
+	write_v3_reads(&g, b + FIRST, N - FIRST, FIRST);
+	wait_done(&g, N);
+	cr_expect(eq(u32, poll_once(&g, NULL), POLLIN | POLLRDNORM), "full at the node's depth");
+	rig_fini(&g);
+	free(b);
+}
+
+/* A deep queue holds no more data than --opener-memory: past it, ENOMEM. */
+Test(async, deep_v3_queue_is_bounded_by_the_openers_memory)
+{
+	enum { N = 64, FIT = 20 };
+	struct fake_cmd *b = calloc(N, sizeof(*b));
+	struct sg_io_hdr h;
+	struct rig g;
+
+	cr_assert(not(eq(ptr, b, NULL)));
+	rig_init(&g, 2, O_RDWR);
+	g.d.queue_depth = N;
+	g.d.opener_mem_max = FIT * 512;
+	script_good(g.ft, 512);
+	write_v3_reads(&g, b, FIT, 0);
+	h = v3_read(&b[FIT], FIT, 512, FIT);
+	cr_expect(eq(int, err_of(call_write(&g, &h, V3, 0)), ENOMEM),
+		  "the 21st command's buffer is past the open file's bound");
+	read_ok(&g, V3, 0);
+	cr_expect(eq(sz, write_ok(&g, &h, V3, 0), V3), "a read gives its buffer back");
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), FIT + 1));
+	rig_fini(&g);
+	free(b);
+}
+
 Test(async, v4_write_past_command_q_nonblocking_is_eagain)
 {
 	enum { Q = 4 };
