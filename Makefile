@@ -21,7 +21,8 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi.o target.o pool.o creds.o guard.o uaccess.o sgio.o async.o ioctl.o log.o filter.o caps.o notify.o
+MODULES := scsi.o target.o pool.o creds.o guard.o uaccess.o sgio.o async.o ioctl.o log.o filter.o caps.o notify.o \
+	opener.o control.o
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node.o udev.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -34,7 +35,7 @@ VM_RUN := tests/vm/vm-run
 
 # the test suites' clients and the daemon under AddressSanitizer: built by the
 # targets that use them (their packages come with ./setup's test set), not by all
-TEST_PROGS := tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/nullcuse \
+TEST_PROGS := tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/bsgbind tests/nullcuse \
 	tests/notifywait build/cuse_bsg.asan
 
 all: cuse_bsg
@@ -108,6 +109,10 @@ tests/sgasync: tests/sgasync.o
 tests/secprobe: tests/secprobe.o
 	$(CC) $(LDFLAGS) $^ -pthread -o $@
 
+# the control node's client for tests/vm/control.sh
+tests/bsgbind: tests/bsgbind.o
+	$(CC) $(LDFLAGS) $^ -o $@
+
 # the benchmark's null CUSE responder: the floor under the daemon
 # (with --creds, the daemon's own credentials check: uaccess.o)
 tests/nullcuse.o: override CPPFLAGS += -I.
@@ -147,6 +152,7 @@ vm-check: test-progs
 	$(VM_RUN) tests/vm/udev.sh
 	$(VM_RUN) tests/vm/hotplug.sh
 	$(VM_RUN) tests/vm/iscsi.sh
+	$(VM_RUN) tests/vm/control.sh
 	$(VM_RUN) --systemd tests/vm/systemd.sh
 
 # Everything: unit tests (ASan+UBSan, then TSan), a short run of each fuzzer,
@@ -248,7 +254,7 @@ install-check: cuse_bsg
 
 clean:
 	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/stress_async \
-		tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/nullcuse tests/notifywait
+		tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/bsgbind tests/nullcuse tests/notifywait
 
 .PHONY: all test-progs unit tsan vm-check check install-check demo bench fuzz fuzz-check $(FUZZ_RUNS) \
 	format-check install uninstall clean

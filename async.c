@@ -63,7 +63,7 @@ struct parked {
 	unsigned char buf[]; /* write: the headers, copied out of the request */
 };
 
-int async_opener_init(struct opener *o, pid_t tid)
+int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident)
 {
 	uaccess_status_init(&o->status);
 	o->ident.pidfd = -1;
@@ -73,7 +73,10 @@ int async_opener_init(struct opener *o, pid_t tid)
 	 * (no direct path, where read() and write() are refused anyway) stays
 	 * unknown and matches no caller; one we fail to read is refused.
 	 */
-	if (tid > 0 && o->d->direct) {
+	if (ident) {
+		o->ident = *ident; /* taken over */
+		*ident = (struct uaccess_ident){ .pidfd = -1 };
+	} else if (tid > 0 && o->d->direct) {
 		int err = uaccess_ident_read(&o->status, tid, &o->ident);
 
 		if (err) {

@@ -15,10 +15,12 @@
 
 /*
  * Set up o's asynchronous state, holding the file's reference; tid opened
- * it.  0, or -errno if tid's security context cannot be read (o is then
- * untouched but for what the caller frees).
+ * it.  ident, if not NULL, is the context read() and write() must match,
+ * taken over (*ident is left empty); else tid's is read.  0, or -errno if
+ * tid's security context cannot be read (o is then untouched but for what
+ * the caller frees).
  */
-int async_opener_init(struct opener *o, pid_t tid);
+int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident);
 
 /*
  * Stop what the asynchronous interface runs for d (the resolver of forced

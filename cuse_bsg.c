@@ -47,11 +47,12 @@
 #define EXIT_UDEV   75 /* EX_TEMPFAIL */
 
 struct options {
-	const char *target;    /* or NULL: --all */
+	const char *target;    /* or NULL: --all, --control */
 	struct mem_budget mem; /* --max-memory: every node's buffers */
 	char name[128];
 	bool foreground;
 	bool all;
+	bool control;
 	const char *policy; /* --policy FILE, or NULL: the kernel's rule */
 	struct node_config node;
 };
@@ -89,13 +90,16 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: cuse_bsg [OPTIONS] TARGET\n"
 		   "       cuse_bsg --all [OPTIONS]\n"
+		   "       cuse_bsg --control [OPTIONS]\n"
 		   "Serve the SCSI pass-through device TARGET (/dev/sgN, /dev/sdX or\n"
 		   "/dev/bsg/H:C:T:L) as a character device /dev/NAME through CUSE.\n"
 		   "With --all, serve every SCSI device's sg node (bsg node if sg is not\n"
 		   "loaded) as /dev/bsg/H:C:T:L-cuse, adding and removing nodes as devices\n"
-		   "come and go.\n"
+		   "come and go.  With --control, serve /dev/bsg-control: a file opened on it\n"
+		   "is bound by ioctl(BSG_IOC_ADD, fd) to the device fd is open on.\n"
 		   "\n"
 		   "  -A, --all            one node per SCSI device, following udev (no TARGET)\n"
+		   "  -C, --control        one node any device can be bound to (no TARGET)\n"
 		   "  -n, --name NAME      node name under /dev (default: bsg/<target>-cuse)\n"
 		   "  -f, --foreground     stay in the foreground, log to stderr\n"
 		   "  -m, --mode MODE      set the node's permissions, octal (default: leave\n"
@@ -231,21 +235,36 @@ static int bad_number(const char *option, const char *value, long min, long max)
 	return 2;
 }
 
-/* After the options: TARGET, or --all without it; 0 or the exit status. */
+/*
+ * The control node's default name: beside /dev/bsg, not in it, so that no
+ * kernel bsg node (SCSI H:C:T:L, or a transport's such as fc_host0) can
+ * ever take it, and not starting with "s" or "bsg/", so that no tool takes
+ * it for a device to talk to before it is bound.
+ */
+#define CONTROL_NAME "bsg-control"
+
+/* After the options: TARGET, or --all or --control without it; 0 or the exit status. */
 static int check_mode(int argc, char **argv, struct options *opt)
 {
-	if (opt->all && (opt->name[0] || opt->node.sg_minor >= 0)) {
-		log_err("--all names its nodes itself: no --name or --sg-compat (see --help)");
+	if (opt->all && (opt->name[0] || opt->node.sg_minor >= 0 || opt->control)) {
+		log_err("--all names its nodes itself: no --name, --sg-compat or --control (see "
+			"--help)");
 		return 2;
 	}
-	if (optind != argc - (opt->all ? 0 : 1)) {
+	if (optind != argc - (opt->all || opt->control ? 0 : 1)) {
 		log_err("%s (see --help)", opt->all	    ? "--all takes no TARGET"
+					   : opt->control   ? "--control takes no TARGET"
 					   : optind == argc ? "no TARGET given"
 							    : "one TARGET only");
 		return 2;
 	}
 	if (opt->all)
 		return 0;
+	if (opt->control) {
+		if (!opt->name[0])
+			snprintf(opt->name, sizeof(opt->name), "%s", CONTROL_NAME);
+		return 0;
+	}
 	opt->target = argv[optind];
 	if (!opt->name[0] && opt->node.sg_minor >= 0)
 		snprintf(opt->name, sizeof(opt->name), "sg%d", opt->node.sg_minor);
@@ -270,6 +289,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 {
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'A' },
+		{ "control", no_argument, NULL, 'C' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },
@@ -304,11 +324,14 @@ static int parse_options(int argc, char **argv, struct options *opt)
 					 .copy_timeout_ms = 10000,
 				 } };
 	opt->mem.max = default_max_memory();
-	while ((c = getopt_long(argc, argv, ":An:fm:o:g:t:c:a:s:SP:M:O:T:Q:vhV", longopts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, ":ACn:fm:o:g:t:c:a:s:SP:M:O:T:Q:vhV", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'A':
 			opt->all = true;
+			break;
+		case 'C':
+			opt->control = true;
 			break;
 		case 'n':
 			if (!*optarg || strlen(optarg) >= sizeof(opt->name) || optarg[0] == '/' ||

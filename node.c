@@ -25,10 +25,12 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "control.h"
 #include "daemon.h"
 #include "guard.h"
 #include "ioctl.h"
 #include "node.h"
+#include "opener.h"
 #include "uaccess.h"
 #include "udev.h"
 
@@ -45,8 +47,9 @@
 #define SERVE_MAX    256 /* threads of the elastic pool (d->serve) at most */
 
 struct node {
-	struct daemon d; /* first: the callbacks' userdata is the node */
-	bool stuck;	 /* its session ended with a copy still stalled: leave it */
+	struct daemon d;     /* first: the callbacks' userdata is the node */
+	struct control *ctl; /* --control: files bind to devices; d has no target */
+	bool stuck;	     /* its session ended with a copy still stalled: leave it */
 	const struct node_config *cfg;
 	char name[128];
 	/* --shared-queue: every open file is this one opener, as bsg before 4.19 */
@@ -104,59 +107,18 @@ static void release_shared(struct node *n, struct opener *o)
 		async_release(o);
 }
 
-static void set_file(struct fuse_file_info *fi, struct opener *o)
+static void set_file(struct fuse_file_info *fi, void *file)
 {
-	fi->fh = (uintptr_t)o;
+	fi->fh = (uintptr_t)file;
 	fi->nonseekable = 1; /* sg uses nonseekable_open(): pread/pwrite get ESPIPE */
 	fi->direct_io = 1;
 }
 
-/* A new opener's own channel; counted first, so that node_gone() sees it or it sees gone. */
-static int open_chan(struct daemon *d)
-{
-	daemon_opener_get(d);
-	if (atomic_load(&d->target_gone))
-		return -ENODEV;
-	return d->target->ops->chan_open(d->target);
-}
-
 /* A new opener for the file being opened: 0, or the errno to answer. */
-static int opener_new(fuse_req_t req, struct fuse_file_info *fi, struct opener **ret)
+static int file_opener_new(fuse_req_t req, struct fuse_file_info *fi, struct opener **ret)
 {
-	struct daemon *d = req_daemon(req);
-	struct opener *o;
-	int err;
-
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return ENOMEM;
-	o->d = d;
-	o->open_flags = fi->flags;
-	o->shared = req_node(req)->cfg->shared_queue;
-	o->chan = open_chan(d);
-	if (o->chan < 0) {
-		err = o->chan;
-		if (err != -ENODEV)
-			daemon_warn(d, "cannot open %s for a new opener: %s", d->target->info.path,
-				    strerror(-err));
-		free(o);
-		daemon_opener_put(d);
-		/* the device node vanishing with the device is sg's ENODEV */
-		return err == -ENOENT ? ENODEV : -err;
-	}
-	ioctl_opener_init(o);
-	err = async_opener_init(o, fuse_req_ctx(req)->pid);
-	if (err) {
-		/* deny when unsure: never an opener taken for someone else */
-		daemon_warn(d, "tid %d: open refused: its credentials cannot be read: %s",
-			    fuse_req_ctx(req)->pid, strerror(-err));
-		d->target->ops->chan_close(d->target, o->chan);
-		free(o);
-		daemon_opener_put(d);
-		return err == -EMFILE || err == -ENFILE || err == -ENOMEM ? -err : EACCES;
-	}
-	*ret = o;
-	return 0;
+	return opener_new(req_daemon(req), fi->flags, req_node(req)->cfg->shared_queue,
+			  fuse_req_ctx(req)->pid, NULL, ret);
 }
 
 /*
@@ -172,7 +134,7 @@ static int open_shared(fuse_req_t req, struct fuse_file_info *fi, struct opener 
 
 	pthread_mutex_lock(&n->shared_lock);
 	if (!n->shared)
-		err = opener_new(req, fi, &n->shared);
+		err = file_opener_new(req, fi, &n->shared);
 	if (!err) {
 		n->shared_files++;
 		*ret = n->shared;
@@ -181,60 +143,111 @@ static int open_shared(fuse_req_t req, struct fuse_file_info *fi, struct opener 
 	return err;
 }
 
+static int open_file(fuse_req_t req, struct fuse_file_info *fi, void **ret)
+{
+	struct node *n = req_node(req);
+
+	if (n->ctl)
+		return control_open(n->ctl, fuse_req_ctx(req)->pid, fi->flags,
+				    (struct control_file **)ret);
+	if (n->cfg->shared_queue)
+		return open_shared(req, fi, (struct opener **)ret);
+	return file_opener_new(req, fi, (struct opener **)ret);
+}
+
+static void release_file(struct node *n, struct fuse_file_info *fi)
+{
+	if (n->ctl)
+		control_release(n->ctl, (struct control_file *)(uintptr_t)fi->fh);
+	else
+		release_shared(n, fi_opener(fi));
+}
+
 static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct node *n = req_node(req);
-	struct opener *o;
+	void *file;
 	int err;
 
 	stat_inc(&n->d, STAT_OPEN);
-	err = n->cfg->shared_queue ? open_shared(req, fi, &o) : opener_new(req, fi, &o);
+	err = open_file(req, fi, &file);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
 	}
-	set_file(fi, o);
+	set_file(fi, file);
 	if (fuse_reply_open(req, fi) < 0)
-		release_shared(n, o);
+		release_file(n, fi);
 }
 
 /* Last reference to the file gone: no call of it can be in flight. */
 static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
 {
 	stat_inc(req_daemon(req), STAT_RELEASE);
-	release_shared(req_node(req), fi_opener(fi));
+	release_file(req_node(req), fi);
 	fuse_reply_err(req, 0);
+}
+
+/*
+ * The opener of fi; NULL for a control node's file not bound yet, whose
+ * calls get ENXIO as on bsg's control node (poll: POLLERR).
+ */
+static struct opener *file_opener(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct node *n = req_node(req);
+
+	if (n->ctl)
+		return control_opener((struct control_file *)(uintptr_t)fi->fh);
+	return fi_opener(fi);
 }
 
 /* fi->flags is the file's flags now: O_NONBLOCK set later by fcntl() shows. */
 static void cb_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
 {
+	struct opener *o = file_opener(req, fi);
+
 	(void)off;
 	stat_inc(req_daemon(req), STAT_READ);
-	async_read(req, fi_opener(fi), size, fi->flags);
+	if (o)
+		async_read(req, o, size, fi->flags);
+	else
+		fuse_reply_err(req, ENXIO);
 }
 
 static void cb_write(fuse_req_t req, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
+	struct opener *o = file_opener(req, fi);
+
 	(void)off;
 	stat_inc(req_daemon(req), STAT_WRITE);
-	async_write(req, fi_opener(fi), buf, size, fi->flags);
+	if (o)
+		async_write(req, o, buf, size, fi->flags);
+	else
+		fuse_reply_err(req, ENXIO);
 }
 
 static void cb_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
 {
+	struct opener *o = file_opener(req, fi);
+
 	stat_inc(req_daemon(req), STAT_POLL);
-	async_poll(req, fi_opener(fi), ph);
+	if (o) {
+		async_poll(req, o, ph);
+		return;
+	}
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	fuse_reply_err(req, ENXIO); /* the kernel makes it POLLERR */
 }
 
 static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
 		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
 {
-	struct daemon *d = req_daemon(req);
+	struct node *n = req_node(req);
 	struct ioctx x = {
 		.req = req,
-		.o = fi_opener(fi),
+		.o = file_opener(req, fi),
 		.arg = (uintptr_t)arg,
 		.in_buf = in_buf,
 		.in_len = in_bufsz,
@@ -242,9 +255,14 @@ static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *
 		.tid = fuse_req_ctx(req)->pid,
 	};
 
-	stat_inc(d, STAT_IOCTL);
-	x.direct = d->direct && x.tid > 0; /* 0: caller outside our pid namespace */
-	ioctl_dispatch(&x, (unsigned)cmd, flags);
+	stat_inc(&n->d, STAT_IOCTL);
+	x.direct = n->d.direct && x.tid > 0; /* 0: caller outside our pid namespace */
+	if (n->ctl && (unsigned)cmd == BSG_IOC_ADD && !(flags & FUSE_IOCTL_COMPAT))
+		control_bind(n->ctl, (struct control_file *)(uintptr_t)fi->fh, &x);
+	else if (x.o)
+		ioctl_dispatch(&x, (unsigned)cmd, flags);
+	else
+		fuse_reply_err(req, ENXIO);
 }
 
 /* devtmpfs creates the node asynchronously; sysfs names it with '!' for '/'. */
@@ -321,7 +339,6 @@ static int wait_for_udev(struct node *n)
 static void cb_init_done(void *userdata)
 {
 	struct node *n = userdata;
-	const struct target_info *t = &n->d.target->info;
 	dev_t dev;
 	int err;
 
@@ -347,8 +364,17 @@ static void cb_init_done(void *userdata)
 		node_stop(n);
 		return;
 	}
-	log_node(LOG_INFO, n->name, "serving %s (%s %s, %s) as /dev/%s (%u:%u)", t->path, t->vendor,
-		 t->product, target_kind_name(t->kind), n->name, major(dev), minor(dev));
+	if (n->ctl) {
+		log_node(LOG_INFO, n->name,
+			 "control node /dev/%s (%u:%u): BSG_IOC_ADD binds a file", n->name,
+			 major(dev), minor(dev));
+	} else {
+		const struct target_info *t = &n->d.target->info;
+
+		log_node(LOG_INFO, n->name, "serving %s (%s %s, %s) as /dev/%s (%u:%u)", t->path,
+			 t->vendor, t->product, target_kind_name(t->kind), n->name, major(dev),
+			 minor(dev));
+	}
 	pthread_mutex_lock(&n->lock);
 	n->up = true;
 	pthread_cond_broadcast(&n->cond);
@@ -501,9 +527,14 @@ static void *node_thread(void *arg)
 	n->stopping = true; /* from now on, node_stop() leaves se alone */
 	pthread_mutex_unlock(&n->lock);
 	/* answer what the workers still hold while the session can take it */
+	control_stop(n->ctl);
 	async_daemon_fini(&n->d);
 	pool_free(n->d.pool);
 	n->stuck = !pool_free_within(n->d.serve, 1000) || watchdog_busy(n->d.wd);
+	if (!n->stuck) {
+		control_free(n->ctl); /* the pools' last commands may have freed bindings */
+		n->ctl = NULL;
+	}
 	if (n->stuck)
 		log_node(LOG_WARNING, n->name,
 			 "copies into clients' memory still stalled: the node stays until the "
@@ -581,6 +612,42 @@ static void openers_gone(struct daemon *d)
 		node_stop(to_node(d));
 }
 
+static int open_target(struct node *n, const char *target, char *why, size_t why_len)
+{
+	int err = target_open(target, &n->d.target, why, why_len);
+
+	if (err == -EACCES || err == -EPERM)
+		snprintf(why + strlen(why), why_len - strlen(why), " (run as root)");
+	if (!err)
+		err = choose_path(n, why, why_len);
+	if (!err)
+		err = check_engine(n, why, why_len);
+	return err;
+}
+
+/*
+ * A control node takes descriptors with pidfd_getfd() and moves data with
+ * the direct copies: both need ptrace rights over the callers.
+ */
+static int new_control(struct node *n, char *why, size_t why_len)
+{
+	if (n->cfg->copy == NODE_COPY_RETRY || n->cfg->shared_queue || n->cfg->sg_minor >= 0 ||
+	    n->cfg->engine == NODE_ENGINE_QUEUE) {
+		snprintf(why, why_len,
+			 "--control takes none of --copy=retry, --shared-queue, --sg-compat, "
+			 "--async=queue");
+		return -EINVAL;
+	}
+	if (!uaccess_direct_possible()) {
+		snprintf(why, why_len,
+			 "--control needs CAP_SYS_PTRACE (and Yama ptrace_scope < 3) to take "
+			 "callers' descriptors");
+		return -EPERM;
+	}
+	n->d.direct = true;
+	return control_new(&n->d, &n->ctl);
+}
+
 int node_new(const struct node_config *cfg, const char *target, const char *name, struct node **ret,
 	     char *why, size_t why_len)
 {
@@ -603,13 +670,7 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	pthread_mutex_init(&n->d.openers_lock, NULL);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
-	err = target_open(target, &n->d.target, why, why_len);
-	if (err == -EACCES || err == -EPERM)
-		snprintf(why + strlen(why), why_len - strlen(why), " (run as root)");
-	if (!err)
-		err = choose_path(n, why, why_len);
-	if (!err)
-		err = check_engine(n, why, why_len);
+	err = target ? open_target(n, target, why, why_len) : new_control(n, why, why_len);
 	if (!err)
 		err = node_taken(name, why, why_len);
 	if (err) {
@@ -625,9 +686,12 @@ static int start_engine(struct node *n)
 {
 	struct target *t = n->d.target;
 	enum node_engine engine = n->cfg->engine;
-	bool has_queue = t->ops->queue_open != NULL;
+	bool has_queue;
 	int ret;
 
+	if (!t)
+		return 0; /* a control node: its bindings use the workers */
+	has_queue = t->ops->queue_open != NULL;
 	n->d.max_running = target_max_queued(t);
 	if (t->info.bulk_min)
 		log_node(LOG_INFO, n->name,
@@ -803,7 +867,7 @@ const char *node_name(const struct node *n)
 
 const char *node_target(const struct node *n)
 {
-	return n->d.target->info.path;
+	return n->ctl ? "any device bound with BSG_IOC_ADD" : n->d.target->info.path;
 }
 
 int node_free(struct node *n)
@@ -835,6 +899,7 @@ int node_free(struct node *n)
 	}
 	if (n->se)
 		fuse_session_destroy(n->se); /* the thread never ran */
+	control_free(n->ctl);		     /* the session never ran: no binding was made */
 	async_daemon_fini(&n->d);
 	pool_free(n->d.pool);
 	pool_free(n->d.serve);

@@ -47,7 +47,8 @@ typedef void node_ended_fn(struct node *n, void *arg);
 
 /*
  * Open and check target, choose the data path, check that /dev/name is
- * free.  On failure, -errno and a reason naming the device in why.
+ * free.  target NULL: a control node (control.h).  On failure, -errno and
+ * a reason naming the device in why.
  */
 int node_new(const struct node_config *cfg, const char *target, const char *name, struct node **ret,
 	     char *why, size_t why_len);

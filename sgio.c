@@ -499,7 +499,8 @@ int sgio_check_access(struct sgio_cmd *cmd, bool by_write)
 	struct filter_ctx ctx = {
 		.open_flags = o->open_flags,
 		.rawio = false,
-		.by_write = by_write,
+		/* a binding's write() counts as SG_IO on the descriptor it took */
+		.by_write = by_write && !d->bound,
 		.scsi_type = d->target->info.scsi_type,
 	};
 	char op[64];

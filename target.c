@@ -34,6 +34,7 @@ struct real_target {
 	pthread_mutex_t lock;
 	struct target_queue *closed; /* protected by lock: freed by the thread */
 	int bulk_fd;		     /* an sg target's bsg node, for large transfers; or -1 */
+	int own_fd; /* target_from_fd(): the descriptor every channel dups; or -1 */
 };
 
 struct target_queue {
@@ -133,6 +134,8 @@ static void real_free(struct target *t)
 	}
 	if (rt->bulk_fd >= 0)
 		close(rt->bulk_fd);
+	if (rt->own_fd >= 0)
+		close(rt->own_fd);
 	free(rt);
 }
 
@@ -358,23 +361,19 @@ static int bsg_major(void)
 }
 
 /* sysfs: the node's directory in /sys/dev; its "device" is the scsi_device. */
-static int classify(const char *path, struct target_info *info, char *sysdir, size_t len, char *why,
-		    size_t why_len)
+static int classify_stat(const struct stat *st, struct target_info *info, char *sysdir, size_t len,
+			 char *why, size_t why_len)
 {
-	struct stat st;
+	const char *path = info->path;
 	char probe[PATH_MAX];
 
-	if (stat(path, &st) < 0) {
-		snprintf(why, why_len, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == SG_MAJOR) {
+	if (S_ISCHR(st->st_mode) && major(st->st_rdev) == SG_MAJOR) {
 		info->kind = TARGET_SG;
-	} else if (S_ISCHR(st.st_mode) && (int)major(st.st_rdev) == bsg_major()) {
+	} else if (S_ISCHR(st->st_mode) && (int)major(st->st_rdev) == bsg_major()) {
 		info->kind = TARGET_BSG;
-	} else if (S_ISBLK(st.st_mode)) {
-		snprintf(probe, sizeof(probe), "/sys/dev/block/%u:%u/partition", major(st.st_rdev),
-			 minor(st.st_rdev));
+	} else if (S_ISBLK(st->st_mode)) {
+		snprintf(probe, sizeof(probe), "/sys/dev/block/%u:%u/partition", major(st->st_rdev),
+			 minor(st->st_rdev));
 		if (access(probe, F_OK) == 0) {
 			/* SG_IO on a partition reaches the whole disk */
 			snprintf(why, why_len, "%s is a partition: give the whole disk", path);
@@ -385,9 +384,21 @@ static int classify(const char *path, struct target_info *info, char *sysdir, si
 		snprintf(why, why_len, "%s is not an sg, bsg or SCSI disk node", path);
 		return -ENOTTY;
 	}
-	snprintf(sysdir, len, "/sys/dev/%s/%u:%u", S_ISBLK(st.st_mode) ? "block" : "char",
-		 major(st.st_rdev), minor(st.st_rdev));
+	snprintf(sysdir, len, "/sys/dev/%s/%u:%u", S_ISBLK(st->st_mode) ? "block" : "char",
+		 major(st->st_rdev), minor(st->st_rdev));
 	return 0;
+}
+
+static int classify(const char *path, struct target_info *info, char *sysdir, size_t len, char *why,
+		    size_t why_len)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		snprintf(why, why_len, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	return classify_stat(&st, info, sysdir, len, why, why_len);
 }
 
 /* The scsi_device's sysfs directory is named H:C:T:L. */
@@ -575,6 +586,7 @@ int target_open(const char *path, struct target **ret, char *why, size_t why_len
 		return -ENOMEM;
 	rt->base.ops = &real_ops;
 	rt->bulk_fd = -1;
+	rt->own_fd = -1;
 	snprintf(rt->base.info.path, sizeof(rt->base.info.path), "%s", path);
 	err = classify(path, &rt->base.info, sysdir, sizeof(sysdir), why, why_len);
 	if (!err)
@@ -595,6 +607,61 @@ int target_open(const char *path, struct target **ret, char *why, size_t why_len
 	rt->base.info.emulated = read_emulated(sysdir, fd, rt->base.info.kind);
 	close(fd);
 	open_bulk(rt);
+	*ret = &rt->base;
+	return 0;
+}
+
+/*
+ * A descriptor's channels are duplicates of it: the same open file, with
+ * the rights its opener had; nothing is opened again by name.
+ */
+static int fd_chan_open(struct target *t)
+{
+	int fd = fcntl(to_real(t)->own_fd, F_DUPFD_CLOEXEC, 0);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static const struct target_ops fd_ops = {
+	.chan_open = fd_chan_open,
+	.chan_close = real_chan_close,
+	.sg_io = real_sg_io,
+	.free = real_free,
+};
+
+int target_from_fd(int fd, const char *path, struct target **ret, char *why, size_t why_len)
+{
+	struct real_target *rt;
+	char sysdir[PATH_MAX];
+	struct stat st;
+	int err;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(why, why_len, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
+	rt->base.ops = &fd_ops;
+	rt->bulk_fd = -1;
+	rt->own_fd = -1;
+	snprintf(rt->base.info.path, sizeof(rt->base.info.path), "%s", path);
+	/* bsg_add_device(): EINVAL for what is no device to bind */
+	err = classify_stat(&st, &rt->base.info, sysdir, sizeof(sysdir), why, why_len);
+	if (err)
+		err = -EINVAL;
+	/* nor one a SCSI command can reach: ENOTBLK, bsg's "no request queue" */
+	if (!err && read_address(sysdir, &rt->base.info, why, why_len) < 0)
+		err = -ENOTBLK;
+	if (err) {
+		real_free(&rt->base);
+		return err;
+	}
+	read_queue_limits(sysdir, &rt->base.info);
+	rt->base.info.emulated = read_emulated(sysdir, fd, rt->base.info.kind);
+	rt->base.info.fd_flags = fcntl(fd, F_GETFL);
+	rt->own_fd = fd;
 	*ret = &rt->base;
 	return 0;
 }

@@ -36,6 +36,7 @@ struct target_info {
 	uint32_t bulk_min, bulk_max; /* transfers in [min, max] go to bulk_path; min 0: none */
 	char bulk_path[PATH_MAX];    /* an sg target's bsg node */
 	char vendor[9], product[17], revision[5];
+	int fd_flags; /* target_from_fd(): the descriptor's open(2) flags; else 0 */
 };
 
 struct target;
@@ -76,6 +77,15 @@ struct target {
  * the device to why.
  */
 int target_open(const char *path, struct target **ret, char *why, size_t why_len);
+
+/*
+ * The same for an open descriptor of the device, which the target then
+ * owns: every channel is a duplicate of it, so that commands go with the
+ * rights of whoever opened it (no INQUIRY is sent).  -EINVAL for a
+ * descriptor that is not an sg or bsg node or a whole SCSI disk, -ENOTBLK
+ * for a device no SCSI command reaches; path names it in messages.
+ */
+int target_from_fd(int fd, const char *path, struct target **ret, char *why, size_t why_len);
 
 #define TARGET_BULK_MIN (64u << 10)
 

@@ -297,6 +297,31 @@ out:
 	return err;
 }
 
+int uaccess_getfd(pid_t tid, int fd)
+{
+	struct uaccess_status cache;
+	struct snap s = { 0 };
+	int pidfd, ret;
+
+	if (fd < 0)
+		return -EBADF;
+	uaccess_status_init(&cache);
+	ret = snap_read(&cache, tid, &s, false);
+	pidfd = ret ? -1 : syscall(SYS_pidfd_open, s.c.tgid, 0);
+	if (!ret && pidfd < 0)
+		ret = -errno;
+	snap_fini(&s);
+	uaccess_status_fini(&cache);
+	if (ret)
+		return ret;
+	/* the process's table: the caller's, unless it unshared its files */
+	ret = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	if (ret < 0)
+		ret = -errno;
+	close(pidfd);
+	return ret;
+}
+
 void uaccess_ident_fini(struct uaccess_ident *id)
 {
 	free(id->groups);

@@ -33,6 +33,14 @@ int uaccess_ident_read(struct uaccess_status *cache, pid_t tid, struct uaccess_i
 void uaccess_ident_fini(struct uaccess_ident *id);
 
 /*
+ * A duplicate of descriptor fd of thread tid's process, tid blocked in its
+ * call (pidfd_getfd(): the same open file, close-on-exec).  The new
+ * descriptor, or -errno: -EBADF for no such descriptor, -EPERM without
+ * ptrace rights over it.
+ */
+int uaccess_getfd(pid_t tid, int fd);
+
+/*
  * Is thread tid, blocked in its call, in the security context id?  0, or
  * -EPERM with what differs (or why it cannot be told) in *why.  Unsure is
  * different.  any_process: the credentials only, of any process and

@@ -293,7 +293,7 @@ static struct opener *opener_new(struct stress *st, pid_t tid)
 	o->open_flags = O_RDWR;
 	o->chan = st->d.target->ops->chan_open(st->d.target);
 	ioctl_opener_init(o);
-	async_opener_init(o, tid);
+	async_opener_init(o, tid, NULL);
 	return o;
 }
 

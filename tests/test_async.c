@@ -67,7 +67,7 @@ static void rig_init(struct rig *g, unsigned threads, int open_flags)
 	g->o->chan = g->d.target->ops->chan_open(g->d.target);
 	cr_assert(ge(int, g->o->chan, 0));
 	ioctl_opener_init(g->o);
-	async_opener_init(g->o, gettid());
+	async_opener_init(g->o, gettid(), NULL);
 }
 
 /* The file's last reference is gone, as cb_release() says. */
@@ -2333,7 +2333,7 @@ static struct opener *second_opener(struct rig *g)
 	o->open_flags = O_RDWR;
 	o->chan = g->d.target->ops->chan_open(g->d.target);
 	ioctl_opener_init(o);
-	cr_assert(zero(int, async_opener_init(o, gettid())));
+	cr_assert(zero(int, async_opener_init(o, gettid(), NULL)));
 	return o;
 }
 

@@ -56,7 +56,7 @@ static void rig_init(struct rig *g, bool direct, unsigned threads, int open_flag
 	g->o.d = &g->d;
 	g->o.open_flags = open_flags;
 	ioctl_opener_init(&g->o);
-	async_opener_init(&g->o, gettid());
+	async_opener_init(&g->o, gettid(), NULL);
 	/* as cb_open() does */
 	g->o.chan = g->d.target->ops->chan_open(g->d.target);
 	cr_assert(ge(int, g->o.chan, 0));
@@ -1136,7 +1136,7 @@ Test(sgio, each_opener_uses_its_own_channel)
 	o2.d = &g.d;
 	o2.open_flags = O_RDWR;
 	ioctl_opener_init(&o2);
-	cr_assert(zero(int, async_opener_init(&o2, gettid()))); /* the file's reference */
+	cr_assert(zero(int, async_opener_init(&o2, gettid(), NULL))); /* the file's reference */
 	o2.chan = g.d.target->ops->chan_open(g.d.target);
 	cr_assert(not(eq(int, o2.chan, g.o.chan)));
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "async.h"
+#include "control.h"
+#include "opener.h"
+
+struct control {
+	struct daemon *cd;
+	pthread_mutex_t lock;
+	struct binding *dead; /* protected by lock: no opener left, to be freed */
+	struct binding *live; /* protected by lock: the others */
+};
+
+/* One BSG_IOC_ADD: the device's daemon, alive while an opener of it is. */
+struct binding {
+	struct daemon d; /* first: d.openers_gone is given &d */
+	struct control *ctl;
+	struct binding *prev, *next; /* protected by ctl->lock: in live or dead */
+	char name[PATH_MAX + 64];
+};
+
+struct control_file {
+	pthread_mutex_t lock; /* one BSG_IOC_ADD at a time */
+	_Atomic(struct opener *) o;
+	int flags;
+	struct uaccess_ident ident; /* who opened the file, until an opener takes it over */
+};
+
+#define to_binding(dp) ((struct binding *)(dp))
+
+static void list_del(struct binding **head, struct binding *b)
+{
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		*head = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+	b->prev = b->next = NULL;
+}
+
+static void list_add(struct binding **head, struct binding *b)
+{
+	b->prev = NULL;
+	b->next = *head;
+	if (b->next)
+		b->next->prev = b;
+	*head = b;
+}
+
+/* d's last opener is gone, on any thread: freed later, from a control call. */
+static void binding_gone(struct daemon *d)
+{
+	struct binding *b = to_binding(d);
+	struct control *c = b->ctl;
+
+	pthread_mutex_lock(&c->lock);
+	list_del(&c->live, b);
+	list_add(&c->dead, b);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void binding_free(struct binding *b)
+{
+	async_daemon_fini(&b->d);
+	target_free(b->d.target);
+	pthread_mutex_destroy(&b->d.openers_lock);
+	free(b);
+}
+
+/* Free the bindings no opener holds.  Not with c->lock held. */
+static void reap(struct control *c)
+{
+	struct binding *b, *next;
+
+	pthread_mutex_lock(&c->lock);
+	b = c->dead;
+	c->dead = NULL;
+	pthread_mutex_unlock(&c->lock);
+	for (; b; b = next) {
+		next = b->next;
+		binding_free(b);
+	}
+}
+
+int control_new(struct daemon *cd, struct control **ret)
+{
+	struct control *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->cd = cd;
+	pthread_mutex_init(&c->lock, NULL);
+	*ret = c;
+	return 0;
+}
+
+void control_stop(struct control *c)
+{
+	struct binding *b, **all;
+	size_t n = 0, i = 0;
+
+	if (!c)
+		return;
+	/* the session is over: no binding is added now, but one may die meanwhile */
+	pthread_mutex_lock(&c->lock);
+	for (b = c->live; b; b = b->next)
+		n++;
+	all = calloc(n ? n : 1, sizeof(*all));
+	for (b = c->live; all && b; b = b->next)
+		all[i++] = b;
+	pthread_mutex_unlock(&c->lock);
+	/* a daemon's resolver holds a reference to its opener: b lives until it is stopped */
+	for (i = 0; all && i < n; i++)
+		async_daemon_fini(&all[i]->d);
+	free(all);
+}
+
+void control_free(struct control *c)
+{
+	if (!c)
+		return;
+	reap(c);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+int control_open(struct control *c, pid_t tid, int flags, struct control_file **ret)
+{
+	struct control_file *f;
+	struct uaccess_status cache;
+	int err = 0;
+
+	reap(c);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return ENOMEM;
+	f->flags = flags;
+	f->ident.pidfd = -1;
+	/* as any opener: read() and write() must come from this context */
+	if (tid > 0) {
+		uaccess_status_init(&cache);
+		err = uaccess_ident_read(&cache, tid, &f->ident);
+		uaccess_status_fini(&cache);
+	}
+	if (err) {
+		daemon_warn(c->cd, "tid %d: open refused: its credentials cannot be read: %s", tid,
+			    strerror(-err));
+		free(f);
+		return err == -EMFILE || err == -ENFILE || err == -ENOMEM ? -err : EACCES;
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	atomic_init(&f->o, NULL);
+	*ret = f;
+	return 0;
+}
+
+void control_release(struct control *c, struct control_file *f)
+{
+	struct opener *o = atomic_load(&f->o);
+
+	if (o)
+		async_release(o);
+	uaccess_ident_fini(&f->ident);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+	reap(c);
+}
+
+struct opener *control_opener(struct control_file *f)
+{
+	return atomic_load_explicit(&f->o, memory_order_acquire);
+}
+
+/* The device's daemon: the control node's settings, the target's limits. */
+static int binding_new(struct control *c, struct target *t, struct binding **ret)
+{
+	struct daemon *cd = c->cd;
+	struct binding *b = calloc(1, sizeof(*b));
+	const char *base = strrchr(t->info.path, '/');
+
+	if (!b)
+		return -ENOMEM;
+	b->ctl = c;
+	snprintf(b->name, sizeof(b->name), "%s:%s", cd->name, base ? base + 1 : t->info.path);
+	b->d.name = b->name;
+	b->d.mem = cd->mem;
+	b->d.opener_mem_max = cd->opener_mem_max;
+	b->d.target = t;
+	b->d.pool = cd->pool;
+	b->d.serve = cd->serve;
+	b->d.wd = cd->wd;
+	b->d.direct = cd->direct;
+	b->d.max_running = target_max_queued(t);
+	b->d.queue_depth = cd->queue_depth;
+	b->d.max_xfer = t->info.max_xfer;
+	b->d.max_xfer_errno = t->info.max_xfer_errno;
+	/* the rule of the descriptor's own driver where the policy leaves it to the kernel */
+	b->d.policy = cd->policy;
+	b->d.policy.kernel = t->info.kind == TARGET_SG ? FILTER_KERNEL_SG : FILTER_KERNEL_BSG;
+	b->d.bound = true;
+	/* commands go to the shared workers: no binding holds libfuse's */
+	b->d.inline_max = 0;
+	b->d.openers_gone = binding_gone;
+	pthread_mutex_init(&b->d.openers_lock, NULL);
+	pthread_mutex_lock(&c->lock);
+	list_add(&c->live, b);
+	pthread_mutex_unlock(&c->lock);
+	*ret = b;
+	return 0;
+}
+
+/* The caller's descriptor as a target; -errno as bsg_add_device() answers. */
+static int take_target(struct control *c, struct ioctx *x, struct target **ret)
+{
+	char link[64], path[PATH_MAX], why[PATH_MAX + 128];
+	int fd = x->tid > 0 ? uaccess_getfd(x->tid, x->arg > INT_MAX ? -1 : (int)x->arg) : -ESRCH;
+	ssize_t n;
+	int err;
+
+	if (fd < 0) {
+		/* no such descriptor: bsg's ENODEV; one we may not take is refused */
+		err = fd == -EBADF ? -ENODEV : fd == -ESRCH ? -EPERM : fd;
+		daemon_warn(c->cd, "tid %d: BSG_IOC_ADD of descriptor %lld: %s", x->tid,
+			    (long long)x->arg, fd == -EBADF ? "no such descriptor" : strerror(-fd));
+		return err;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = '\0';
+	if (n <= 0)
+		snprintf(path, sizeof(path), "descriptor %d of tid %d", (int)x->arg, x->tid);
+	err = target_from_fd(fd, path, ret, why, sizeof(why));
+	if (err) {
+		close(fd);
+		daemon_warn(c->cd, "tid %d: BSG_IOC_ADD refused: %s", x->tid, why);
+	}
+	return err;
+}
+
+static const char *mode_name(int flags)
+{
+	int acc = flags & O_ACCMODE;
+
+	return acc == O_RDONLY ? "read-only" : acc == O_WRONLY ? "write-only" : "read-write";
+}
+
+void control_bind(struct control *c, struct control_file *f, struct ioctx *x)
+{
+	struct binding *b;
+	struct target *t;
+	struct opener *o;
+	int err;
+
+	reap(c);
+	pthread_mutex_lock(&f->lock);
+	err = atomic_load(&f->o) ? -EBUSY : take_target(c, x, &t);
+	if (err)
+		goto out;
+	err = binding_new(c, t, &b);
+	if (err) {
+		target_free(t);
+		goto out;
+	}
+	/* our own count while the opener is made: a failure frees b with it */
+	daemon_opener_get(&b->d);
+	err = -opener_new(&b->d, t->info.fd_flags, false, x->tid, &f->ident, &o);
+	if (!err) {
+		atomic_store_explicit(&f->o, o, memory_order_release);
+		log_node(LOG_INFO, c->cd->name, "tid %d: a file bound to %s (%s, open %s)", x->tid,
+			 t->info.path, target_kind_name(t->info.kind), mode_name(t->info.fd_flags));
+	}
+	daemon_opener_put(&b->d);
+out:
+	pthread_mutex_unlock(&f->lock);
+	ioctx_reply(x, err);
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The control node (--control): one node whose open files start bound to
+ * nothing.  BSG_IOC_ADD, given a descriptor number of the caller, binds the
+ * file to the device that descriptor is open on (an sg or bsg node or a
+ * whole SCSI disk), as the 2004 bsg driver's /dev/bsg did; from then on the
+ * file is an opener of that device exactly as on a per-device node.
+ *
+ * Each binding has its own struct daemon (target, counters, resolver) and
+ * shares the control node's workers, copy watchdog and memory bound.  Its
+ * target is a duplicate of the caller's descriptor, taken with
+ * pidfd_getfd() while the caller is blocked in its ioctl: commands go with
+ * the rights of that open file, and the command filter is applied to its
+ * open mode and the caller's capabilities, as the kernel would.
+ */
+#ifndef CUSE_BSG_CONTROL_H
+#define CUSE_BSG_CONTROL_H
+
+#include <sys/types.h>
+
+#include "daemon.h"
+#include "uaccess.h"
+
+#define BSG_IOC_ADD 0x8900 /* the 2004 bsg patch's number; its argument is a descriptor */
+
+struct control;
+struct control_file;
+
+/* The state of control node cd (its pool, watchdog and settings are the bindings'). */
+int control_new(struct daemon *cd, struct control **ret);
+
+/* After the node's session has ended, before cd's pools go: stop what the bindings run. */
+void control_stop(struct control *c);
+
+/*
+ * After the pools: free the bindings no opener holds any more, and c.  A
+ * binding still held (a file open when the daemon stops) is left.
+ */
+void control_free(struct control *c);
+
+/* A new unbound file opened with flags by thread tid: 0, or the positive errno to answer. */
+int control_open(struct control *c, pid_t tid, int flags, struct control_file **ret);
+
+/* The file is gone: its opener is released as on any node.  Touches no user memory. */
+void control_release(struct control *c, struct control_file *f);
+
+/* The opener f is bound to, or NULL before BSG_IOC_ADD. */
+struct opener *control_opener(struct control_file *f);
+
+/* BSG_IOC_ADD on f: answers x (EBUSY, ENODEV, EINVAL, ENOTBLK, ...). */
+void control_bind(struct control *c, struct control_file *f, struct ioctx *x);
+
+#endif /* CUSE_BSG_CONTROL_H */
