@@ -9,6 +9,7 @@
 
 #include "async.h"
 #include "control.h"
+#include "ioctl.h"
 #include "opener.h"
 
 struct control {
@@ -252,7 +253,7 @@ static const char *mode_name(int flags)
 	return acc == O_RDONLY ? "read-only" : acc == O_WRONLY ? "write-only" : "read-write";
 }
 
-void control_bind(struct control *c, struct control_file *f, struct ioctx *x)
+static void bind(struct control *c, struct control_file *f, struct ioctx *x)
 {
 	struct binding *b;
 	struct target *t;
@@ -281,4 +282,34 @@ void control_bind(struct control *c, struct control_file *f, struct ioctx *x)
 out:
 	pthread_mutex_unlock(&f->lock);
 	ioctx_reply(x, err);
+}
+
+/* A disk's informational block-device ioctl: true if cmd was one (x answered). */
+static bool blk_ioctl(struct ioctx *x, unsigned cmd)
+{
+	uint64_t val;
+	size_t len;
+	int err = target_blk_info(x->o->d->target, x->o->chan, cmd, &val, &len);
+
+	if (err == -ENOTTY)
+		return false;
+	if (err)
+		ioctx_reply(x, err);
+	else
+		ioctx_reply_out(x, 0, &val, len);
+	return true;
+}
+
+void control_ioctl(struct control *c, struct control_file *f, struct ioctx *x, unsigned cmd,
+		   unsigned flags)
+{
+	bool native = !(flags & FUSE_IOCTL_COMPAT); /* 32-bit callers: as ioctl_dispatch() says */
+
+	x->o = control_opener(f);
+	if (cmd == BSG_IOC_ADD && native)
+		bind(c, f, x);
+	else if (!x->o)
+		ioctx_reply(x, -ENXIO);
+	else if (!native || !blk_ioctl(x, cmd))
+		ioctl_dispatch(x, cmd, flags);
 }

@@ -47,7 +47,14 @@ void control_release(struct control *c, struct control_file *f);
 /* The opener f is bound to, or NULL before BSG_IOC_ADD. */
 struct opener *control_opener(struct control_file *f);
 
-/* BSG_IOC_ADD on f: answers x (EBUSY, ENODEV, EINVAL, ENOTBLK, ...). */
-void control_bind(struct control *c, struct control_file *f, struct ioctx *x);
+/*
+ * An ioctl on f, answering x: BSG_IOC_ADD binds f (EBUSY, ENODEV, EINVAL,
+ * ENOTBLK, ...); before that anything else gets ENXIO; after, a disk's
+ * informational block-device ioctls (BLKGETSIZE64, BLKSSZGET, ...) are
+ * passed on to it, as bsg's control node did, and the rest is answered as
+ * on any node.
+ */
+void control_ioctl(struct control *c, struct control_file *f, struct ioctx *x, unsigned cmd,
+		   unsigned flags);
 
 #endif /* CUSE_BSG_CONTROL_H */

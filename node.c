@@ -257,12 +257,11 @@ static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *
 
 	stat_inc(&n->d, STAT_IOCTL);
 	x.direct = n->d.direct && x.tid > 0; /* 0: caller outside our pid namespace */
-	if (n->ctl && (unsigned)cmd == BSG_IOC_ADD && !(flags & FUSE_IOCTL_COMPAT))
-		control_bind(n->ctl, (struct control_file *)(uintptr_t)fi->fh, &x);
-	else if (x.o)
-		ioctl_dispatch(&x, (unsigned)cmd, flags);
+	if (n->ctl)
+		control_ioctl(n->ctl, (struct control_file *)(uintptr_t)fi->fh, &x, (unsigned)cmd,
+			      flags);
 	else
-		fuse_reply_err(req, ENXIO);
+		ioctl_dispatch(&x, (unsigned)cmd, flags);
 }
 
 /* devtmpfs creates the node asynchronously; sysfs names it with '!' for '/'. */

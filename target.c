@@ -665,3 +665,39 @@ int target_from_fd(int fd, const char *path, struct target **ret, char *why, siz
 	*ret = &rt->base;
 	return 0;
 }
+
+/* The block layer's own facts about a disk, none of which changes anything. */
+static const struct {
+	unsigned cmd;
+	unsigned len;
+} blk_info[] = {
+	{ BLKGETSIZE64, sizeof(uint64_t) },
+	{ BLKGETSIZE, sizeof(unsigned long) },
+	{ BLKSSZGET, sizeof(int) },
+	{ BLKPBSZGET, sizeof(unsigned int) },
+	{ BLKBSZGET, sizeof(int) },
+	{ BLKIOMIN, sizeof(unsigned int) },
+	{ BLKIOOPT, sizeof(unsigned int) },
+	{ BLKALIGNOFF, sizeof(int) },
+	{ BLKROGET, sizeof(int) },
+	{ BLKROTATIONAL, sizeof(unsigned short) },
+	{ BLKDISCARDZEROES, sizeof(unsigned int) },
+};
+
+int target_blk_info(struct target *t, int chan, unsigned cmd, uint64_t *val, size_t *len)
+{
+	/* a binding's disk only: bsg's control node passed these on */
+	if (t->info.kind != TARGET_SD || t->ops != &fd_ops)
+		return -ENOTTY;
+	for (size_t i = 0; i < sizeof(blk_info) / sizeof(blk_info[0]); i++) {
+		if (blk_info[i].cmd != cmd)
+			continue;
+		*val = 0;
+		/* a real target's channel is a descriptor of it */
+		if (ioctl(chan, cmd, val) < 0)
+			return -errno;
+		*len = blk_info[i].len;
+		return 0;
+	}
+	return -ENOTTY;
+}

@@ -87,6 +87,14 @@ int target_open(const char *path, struct target **ret, char *why, size_t why_len
  */
 int target_from_fd(int fd, const char *path, struct target **ret, char *why, size_t why_len);
 
+/*
+ * An informational block-device ioctl (BLKGETSIZE64, BLKSSZGET, ...) of a
+ * disk target made by target_from_fd(), on channel chan: its value in
+ * *val (little-endian, *len bytes of it), 0 or the ioctl's -errno;
+ * -ENOTTY for any other ioctl or target.
+ */
+int target_blk_info(struct target *t, int chan, unsigned cmd, uint64_t *val, size_t *len);
+
 #define TARGET_BULK_MIN (64u << 10)
 
 /*

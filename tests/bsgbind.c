@@ -26,6 +26,8 @@
  *   bsgbind CTL two DEV1 DEV2        two files bound to two devices: each
  *                                    reports its own device, and neither
  *                                    sees the other's completions
+ *   bsgbind CTL blk DEV              the block-device ioctls passed on to a
+ *                                    bound disk: "NAME kernel=V node=V"
  *   bsgbind CTL hold DEV             bind, print "bound", wait for a line
  *                                    on stdin (the device is removed
  *                                    meanwhile), then INQUIRY twice and poll
@@ -35,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bsg.h>
+#include <linux/fs.h>
 #include <poll.h>
 #include <scsi/scsi.h>
 #include <scsi/sg.h>
@@ -393,6 +396,34 @@ static int cmd_two(const char *ctl, const char *dev1, const char *dev2)
 	return 0;
 }
 
+static int cmd_blk(const char *ctl, const char *dev)
+{
+	static const struct {
+		const char *name;
+		unsigned long cmd;
+	} ioctls[] = {
+		{ "BLKGETSIZE64", BLKGETSIZE64 }, { "BLKSSZGET", BLKSSZGET },
+		{ "BLKPBSZGET", BLKPBSZGET },	  { "BLKROGET", BLKROGET },
+		{ "BLKIOMIN", BLKIOMIN },	  { "BLKGETSIZE", BLKGETSIZE },
+	};
+	int fd = open_mode(dev, "ro"), c = bind_to(ctl, fd), bad = 0;
+
+	if (c < 0) {
+		printf("bind=%s\n", ename(-c));
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(ioctls) / sizeof(ioctls[0]); i++) {
+		uint64_t k = 0, n = 0;
+		int ek = ioctl(fd, ioctls[i].cmd, &k) < 0 ? errno : 0;
+		int en = ioctl(c, ioctls[i].cmd, &n) < 0 ? errno : 0;
+
+		printf("%s kernel=%s:%llu node=%s:%llu\n", ioctls[i].name, ename(ek),
+		       (unsigned long long)k, ename(en), (unsigned long long)n);
+		bad |= ek != en || k != n;
+	}
+	return bad;
+}
+
 static int cmd_hold(const char *ctl, const char *dev)
 {
 	int fd = open_mode(dev, "ro"), c = bind_to(ctl, fd);
@@ -432,6 +463,8 @@ int main(int argc, char **argv)
 		return cmd_cmds(ctl, argv[3], argv[4]);
 	if (argc == 6 && !strcmp(what, "randread"))
 		return cmd_randread(ctl, argv[3], atol(argv[4]), atol(argv[5]));
+	if (argc == 4 && !strcmp(what, "blk"))
+		return cmd_blk(ctl, argv[3]);
 	if (argc == 4 && !strcmp(what, "hold"))
 		return cmd_hold(ctl, argv[3]);
 	if (argc == 5 && !strcmp(what, "two"))

@@ -85,6 +85,14 @@ rights() {
     chmod 0660 "$VM_SD" "$VM_SG" "$VM_BSG"
 }
 
+blk_ioctls() {
+    local out rc=0
+    out=$("$BIND" "$CTL" blk "$VM_SD") || rc=$?
+    echo "$out"
+    check "a bound disk's block-device ioctls answer as the disk does (BLKGETSIZE64, BLKSSZGET, ...)" \
+        test "$rc" -eq 0
+}
+
 randread() {
     local dev
     for dev in "$VM_SD" "$VM_SG" "$VM_BSG"; do
@@ -148,6 +156,7 @@ unbound
 bad_descriptors
 bind_each
 rights
+blk_ioctls
 randread
 two_devices
 killed_client
