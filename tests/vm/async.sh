@@ -20,9 +20,8 @@ fio_jobs() {
     local rw qd out
     for rw in randwrite randread; do
         for qd in 1 16; do
-            # randread verifies what the randwrite pass left, header by header
-            out=$(fio_run "$NODE" --rw=$rw --iodepth=$qd --verify=crc32c --do_verify=1 \
-                --verify_state_save=0 $([ $rw = randread ] && echo --verify_only))
+            out=$(fio_run "$NODE" --rw="$rw" --iodepth="$qd" --verify=crc32c --do_verify=1 \
+                --verify_state_save=0 "$(fio_verify_only "$rw")")
             check "fio $rw 4k iodepth=$qd verify=crc32c" grep -q 'err= 0' <<<"$out"
             grep -E 'IOPS' <<<"$out" | head -n1
         done
@@ -33,8 +32,8 @@ fio_jobs() {
                  --iodepth=32 2>&1 | grep -o 'error=[A-Za-z ]*' | head -n1"
     # 128 KiB transfers take the device's bsg node (written and read back)
     for rw in randwrite randread; do
-        out=$(fio_run "$NODE" --rw=$rw --bs=128k --iodepth=8 --verify=crc32c --do_verify=1 \
-            --verify_state_save=0 $([ $rw = randread ] && echo --verify_only))
+        out=$(fio_run "$NODE" --rw="$rw" --bs=128k --iodepth=8 --verify=crc32c --do_verify=1 \
+            --verify_state_save=0 "$(fio_verify_only "$rw")")
         check "fio $rw 128k iodepth=8 verify=crc32c (the bsg channel)" grep -q 'err= 0' <<<"$out"
     done
     out=$(fio_run "$NODE" --rw=randwrite --iodepth=8 --numjobs=4 --offset_increment=4M \
@@ -81,8 +80,8 @@ crossed() { ! ISO_TIMEOUT=60 two_clients 2000 tur && grep -q 'FAIL: reply' /tmp/
 pool_engine() {  # the same clients, written commands on the worker threads
     local rw out
     for rw in randwrite randread; do
-        out=$(fio_run "$NODE" --rw=$rw --iodepth=16 --verify=crc32c --do_verify=1 \
-            --verify_state_save=0 $([ $rw = randread ] && echo --verify_only))
+        out=$(fio_run "$NODE" --rw="$rw" --iodepth=16 --verify=crc32c --do_verify=1 \
+            --verify_state_save=0 "$(fio_verify_only "$rw")")
         check "--async=pool: fio $rw 4k iodepth=16 verify=crc32c" grep -q 'err= 0' <<<"$out"
     done
     check "--async=pool: two processes, 2,000 commands each: each gets its own" \
@@ -128,7 +127,7 @@ orphans() {  # clients exiting with commands in flight: the daemon's memory stay
     local pid w a b i delay=/sys/bus/pseudo/drivers/scsi_debug/delay
     vm_wait 10 bash -c "echo 1 >$delay" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
     pid=$NODE_PID
-    rss() { awk '/VmRSS/ {print $2}' /proc/$pid/status; }
+    rss() { awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
     # malloc's per-thread arenas grow for a while, then stop; a leak does not stop
     for i in $(seq 300); do "$SGASYNC" orphan "$NODE" 16; done
     w=$(rss)
@@ -209,7 +208,7 @@ removed_under_load() {  # removed_under_load ENGINE
     echo 1 >/sys/bus/pseudo/drivers/scsi_debug/add_host
     vm_wait 10 bash -c "ls /sys/class/scsi_generic/ | grep -qvxF '${before:-none}'" ||
         vm_fail "no new sg after add_host"
-    sg=/dev/$(ls /sys/class/scsi_generic/ | grep -vxF "${before:-none}" | head -n1)
+    sg=/dev/$(find /sys/class/scsi_generic/ -mindepth 1 -printf '%f\n' | grep -vxF "${before:-none}" | head -n1)
     vm_wait 10 test -c "$sg" || vm_fail "no $sg"
     node_start bsg/rm-cuse "$sg" --async="$1"
     timeout 120 fio --name=t --filename="$NODE" --ioengine=sg --rw=randread --bs=4k --size=4M \

@@ -46,7 +46,7 @@ add_host() {  # add_host 1|-1: wait for the devices to follow
 
 all_start() {
     : >"$ALL_LOG"
-    "$CUSE_BSG" --all -f -v "$@" >>"$ALL_LOG" 2>&1 &
+    "$CUSE_BSG" --all -f -v >>"$ALL_LOG" 2>&1 &
     ALL_PID=$!
 }
 

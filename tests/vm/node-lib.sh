@@ -54,6 +54,12 @@ node_stat() {
     grep 'stats:' "$NODE_LOG" | tail -n1 | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
 
+# fio_verify_only RW: fio's --verify_only for a pass of a verifying job: the
+# read pass checks, header by header, what the write pass left
+fio_verify_only() {
+    if [ "$1" = randread ]; then echo --verify_only=1; else echo --verify_only=0; fi
+}
+
 pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
 
