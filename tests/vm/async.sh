@@ -107,7 +107,7 @@ safety() {
         bash -c "[[ '$out' =~ ^EINTR\\ after\\ ([0-9]+)\\ ms$ ]] && [ \${BASH_REMATCH[1]} -lt 1500 ]"
     "$SGASYNC" read-block "$NODE" &
     i=$!
-    sleep 0.3
+    vm_wait 10 vm_in_syscall "$i" 0 || vm_fail "sgasync read-block did not block in read()"
     kill -9 $i
     check "kill -9 of a blocked reader returns" timeout 5 tail --pid=$i -f /dev/null
     # an fd handed to another user: refused as by sg (sg_check_file_access)
@@ -124,9 +124,10 @@ safety() {
 
 
 orphans() {  # clients exiting with commands in flight: the daemon's memory stays flat
-    local pid w a b i delay=/sys/bus/pseudo/drivers/scsi_debug/delay
+    local pid w a b i held delay=/sys/bus/pseudo/drivers/scsi_debug/delay
     vm_wait 10 bash -c "echo 1 >$delay" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
     pid=$NODE_PID
+    held=$(node_open_files)
     rss() { awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
     # malloc's per-thread arenas grow for a while, then stop; a leak does not stop
     for i in $(seq 300); do "$SGASYNC" orphan "$NODE" 16; done
@@ -134,7 +135,8 @@ orphans() {  # clients exiting with commands in flight: the daemon's memory stay
     for i in $(seq 500); do "$SGASYNC" orphan "$NODE" 16; done
     a=$(rss)
     for i in $(seq 500); do "$SGASYNC" orphan "$NODE" 16; done
-    sleep 1
+    # the last clients' commands done and their files released
+    vm_wait 30 node_settled "$held" || vm_fail "the orphaned commands or files stay in the daemon"
     b=$(rss)
     echo "   daemon RSS: $w KiB after 300 clients exiting mid-command, $a after 800, $b after 1,300"
     check "memory flat over the last 500 orphaning clients" test $((b - a)) -lt 512
@@ -216,7 +218,8 @@ removed_under_load() {  # removed_under_load ENGINE
     f=$!
     vm_wait 60 bash -c "find /proc/$f/fd /proc/[0-9]*/fd -lname '$NODE' 2>/dev/null | grep -q ." ||
         vm_fail "fio did not open $NODE"
-    sleep 2
+    # its commands flowing: four times its queue depth taken
+    vm_wait 60 node_wrote 64 || vm_fail "fio's commands did not reach $NODE"
     t0=$SECONDS
     echo -1 >/sys/bus/pseudo/drivers/scsi_debug/add_host
     rc=0

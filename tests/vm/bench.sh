@@ -134,11 +134,7 @@ fio_sweep() {
 
 # fuse_total LOG PID: every FUSE request the server logging to LOG has taken
 fuse_total() {
-    local before
-    before=$(grep -c 'stats:' "$1")
-    kill -USR1 "$2"
-    vm_wait 5 test "$(grep -c 'stats:' "$1")" -gt "$before" || vm_fail "no stats line in $1"
-    grep 'stats:' "$1" | tail -n1 | tr ' ' '\n' |
+    node_stats "$2" "$1" | tr ' ' '\n' |
         awk -F= '$1 ~ /^(open|release|read|write|ioctl|poll)$/ { s += $2 } END { print s }'
 }
 

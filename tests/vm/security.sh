@@ -153,7 +153,7 @@ parity() {
 
 # wait_blocked PID SYSCALL_NR: PID sleeps in that system call
 wait_blocked() {
-    vm_wait 10 bash -c "grep -q '^$2 ' /proc/$1/syscall 2>/dev/null"
+    vm_wait 10 vm_in_syscall "$1" "$2"
 }
 
 # probe_pid FILE: the pid a probe printed with "go", once it has
@@ -387,6 +387,10 @@ in_call() {
     grep -ls "^$2 " /proc/"$1"/task/*/syscall | wc -l
 }
 
+all_in_call() {  # all_in_call PID NR N: N threads of PID or more sleep in NR
+    [ "$(in_call "$1" "$2")" -ge "$3" ]
+}
+
 # uffd_case DEV sgio|write [THREADS]: "B=... A=..." for the suite to judge.
 # A, the client whose page never comes, is freed at the end whatever
 # happened: killed, or, if it cannot be killed, by its keeper serving the page.
@@ -407,7 +411,7 @@ uffd_case() {
         return
     fi
     read -r pid keeper < <(sed -n 's/^pid=\([0-9]*\) keeper=\([0-9]*\) go$/\1 \2/p' /tmp/uffd.out)
-    vm_wait 10 test "$(in_call "$pid" $nr)" -ge "$threads" || how="never-all-blocked,"
+    vm_wait 10 all_in_call "$pid" "$nr" "$threads" || how="never-all-blocked,"
     # the daemon's own threads wait on the client's page where it copies
     if [ "$dev" = "$NODE" ] && vm_wait 10 bash -c \
         "grep -qs handle_userfault /proc/$NODE_PID/task/*/wchan"; then

@@ -97,7 +97,8 @@ signals() {  # a blocked SG_IO client killed or interrupted: no hang anywhere
     vm_wait 10 bash -c "echo 625 >$delay" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
     "$SGCLIENT" tur "$NODE" 5 >/dev/null 2>&1 &
     pid=$!
-    sleep 0.5
+    # blocked in SG_IO: its command is at the target
+    vm_wait 10 node_busy || vm_fail "the client's TEST UNIT READY did not reach the target"
     t=$SECONDS
     kill -9 $pid
     wait $pid 2>/dev/null
