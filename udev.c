@@ -167,19 +167,33 @@ static void *watch_main(void *arg)
 	}
 }
 
+/* A monitor of source's events ("udev" or "kernel") on subsystem, receiving. */
+static int monitor_new(struct udev *udev, const char *source, const char *subsystem,
+		       struct udev_monitor **ret)
+{
+	struct udev_monitor *mon;
+	int err;
+
+	mon = udev_monitor_new_from_netlink(udev, source);
+	if (!mon)
+		return errno ? -errno : -ENOMEM;
+	err = udev_monitor_filter_add_match_subsystem_devtype(mon, subsystem, NULL);
+	if (!err)
+		err = udev_monitor_enable_receiving(mon);
+	if (err < 0) {
+		udev_monitor_unref(mon);
+		return err;
+	}
+	*ret = mon;
+	return 0;
+}
+
 /* udevd's events once its rules ran; the kernel's where no udevd runs. */
 static int open_monitor(struct udev_watch *w)
 {
 	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
-	int err;
 
-	w->mon = udev_monitor_new_from_netlink(w->udev, source);
-	if (!w->mon)
-		return errno ? -errno : -ENOMEM;
-	err = udev_monitor_filter_add_match_subsystem_devtype(w->mon, w->subsystem, NULL);
-	if (!err)
-		err = udev_monitor_enable_receiving(w->mon);
-	return err < 0 ? err : 0;
+	return monitor_new(w->udev, source, w->subsystem, &w->mon);
 }
 
 int udev_watch_new(const char *subsystem, udev_event_fn *fn, void *arg, struct udev_watch **ret)
@@ -257,13 +271,7 @@ int udev_wait_node(const char *name, int timeout_ms)
 	if (!udev)
 		return -ENOMEM;
 	/* listening first, then the database: an event between them is not missed */
-	mon = udev_monitor_new_from_netlink(udev, "udev");
-	if (!mon)
-		err = errno ? -errno : -ENOMEM;
-	if (!err)
-		err = udev_monitor_filter_add_match_subsystem_devtype(mon, "cuse", NULL);
-	if (!err)
-		err = udev_monitor_enable_receiving(mon);
+	err = monitor_new(udev, "udev", "cuse", &mon);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_sec += timeout_ms / 1000;
 	end.tv_nsec += (timeout_ms % 1000) * 1000000L;
