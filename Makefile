@@ -155,9 +155,10 @@ vm-check: test-progs
 	$(VM_RUN) tests/vm/control.sh
 	$(VM_RUN) --systemd tests/vm/systemd.sh
 
-# Everything: unit tests (ASan+UBSan, then TSan), a short run of each fuzzer,
-# then the integration suite in the VM.
-check: unit install-check fuzz-check vm-check
+# Everything: the sources' format and the shell scripts' lint, unit tests
+# (ASan+UBSan, then TSan), a short run of each fuzzer, then the integration
+# suite in the VM.
+check: format-check shellcheck unit install-check fuzz-check vm-check
 
 demo: test-progs
 	$(VM_RUN) tests/vm/demo.sh
@@ -229,6 +230,14 @@ fuzz-check: $(FUZZ_BINS)
 format-check:
 	clang-format --dry-run -Werror *.c *.h tests/*.c tests/*.h tests/fuzz/*.c
 
+# every shell script: the VM suites, their harness and libraries, setup, CI,
+# the install check and the plot (.shellcheckrc lets it follow the suites'
+# libraries)
+SHELL_SCRIPTS := setup .ci/run tests/install-check.sh tests/bench-plot tests/vm/vm-run \
+	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
+shellcheck:
+	shellcheck $(SHELL_SCRIPTS)
+
 INSTALLED := $(SBINDIR)/cuse_bsg $(MANDIR)/man8/cuse_bsg.8 $(UDEVRULESDIR)/60-cuse-bsg.rules \
 	$(SYSTEMDUNITDIR)/cuse-bsg@.service $(DOCDIR)/policy.example
 
@@ -257,5 +266,5 @@ clean:
 		tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/bsgbind tests/nullcuse tests/notifywait
 
 .PHONY: all test-progs unit tsan vm-check check install-check demo bench fuzz fuzz-check $(FUZZ_RUNS) \
-	format-check install uninstall clean
+	format-check shellcheck install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d build/tsan/*.d build/tsan/tests/*.d

@@ -60,7 +60,7 @@ struct options {
 /* A device udev reported, waiting for the main thread. */
 struct queued {
 	struct queued *next;
-	struct udev_event e;
+	struct uev_event e;
 };
 
 /* A node of --all, and the device it serves. */
@@ -69,9 +69,9 @@ struct member {
 	char syspath[PATH_MAX];
 	struct node *node;
 	struct runtime *rt;
-	struct udev_event *next_add; /* a device back at the same H:C:T:L, or NULL */
-	bool gone;		     /* its device was removed */
-	atomic_bool ended;	     /* its session is over: free it */
+	struct uev_event *next_add; /* a device back at the same H:C:T:L, or NULL */
+	bool gone;		    /* its device was removed */
+	atomic_bool ended;	    /* its session is over: free it */
 };
 
 /* main()'s state; the queue is the one thing another thread touches. */
@@ -80,7 +80,7 @@ struct runtime {
 	int ready_fd; /* daemon mode: tells the parent how start-up went */
 	int wakefd;   /* an event queued or a session ended */
 	int sigfd;
-	struct udev_watch *watch;
+	struct uev_watch *watch;
 	pthread_mutex_t lock;
 	struct queued *head, *tail; /* protected by lock */
 	struct member *members;	    /* main thread only */
@@ -718,7 +718,7 @@ static int main_one(struct runtime *rt)
 }
 
 /* On the watch's thread: queue the event for the main thread. */
-static void on_event(const struct udev_event *e, void *arg)
+static void on_event(const struct uev_event *e, void *arg)
 {
 	struct runtime *rt = arg;
 	struct queued *q = malloc(sizeof(*q));
@@ -760,7 +760,7 @@ static struct member *find_member(struct runtime *rt, const char *syspath)
  * A device back at the address of a removed one whose node is still held
  * open: it gets the name once the old node is gone.  True if deferred.
  */
-static bool defer_add(struct runtime *rt, const struct udev_event *e, const char *name)
+static bool defer_add(struct runtime *rt, const struct uev_event *e, const char *name)
 {
 	for (struct member *m = rt->members; m; m = m->next) {
 		if (!m->gone || strcmp(node_name(m->node), name))
@@ -778,7 +778,7 @@ static bool defer_add(struct runtime *rt, const struct udev_event *e, const char
 }
 
 /* A device appeared (or was there): its node, or a line saying why not. */
-static void member_add(struct runtime *rt, const struct udev_event *e)
+static void member_add(struct runtime *rt, const struct uev_event *e)
 {
 	char name[128], why[512];
 	struct member *m;
@@ -786,7 +786,7 @@ static void member_add(struct runtime *rt, const struct udev_event *e)
 
 	if (find_member(rt, e->syspath))
 		return; /* found by the scan and reported again */
-	if (udev_node_name(e->hctl, name, sizeof(name)) < 0 || defer_add(rt, e, name))
+	if (uev_node_name(e->hctl, name, sizeof(name)) < 0 || defer_add(rt, e, name))
 		return;
 	m = calloc(1, sizeof(*m));
 	if (!m) {
@@ -813,7 +813,7 @@ static void member_add(struct runtime *rt, const struct udev_event *e)
 	log_msg(LOG_NOTICE, "serving %s (%s) as /dev/%s", e->devnode, e->hctl, name);
 }
 
-static void member_remove(struct runtime *rt, const struct udev_event *e)
+static void member_remove(struct runtime *rt, const struct uev_event *e)
 {
 	struct member *m = find_member(rt, e->syspath);
 
@@ -870,7 +870,7 @@ static void work(struct runtime *rt)
 
 	for (; q; q = next) {
 		next = q->next;
-		if (q->e.action == UDEV_ADD)
+		if (q->e.action == UEV_ADD)
 			member_add(rt, &q->e);
 		else
 			member_remove(rt, &q->e);
@@ -884,7 +884,7 @@ static void stop_all(struct runtime *rt)
 {
 	struct member *m, *next;
 
-	udev_watch_free(rt->watch);
+	uev_watch_free(rt->watch);
 	rt->watch = NULL;
 	for (m = rt->members; m; m = m->next)
 		node_stop(m->node);
@@ -903,13 +903,13 @@ static void stop_all(struct runtime *rt)
 
 static int main_all(struct runtime *rt)
 {
-	const char *subsystem = udev_pick_subsystem("/sys");
+	const char *subsystem = uev_pick_subsystem("/sys");
 	enum wake_reason why;
 	int err;
 
 	if (start_up(rt) < 0)
 		return 1;
-	err = udev_watch_new(subsystem, on_event, rt, &rt->watch);
+	err = uev_watch_new(subsystem, on_event, rt, &rt->watch);
 	if (err) {
 		log_err("cannot watch udev for %s devices: %s", subsystem, strerror(-err));
 		return 1;

@@ -319,7 +319,7 @@ static int set_node_access(const struct node *n)
  */
 static int wait_for_udev(struct node *n)
 {
-	int err = udev_wait_node(n->name, NODE_UDEV_S * 1000);
+	int err = uev_wait_node(n->name, NODE_UDEV_S * 1000);
 
 	if (err == -ETIMEDOUT)
 		log_node(LOG_ERR, n->name,

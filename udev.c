@@ -22,9 +22,9 @@
 
 #include "udev.h"
 
-struct udev_watch {
+struct uev_watch {
 	const char *subsystem;
-	udev_event_fn *fn;
+	uev_event_fn *fn;
 	void *arg;
 	struct udev *udev;
 	struct udev_monitor *mon;
@@ -32,7 +32,7 @@ struct udev_watch {
 	pthread_t thread;
 };
 
-int udev_parse_hctl(const char *s, unsigned ret[4])
+int uev_parse_hctl(const char *s, unsigned ret[4])
 {
 	unsigned v[4];
 	int used = -1;
@@ -49,36 +49,36 @@ int udev_parse_hctl(const char *s, unsigned ret[4])
 	return 0;
 }
 
-int udev_node_name(const char *hctl, char *buf, size_t len)
+int uev_node_name(const char *hctl, char *buf, size_t len)
 {
 	unsigned v[4];
 	int n;
 
-	if (udev_parse_hctl(hctl, v) < 0)
+	if (uev_parse_hctl(hctl, v) < 0)
 		return -EINVAL;
 	n = snprintf(buf, len, "bsg/%u:%u:%u:%u-cuse", v[0], v[1], v[2], v[3]);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-enum udev_action udev_classify(const char *want, const char *action, const char *subsystem,
-			       const char *devtype, const char *devnode, const char *hctl)
+enum uev_action uev_classify(const char *want, const char *action, const char *subsystem,
+			     const char *devtype, const char *devnode, const char *hctl)
 {
 	unsigned v[4];
 
 	if (!subsystem || strcmp(subsystem, want))
-		return UDEV_IGNORE;
+		return UEV_IGNORE;
 	if (devtype && !strcmp(devtype, "partition"))
-		return UDEV_IGNORE; /* SG_IO on a partition reaches the whole disk */
+		return UEV_IGNORE; /* SG_IO on a partition reaches the whole disk */
 	if (action && !strcmp(action, "remove"))
-		return UDEV_REMOVE;
+		return UEV_REMOVE;
 	if (action && strcmp(action, "add"))
-		return UDEV_IGNORE; /* change, bind, move: the node stays as it is */
-	if (!devnode || !*devnode || udev_parse_hctl(hctl, v) < 0)
-		return UDEV_IGNORE; /* no node, or not a SCSI device's (a transport's bsg) */
-	return UDEV_ADD;
+		return UEV_IGNORE; /* change, bind, move: the node stays as it is */
+	if (!devnode || !*devnode || uev_parse_hctl(hctl, v) < 0)
+		return UEV_IGNORE; /* no node, or not a SCSI device's (a transport's bsg) */
+	return UEV_ADD;
 }
 
-const char *udev_pick_subsystem(const char *sysfs)
+const char *uev_pick_subsystem(const char *sysfs)
 {
 	char path[PATH_MAX];
 
@@ -92,19 +92,19 @@ static void copy_str(char *dst, size_t len, const char *src)
 }
 
 /* Classify dev (action NULL: enumerated) and hand it on if it matters. */
-static void handle(struct udev_watch *w, struct udev_device *dev, const char *action)
+static void handle(struct uev_watch *w, struct udev_device *dev, const char *action)
 {
 	struct udev_device *sdev;
-	struct udev_event *e;
+	struct uev_event *e;
 	const char *hctl = NULL;
-	enum udev_action a;
+	enum uev_action a;
 
 	sdev = udev_device_get_parent_with_subsystem_devtype(dev, "scsi", "scsi_device");
 	if (sdev)
 		hctl = udev_device_get_sysname(sdev); /* owned by dev */
-	a = udev_classify(w->subsystem, action, udev_device_get_subsystem(dev),
-			  udev_device_get_devtype(dev), udev_device_get_devnode(dev), hctl);
-	if (a == UDEV_IGNORE)
+	a = uev_classify(w->subsystem, action, udev_device_get_subsystem(dev),
+			 udev_device_get_devtype(dev), udev_device_get_devnode(dev), hctl);
+	if (a == UEV_IGNORE)
 		return;
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -117,7 +117,7 @@ static void handle(struct udev_watch *w, struct udev_device *dev, const char *ac
 	free(e);
 }
 
-static int enumerate(struct udev_watch *w)
+static int enumerate(struct uev_watch *w)
 {
 	struct udev_enumerate *en = udev_enumerate_new(w->udev);
 	struct udev_list_entry *l;
@@ -144,7 +144,7 @@ static int enumerate(struct udev_watch *w)
 
 static void *watch_main(void *arg)
 {
-	struct udev_watch *w = arg;
+	struct uev_watch *w = arg;
 	struct pollfd p[2] = {
 		{ .fd = udev_monitor_get_fd(w->mon), .events = POLLIN },
 		{ .fd = w->stopfd, .events = POLLIN },
@@ -167,24 +167,38 @@ static void *watch_main(void *arg)
 	}
 }
 
-/* udevd's events once its rules ran; the kernel's where no udevd runs. */
-static int open_monitor(struct udev_watch *w)
+/* A monitor of source's events ("udev" or "kernel") on subsystem, receiving. */
+static int monitor_new(struct udev *udev, const char *source, const char *subsystem,
+		       struct udev_monitor **ret)
 {
-	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
+	struct udev_monitor *mon;
 	int err;
 
-	w->mon = udev_monitor_new_from_netlink(w->udev, source);
-	if (!w->mon)
+	mon = udev_monitor_new_from_netlink(udev, source);
+	if (!mon)
 		return errno ? -errno : -ENOMEM;
-	err = udev_monitor_filter_add_match_subsystem_devtype(w->mon, w->subsystem, NULL);
+	err = udev_monitor_filter_add_match_subsystem_devtype(mon, subsystem, NULL);
 	if (!err)
-		err = udev_monitor_enable_receiving(w->mon);
-	return err < 0 ? err : 0;
+		err = udev_monitor_enable_receiving(mon);
+	if (err < 0) {
+		udev_monitor_unref(mon);
+		return err;
+	}
+	*ret = mon;
+	return 0;
 }
 
-int udev_watch_new(const char *subsystem, udev_event_fn *fn, void *arg, struct udev_watch **ret)
+/* udevd's events once its rules ran; the kernel's where no udevd runs. */
+static int open_monitor(struct uev_watch *w)
 {
-	struct udev_watch *w;
+	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
+
+	return monitor_new(w->udev, source, w->subsystem, &w->mon);
+}
+
+int uev_watch_new(const char *subsystem, uev_event_fn *fn, void *arg, struct uev_watch **ret)
+{
+	struct uev_watch *w;
 	int err;
 
 	w = calloc(1, sizeof(*w));
@@ -218,7 +232,7 @@ err_free:
 	return err;
 }
 
-void udev_watch_free(struct udev_watch *w)
+void uev_watch_free(struct uev_watch *w)
 {
 	uint64_t one = 1;
 
@@ -243,7 +257,7 @@ static bool node_processed(struct udev *udev, const char *sysname)
 	return done;
 }
 
-int udev_wait_node(const char *name, int timeout_ms)
+int uev_wait_node(const char *name, int timeout_ms)
 {
 	const char *sysname = name; /* libudev's sysname has '/' where sysfs has '!' */
 	struct udev *udev;
@@ -257,13 +271,7 @@ int udev_wait_node(const char *name, int timeout_ms)
 	if (!udev)
 		return -ENOMEM;
 	/* listening first, then the database: an event between them is not missed */
-	mon = udev_monitor_new_from_netlink(udev, "udev");
-	if (!mon)
-		err = errno ? -errno : -ENOMEM;
-	if (!err)
-		err = udev_monitor_filter_add_match_subsystem_devtype(mon, "cuse", NULL);
-	if (!err)
-		err = udev_monitor_enable_receiving(mon);
+	err = monitor_new(udev, "udev", "cuse", &mon);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_sec += timeout_ms / 1000;
 	end.tv_nsec += (timeout_ms % 1000) * 1000000L;

@@ -6,7 +6,7 @@
  * then runs a thread of its own that reads libudev's monitor and hands
  * every event that matters to a function, on that thread.  It is stopped
  * through an eventfd and joined.  The classification and naming rules are
- * pure, for the unit tests.
+ * pure, for the unit tests.  The prefix is uev_: udev_ is libudev's.
  */
 #ifndef CUSE_BSG_UDEV_H
 #define CUSE_BSG_UDEV_H
@@ -14,11 +14,11 @@
 #include <limits.h>
 #include <stddef.h>
 
-enum udev_action { UDEV_IGNORE, UDEV_ADD, UDEV_REMOVE };
+enum uev_action { UEV_IGNORE, UEV_ADD, UEV_REMOVE };
 
 /* One device event, copied out of libudev. */
-struct udev_event {
-	enum udev_action action;
+struct uev_event {
+	enum uev_action action;
 	char syspath[PATH_MAX]; /* names the device in its add and its remove */
 	char devnode[128];	/* add: /dev/sgN or /dev/bsg/H:C:T:L */
 	char hctl[64];		/* add: the SCSI device's H:C:T:L */
@@ -30,35 +30,35 @@ struct udev_event {
  * the node, or NULL where there is none (not SCSI).  A partition, a node
  * that is not a SCSI device's, and any other action are ignored.
  */
-enum udev_action udev_classify(const char *want, const char *action, const char *subsystem,
-			       const char *devtype, const char *devnode, const char *hctl);
+enum uev_action uev_classify(const char *want, const char *action, const char *subsystem,
+			     const char *devtype, const char *devnode, const char *hctl);
 
 /* "H:C:T:L", four non-negative numbers and nothing else: 0, or -EINVAL. */
-int udev_parse_hctl(const char *s, unsigned ret[4]);
+int uev_parse_hctl(const char *s, unsigned ret[4]);
 
 /*
  * The node's name under /dev for the SCSI device hctl: "bsg/H:C:T:L-cuse",
  * what the one-target mode names /dev/bsg/H:C:T:L's node.  0, or -EINVAL
  * (not an H:C:T:L), or -ENAMETOOLONG.
  */
-int udev_node_name(const char *hctl, char *buf, size_t len);
+int uev_node_name(const char *hctl, char *buf, size_t len);
 
 /* The subsystem to watch under sysfs root ("/sys"): scsi_generic, or bsg without sg. */
-const char *udev_pick_subsystem(const char *sysfs);
+const char *uev_pick_subsystem(const char *sysfs);
 
-struct udev_watch;
+struct uev_watch;
 
 /* Called for every add and remove, first for each device present. */
-typedef void udev_event_fn(const struct udev_event *e, void *arg);
+typedef void uev_event_fn(const struct uev_event *e, void *arg);
 
 /*
  * Watch subsystem: call fn for each device present (on this thread, before
  * returning), then for each event, on the watch's thread.  0 or -errno.
  */
-int udev_watch_new(const char *subsystem, udev_event_fn *fn, void *arg, struct udev_watch **ret);
+int uev_watch_new(const char *subsystem, uev_event_fn *fn, void *arg, struct uev_watch **ret);
 
 /* Stop and join the thread; no call of fn runs after.  NULL is fine. */
-void udev_watch_free(struct udev_watch *w);
+void uev_watch_free(struct uev_watch *w);
 
 /*
  * Wait until udevd has processed the CUSE node /dev/NAME (e.g. "bsg/sg0-cuse"):
@@ -66,6 +66,6 @@ void udev_watch_free(struct udev_watch *w);
  * 1 at once when no udevd runs (nothing will change the node), 0 once
  * processed, -ETIMEDOUT after timeout_ms, or another -errno.
  */
-int udev_wait_node(const char *name, int timeout_ms);
+int uev_wait_node(const char *name, int timeout_ms);
 
 #endif /* CUSE_BSG_UDEV_H */

@@ -59,6 +59,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/bsg.h>
 #include <linux/capability.h>
 #include <linux/userfaultfd.h>
@@ -424,11 +425,12 @@ static void passfd_child(int sock)
 	_exit(0);
 }
 
-static int passfd(char **argv)
+static int passfd(int argc, char **argv)
 {
 	int sv[2], fds[2], status;
 	pid_t pid;
 
+	(void)argc;
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
 		die("socketpair");
 	fflush(stdout);
@@ -619,8 +621,9 @@ static int ctx(int argc, char **argv)
 }
 
 /* After execve(): the same address mapped anew, the pattern in it, read(). */
-static int ctx_exec_read(char **argv)
+static int ctx_exec_read(int argc, char **argv)
 {
+	(void)argc;
 	ctx_read(atoi(argv[2]), ctx_map());
 	return 0;
 }
@@ -637,7 +640,7 @@ static void *big_region(uint64_t len)
 	return p;
 }
 
-static int v4_flood(char **argv)
+static int v4_flood(int argc, char **argv)
 {
 	int fd = open_dev(argv[2], O_RDWR), n = atoi(argv[3]), depth = V4_DEPTH;
 	uint64_t len = strtoull(argv[4], NULL, 0);
@@ -646,6 +649,7 @@ static int v4_flood(char **argv)
 	void *data = big_region(len);
 	ssize_t r;
 
+	(void)argc;
 	if (!h || n < 1)
 		die("v4-flood: N");
 	read16(cdb, len);
@@ -669,13 +673,14 @@ static int v4_flood(char **argv)
 	return 0; /* closed with the commands unread */
 }
 
-static int v3_big(char **argv)
+static int v3_big(int argc, char **argv)
 {
 	int fd = open_dev(argv[2], O_RDWR);
 	uint64_t len = strtoull(argv[3], NULL, 0);
 	static uint8_t cdb[16];
 	struct sg_io_hdr h;
 
+	(void)argc;
 	read16(cdb, len);
 	v3_init(&h, cdb, 16, SG_DXFER_FROM_DEV, big_region(len), len);
 	if (write(fd, &h, sizeof(h)) < 0)
@@ -788,13 +793,14 @@ static int uffd_sgio(int argc, char **argv)
 	return 0;
 }
 
-static int uffd_write(char **argv)
+static int uffd_write(int argc, char **argv)
 {
 	int fd = open_dev(argv[2], O_RDWR);
 	uint8_t cdb[10];
 	struct sg_io_hdr h;
 	uint8_t *p;
 
+	(void)argc;
 	memcpy(cdb, cmd_find("write10")->cdb, 10);
 	cdb[5] = 100; /* LBA 100: whatever comes, nothing the suite reads */
 	v3_init(&h, cdb, 10, SG_DXFER_TO_DEV, NULL, BLOCK);
@@ -841,10 +847,11 @@ static int readv_pack_id(int fd, int pack_id)
 	return h.pack_id;
 }
 
-static int packid_readv(char **argv)
+static int packid_readv(int argc, char **argv)
 {
 	int fd = force_pack_id_fd(argv[2]), got;
 
+	(void)argc;
 	write_tur(fd, 1);
 	write_tur(fd, 2);
 	if (wait_n_done(fd, 2))
@@ -857,10 +864,11 @@ static int packid_readv(char **argv)
 	return 0;
 }
 
-static int readv_wait(char **argv)
+static int readv_wait(int argc, char **argv)
 {
 	int fd = force_pack_id_fd(argv[2]), got;
 
+	(void)argc;
 	say_go();
 	got = readv_pack_id(fd, atoi(argv[3]));
 	if (got < 0)
@@ -903,7 +911,7 @@ static int v4_collect(int fd, int n, char *seen, int count)
 	return got;
 }
 
-static int v4_many(char **argv)
+static int v4_many(int argc, char **argv)
 {
 	int fd = open_dev(argv[2], O_RDWR), count = atoi(argv[3]), off = atoi(argv[4]);
 	int depth = V4_DEPTH, sent = 0, done = 0, writes = 0, first = -1, once = 0;
@@ -913,6 +921,7 @@ static int v4_many(char **argv)
 	static const uint8_t tur[6];
 	char *seen = calloc(count, 1);
 
+	(void)argc;
 	if (!buf || !all || !seen)
 		die("alloc");
 	if (ioctl(fd, SG_SET_COMMAND_Q, &depth) < 0)
@@ -1056,8 +1065,9 @@ static void parity_positional(const char *dev)
 	close(fd);
 }
 
-static int parity(char **argv)
+static int parity(int argc, char **argv)
 {
+	(void)argc;
 	parity_null_dxferp(argv[2]);
 	parity_iovec_over(argv[2]);
 	parity_zero(argv[2]);
@@ -1067,13 +1077,14 @@ static int parity(char **argv)
 	return 0;
 }
 
-static int parity_v4(char **argv)
+static int parity_v4(int argc, char **argv)
 {
 	static uint8_t buf[BLOCK], sense[32];
 	int fd = parity_open(argv[2], 0);
 	struct sg_io_v4 h = { .guard = 'Q', .request_len = 10, .timeout = 20000 };
 	uint8_t cdb[10];
 
+	(void)argc;
 	read10(cdb, 0);
 	h.request = (uintptr_t)cdb;
 	h.response = (uintptr_t)sense;
@@ -1084,11 +1095,36 @@ static int parity_v4(char **argv)
 	return 0;
 }
 
+/* Each probe takes main()'s argc and argv, argc (its name counted) in bounds. */
+static const struct probe {
+	const char *name;
+	int min_argc, max_argc;
+	int (*run)(int argc, char **argv);
+} probes[] = {
+	{ "sgio", 5, INT_MAX, do_sgio },
+	{ "exhaust", 5, INT_MAX, exhaust },
+	{ "passfd", 3, 3, passfd },
+	{ "ctx", 4, 5, ctx },
+	{ "ctx-exec-read", 3, 3, ctx_exec_read },
+	{ "v4-flood", 5, 5, v4_flood },
+	{ "v3-big", 4, 4, v3_big },
+	{ "uffd-sgio", 3, 4, uffd_sgio },
+	{ "uffd-write", 3, 3, uffd_write },
+	{ "packid-readv", 3, 3, packid_readv },
+	{ "readv-wait", 4, 4, readv_wait },
+	{ "v4-many", 5, 5, v4_many },
+	{ "parity", 3, 3, parity },
+	{ "parity-v4", 3, 3, parity_v4 },
+};
+
+#define NPROBES (sizeof(probes) / sizeof(probes[0]))
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: secprobe sgio|exhaust|passfd|ctx|v4-flood|v3-big|uffd-sgio|"
-			"uffd-write|packid-readv|readv-wait|v4-many|parity|parity-v4 ARGS "
-			"(see tests/secprobe.c)\n");
+	fprintf(stderr, "usage: secprobe [-4] ");
+	for (size_t i = 0; i < NPROBES; i++)
+		fprintf(stderr, "%s%s", i ? "|" : "", probes[i].name);
+	fprintf(stderr, " ARGS (see tests/secprobe.c)\n");
 	return 2;
 }
 
@@ -1102,33 +1138,11 @@ int main(int argc, char **argv)
 		argc--, argv++;
 		c = argc > 1 ? argv[1] : "";
 	}
-	if (!strcmp(c, "sgio") && argc >= 5)
-		return do_sgio(argc, argv);
-	if (!strcmp(c, "exhaust") && argc >= 5)
-		return exhaust(argc, argv);
-	if (!strcmp(c, "passfd") && argc == 3)
-		return passfd(argv);
-	if (!strcmp(c, "ctx") && (argc == 4 || argc == 5))
-		return ctx(argc, argv);
-	if (!strcmp(c, "ctx-exec-read") && argc == 3)
-		return ctx_exec_read(argv);
-	if (!strcmp(c, "v4-flood") && argc == 5)
-		return v4_flood(argv);
-	if (!strcmp(c, "v3-big") && argc == 4)
-		return v3_big(argv);
-	if (!strcmp(c, "uffd-sgio") && (argc == 3 || argc == 4))
-		return uffd_sgio(argc, argv);
-	if (!strcmp(c, "uffd-write") && argc == 3)
-		return uffd_write(argv);
-	if (!strcmp(c, "packid-readv") && argc == 3)
-		return packid_readv(argv);
-	if (!strcmp(c, "readv-wait") && argc == 4)
-		return readv_wait(argv);
-	if (!strcmp(c, "v4-many") && argc == 5)
-		return v4_many(argv);
-	if (!strcmp(c, "parity") && argc == 3)
-		return parity(argv);
-	if (!strcmp(c, "parity-v4") && argc == 3)
-		return parity_v4(argv);
+	for (size_t i = 0; i < NPROBES; i++) {
+		const struct probe *p = &probes[i];
+
+		if (!strcmp(c, p->name) && argc >= p->min_argc && argc <= p->max_argc)
+			return p->run(argc, argv);
+	}
 	return usage();
 }

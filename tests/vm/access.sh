@@ -12,29 +12,29 @@ DISK_GID=${DISK_GID:-6}
 # nobody, in group disk only: no capabilities
 as_user() { setpriv --reuid=65534 --regid=65534 --groups="$DISK_GID" --inh-caps=-all "$@"; }
 
-READ10='28 00 00 00 00 08 00 00 01 00'
-WRITE10='2a 00 00 00 00 08 00 00 01 00'
-SENDDIAG='1d 04 00 00 00 00' # default self-test: in neither of the kernel's lists
-FORMAT='04 00 00 00 00 00'
+READ10=(28 00 00 00 00 08 00 00 01 00)
+WRITE10=(2a 00 00 00 00 08 00 00 01 00)
+SENDDIAG=(1d 04 00 00 00 00) # default self-test: in neither of the kernel's lists
+FORMAT=(04 00 00 00 00 00)
 
 # each case: NAME, then sg_raw arguments (-R: open read-only)
 kernel_rule() {
     local out
     same "nobody: READ CAPACITY on a read-only file" "$VM_BSG" as_user sg_readcap @DEV@
-    same "nobody: READ(10), read-only file" "$VM_BSG" as_user sg_raw -R -r 512 @DEV@ $READ10
+    same "nobody: READ(10), read-only file" "$VM_BSG" as_user sg_raw -R -r 512 @DEV@ "${READ10[@]}"
     same "nobody: WRITE(10), read-only file: EPERM" "$VM_BSG" \
-        as_user sg_raw -R -s 512 -i /tmp/blk @DEV@ $WRITE10
+        as_user sg_raw -R -s 512 -i /tmp/blk @DEV@ "${WRITE10[@]}"
     same "nobody: FORMAT UNIT, read-only file: EPERM" "$VM_BSG" \
-        as_user sg_raw -R @DEV@ $FORMAT
+        as_user sg_raw -R @DEV@ "${FORMAT[@]}"
     same "nobody: WRITE(10), file open for writing" "$VM_BSG" \
-        as_user sg_raw -s 512 -i /tmp/blk @DEV@ $WRITE10
+        as_user sg_raw -s 512 -i /tmp/blk @DEV@ "${WRITE10[@]}"
     same "nobody: SEND DIAGNOSTIC, open for writing: EPERM" "$VM_BSG" \
-        as_user sg_raw @DEV@ $SENDDIAG
-    same "root: SEND DIAGNOSTIC" "$VM_BSG" sg_raw @DEV@ $SENDDIAG
-    out=$(as_user sg_raw -R -s 512 -i /tmp/blk "$NODE" $WRITE10 2>&1)
+        as_user sg_raw @DEV@ "${SENDDIAG[@]}"
+    same "root: SEND DIAGNOSTIC" "$VM_BSG" sg_raw @DEV@ "${SENDDIAG[@]}"
+    out=$(as_user sg_raw -R -s 512 -i /tmp/blk "$NODE" "${WRITE10[@]}" 2>&1)
     check "nobody: WRITE(10) on a read-only file is EPERM (not just the kernel's answer)" \
         grep -q 'not permitted' <<<"$out"
-    out=$(as_user sg_raw "$NODE" $SENDDIAG 2>&1)
+    out=$(as_user sg_raw "$NODE" "${SENDDIAG[@]}" 2>&1)
     check "nobody: SEND DIAGNOSTIC is EPERM" grep -q 'not permitted' <<<"$out"
     check "SIGUSR1: refused commands counted ($(node_stat refused))" test "$(node_stat refused)" -ge 3
     check "SIGUSR1: average latency, commands at the target" \
@@ -52,17 +52,17 @@ allow SEND_DIAGNOSTIC
 deny REPORT_LUNS
 POL
     node_start bsg/pol-cuse "$VM_SG" --mode 0660 --group disk --policy /tmp/policy
-    out=$(as_user sg_raw -s 512 -i /tmp/blk "$NODE" $WRITE10 2>&1)
+    out=$(as_user sg_raw -s 512 -i /tmp/blk "$NODE" "${WRITE10[@]}" 2>&1)
     check "policy: nobody's WRITE(10), even open for writing, gets EPERM" \
         grep -q 'not permitted' <<<"$out"
-    out=$(sg_raw -s 512 -i /tmp/blk "$NODE" $WRITE10 2>&1)
+    out=$(sg_raw -s 512 -i /tmp/blk "$NODE" "${WRITE10[@]}" 2>&1)
     check "policy: root may WRITE(10)" bash -c "! grep -q 'not permitted' <<<'$out'"
-    out=$(as_user sg_raw -R "$NODE" $SENDDIAG 2>&1)
+    out=$(as_user sg_raw -R "$NODE" "${SENDDIAG[@]}" 2>&1)
     check "policy: nobody may run SEND DIAGNOSTIC on a read-only file" \
         bash -c "! grep -q 'not permitted' <<<'$out'"
     out=$(sg_luns "$NODE" 2>&1)
     check "policy: REPORT LUNS is denied to root too" grep -q 'not permitted' <<<"$out"
-    check "policy: READ still allowed" as_user sg_raw -R -r 512 -o /dev/null "$NODE" $READ10
+    check "policy: READ still allowed" as_user sg_raw -R -r 512 -o /dev/null "$NODE" "${READ10[@]}"
     node_stop
     printf 'allow 0x1d\nbogus WRITE_10\n' >/tmp/bad
     out=$("$CUSE_BSG" --policy /tmp/bad "$VM_SG" 2>&1)
@@ -85,7 +85,7 @@ vm_load_scsi_debug dev_size_mb=16
 head -c 512 /dev/urandom >/tmp/blk
 chmod 0644 /tmp/blk
 # the kernel's bsg node, given the same access as ours
-chgrp disk "$VM_BSG" && chmod 0660 "$VM_BSG" || vm_fail "cannot give $VM_BSG to group disk"
+{ chgrp disk "$VM_BSG" && chmod 0660 "$VM_BSG"; } || vm_fail "cannot give $VM_BSG to group disk"
 CUSE_BSG=$PWD/build/cuse_bsg.asan
 node_start bsg/acc-cuse "$VM_SG" --mode 0660 --group disk
 check "node is 0660 root:disk" test "$(stat -c %a:%G "$NODE")" = 660:disk

@@ -20,9 +20,8 @@ fio_jobs() {
     local rw qd out
     for rw in randwrite randread; do
         for qd in 1 16; do
-            # randread verifies what the randwrite pass left, header by header
-            out=$(fio_run "$NODE" --rw=$rw --iodepth=$qd --verify=crc32c --do_verify=1 \
-                --verify_state_save=0 $([ $rw = randread ] && echo --verify_only))
+            out=$(fio_run "$NODE" --rw="$rw" --iodepth="$qd" --verify=crc32c --do_verify=1 \
+                --verify_state_save=0 "$(fio_verify_only "$rw")")
             check "fio $rw 4k iodepth=$qd verify=crc32c" grep -q 'err= 0' <<<"$out"
             grep -E 'IOPS' <<<"$out" | head -n1
         done
@@ -33,8 +32,8 @@ fio_jobs() {
                  --iodepth=32 2>&1 | grep -o 'error=[A-Za-z ]*' | head -n1"
     # 128 KiB transfers take the device's bsg node (written and read back)
     for rw in randwrite randread; do
-        out=$(fio_run "$NODE" --rw=$rw --bs=128k --iodepth=8 --verify=crc32c --do_verify=1 \
-            --verify_state_save=0 $([ $rw = randread ] && echo --verify_only))
+        out=$(fio_run "$NODE" --rw="$rw" --bs=128k --iodepth=8 --verify=crc32c --do_verify=1 \
+            --verify_state_save=0 "$(fio_verify_only "$rw")")
         check "fio $rw 128k iodepth=8 verify=crc32c (the bsg channel)" grep -q 'err= 0' <<<"$out"
     done
     out=$(fio_run "$NODE" --rw=randwrite --iodepth=8 --numjobs=4 --offset_increment=4M \
@@ -81,8 +80,8 @@ crossed() { ! ISO_TIMEOUT=60 two_clients 2000 tur && grep -q 'FAIL: reply' /tmp/
 pool_engine() {  # the same clients, written commands on the worker threads
     local rw out
     for rw in randwrite randread; do
-        out=$(fio_run "$NODE" --rw=$rw --iodepth=16 --verify=crc32c --do_verify=1 \
-            --verify_state_save=0 $([ $rw = randread ] && echo --verify_only))
+        out=$(fio_run "$NODE" --rw="$rw" --iodepth=16 --verify=crc32c --do_verify=1 \
+            --verify_state_save=0 "$(fio_verify_only "$rw")")
         check "--async=pool: fio $rw 4k iodepth=16 verify=crc32c" grep -q 'err= 0' <<<"$out"
     done
     check "--async=pool: two processes, 2,000 commands each: each gets its own" \
@@ -108,7 +107,7 @@ safety() {
         bash -c "[[ '$out' =~ ^EINTR\\ after\\ ([0-9]+)\\ ms$ ]] && [ \${BASH_REMATCH[1]} -lt 1500 ]"
     "$SGASYNC" read-block "$NODE" &
     i=$!
-    sleep 0.3
+    vm_wait 10 vm_in_syscall "$i" 0 || vm_fail "sgasync read-block did not block in read()"
     kill -9 $i
     check "kill -9 of a blocked reader returns" timeout 5 tail --pid=$i -f /dev/null
     # an fd handed to another user: refused as by sg (sg_check_file_access)
@@ -125,17 +124,19 @@ safety() {
 
 
 orphans() {  # clients exiting with commands in flight: the daemon's memory stays flat
-    local pid w a b i delay=/sys/bus/pseudo/drivers/scsi_debug/delay
+    local pid w a b i held delay=/sys/bus/pseudo/drivers/scsi_debug/delay
     vm_wait 10 bash -c "echo 1 >$delay" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
     pid=$NODE_PID
-    rss() { awk '/VmRSS/ {print $2}' /proc/$pid/status; }
+    held=$(node_open_files)
+    rss() { awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
     # malloc's per-thread arenas grow for a while, then stop; a leak does not stop
     for i in $(seq 300); do "$SGASYNC" orphan "$NODE" 16; done
     w=$(rss)
     for i in $(seq 500); do "$SGASYNC" orphan "$NODE" 16; done
     a=$(rss)
     for i in $(seq 500); do "$SGASYNC" orphan "$NODE" 16; done
-    sleep 1
+    # the last clients' commands done and their files released
+    vm_wait 30 node_settled "$held" || vm_fail "the orphaned commands or files stay in the daemon"
     b=$(rss)
     echo "   daemon RSS: $w KiB after 300 clients exiting mid-command, $a after 800, $b after 1,300"
     check "memory flat over the last 500 orphaning clients" test $((b - a)) -lt 512
@@ -209,7 +210,7 @@ removed_under_load() {  # removed_under_load ENGINE
     echo 1 >/sys/bus/pseudo/drivers/scsi_debug/add_host
     vm_wait 10 bash -c "ls /sys/class/scsi_generic/ | grep -qvxF '${before:-none}'" ||
         vm_fail "no new sg after add_host"
-    sg=/dev/$(ls /sys/class/scsi_generic/ | grep -vxF "${before:-none}" | head -n1)
+    sg=/dev/$(find /sys/class/scsi_generic/ -mindepth 1 -printf '%f\n' | grep -vxF "${before:-none}" | head -n1)
     vm_wait 10 test -c "$sg" || vm_fail "no $sg"
     node_start bsg/rm-cuse "$sg" --async="$1"
     timeout 120 fio --name=t --filename="$NODE" --ioengine=sg --rw=randread --bs=4k --size=4M \
@@ -217,7 +218,8 @@ removed_under_load() {  # removed_under_load ENGINE
     f=$!
     vm_wait 60 bash -c "find /proc/$f/fd /proc/[0-9]*/fd -lname '$NODE' 2>/dev/null | grep -q ." ||
         vm_fail "fio did not open $NODE"
-    sleep 2
+    # its commands flowing: four times its queue depth taken
+    vm_wait 60 node_wrote 64 || vm_fail "fio's commands did not reach $NODE"
     t0=$SECONDS
     echo -1 >/sys/bus/pseudo/drivers/scsi_debug/add_host
     rc=0

@@ -20,13 +20,13 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # one pattern: bench NAME SGCLIENT-ARGS-with-@DEV@ (devices: sg, bsg, direct, retry, null).
 # A device that refuses the pattern in any round (sgclient prints no rate) gets n/a.
 bench() {
-    local name=$1 r dev out
+    local name=$1 dev out
     shift
     declare -A res=() failed=()
-    for r in $(seq "$ROUNDS"); do
+    for _ in $(seq "$ROUNDS"); do
         for dev in sg bsg direct retry null; do
             # kernel bsg takes only v4 headers; the others get sg's v3
-            if out=$(env ${V4[$dev]:-} "$SGCLIENT" "${@//@DEV@/${DEVS[$dev]}}" 2>>"$VM_OUT/sgclient.err") &&
+            if out=$(env ${V4[$dev]:+"${V4[$dev]}"} "$SGCLIENT" "${@//@DEV@/${DEVS[$dev]}}" 2>>"$VM_OUT/sgclient.err") &&
                 [ -n "$out" ]; then
                 res[$dev]+="$out "
             else
@@ -109,18 +109,18 @@ sweep_iops() {
 # responder IOPS, plain and with the credentials check; fio.csv gets
 # label,qd,kernel,node,null (null empty if not run)
 fio_sweep() {
-    local label=$1 with_null=${2:-} qd r k n p z c ks ns ps zs cs
+    local label=$1 with_null=${2:-} qd k n p z c ks ns ps zs cs
     for qd in ${QDS:-1 4 8 16 32}; do
         ks='' ns='' ps='' zs='' cs=''
-        for r in $(seq "$ROUNDS"); do
-            ks+="$(sweep_iops "$label" sg "$VM_SG" $qd) "
-            ns+="$(sweep_iops "$label" node /dev/bsg/direct-cuse $qd) "
-            ps+="$(sweep_iops "$label" pool /dev/bsg/pool-cuse $qd) "
-            [ -z "$with_null" ] || zs+="$(sweep_iops "$label" null /dev/bsg/null-cuse $qd) "
-            [ -z "$with_null" ] || cs+="$(sweep_iops "$label" nullc /dev/bsg/nullc-cuse $qd) "
+        for _ in $(seq "$ROUNDS"); do
+            ks+="$(sweep_iops "$label" sg "$VM_SG" "$qd") "
+            ns+="$(sweep_iops "$label" node /dev/bsg/direct-cuse "$qd") "
+            ps+="$(sweep_iops "$label" pool /dev/bsg/pool-cuse "$qd") "
+            [ -z "$with_null" ] || zs+="$(sweep_iops "$label" null /dev/bsg/null-cuse "$qd") "
+            [ -z "$with_null" ] || cs+="$(sweep_iops "$label" nullc /dev/bsg/nullc-cuse "$qd") "
         done
         k=$(med <<<"$ks") n=$(med <<<"$ns") p=$(med <<<"$ps") z=$(med <<<"$zs") c=$(med <<<"$cs")
-        awk -v l="$label" -v q=$qd -v k="$k" -v n="$n" -v p="$p" -v z="$z" -v c="$c" '
+        awk -v l="$label" -v q="$qd" -v k="$k" -v n="$n" -v p="$p" -v z="$z" -v c="$c" '
             function ratio(v, base) { return v == "" || !(base > 0) ? "n/a" : sprintf("%.2f", v / base) }
             function val(v) { return v == "" ? "EDOM" : sprintf("%d", v) }
             function opt(v) { return v == "" ? "n/a" : sprintf("%d", v) }
@@ -134,11 +134,7 @@ fio_sweep() {
 
 # fuse_total LOG PID: every FUSE request the server logging to LOG has taken
 fuse_total() {
-    local before
-    before=$(grep -c 'stats:' "$1")
-    kill -USR1 "$2"
-    vm_wait 5 test "$(grep -c 'stats:' "$1")" -gt "$before" || vm_fail "no stats line in $1"
-    grep 'stats:' "$1" | tail -n1 | tr ' ' '\n' |
+    node_stats "$2" "$1" | tr ' ' '\n' |
         awk -F= '$1 ~ /^(open|release|read|write|ioctl|poll)$/ { s += $2 } END { print s }'
 }
 
@@ -219,7 +215,7 @@ echo "| bs, iodepth | kernel sg | node, queue | /kern | node, pool | /kern |"
 echo "|-------------|----------:|------------:|------:|-----------:|------:|"
 for qd in 1 4; do
     ks='' ns='' ps=''
-    for r in $(seq "$ROUNDS"); do
+    for _ in $(seq "$ROUNDS"); do
         ks+="$(fio_iops "$VM_SG" $qd read 1M) "
         ns+="$(fio_iops /dev/bsg/direct-cuse $qd read 1M) "
         ps+="$(fio_iops /dev/bsg/pool-cuse $qd read 1M) "

@@ -16,6 +16,15 @@ vm_wait() {  # vm_wait SECONDS CMD...: poll CMD until it succeeds
     done
 }
 
+# vm_wait's conditions.  Give vm_wait the condition itself, not a `test` of
+# a $(...) that the shell expands once, before vm_wait starts.
+vm_lines_over() {  # vm_lines_over N FILE TEXT: more than N lines of FILE hold TEXT
+    [ "$(grep -cF -- "$3" "$2")" -gt "$1" ]
+}
+vm_in_syscall() {  # vm_in_syscall PID NR: PID sleeps in system call NR (x86-64's numbers)
+    grep -q "^$2 " "/proc/$1/syscall" 2>/dev/null
+}
+
 vm_sdebug_devs() {  # sysfs dirs of the scsi_debug devices (H:C:T:L)
     ls -d /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*:*:*:* 2>/dev/null
 }

@@ -46,7 +46,7 @@ add_host() {  # add_host 1|-1: wait for the devices to follow
 
 all_start() {
     : >"$ALL_LOG"
-    "$CUSE_BSG" --all -f -v "$@" >>"$ALL_LOG" 2>&1 &
+    "$CUSE_BSG" --all -f -v >>"$ALL_LOG" 2>&1 &
     ALL_PID=$!
 }
 
@@ -100,7 +100,9 @@ hot_remove() {
     local fio=$!
     # fio starts slowly under TCG: remove only once its job holds the node
     vm_wait 60 held "$node" || vm_fail "fio did not open $node"
-    sleep 2
+    # ... and its commands flow: four times its queue depth taken
+    vm_wait 60 node_wrote 64 "$ALL_PID" "$ALL_LOG" "${node#/dev/}" ||
+        vm_fail "fio's commands did not reach $node"
     t0=$(now_ms)
     echo -1 >"$ADD_HOST"
     wait $fio || rc=$?
@@ -176,7 +178,7 @@ stats() {
     before=$(grep -c 'stats:' "$ALL_LOG")
     kill -USR1 "$ALL_PID"
     n=$(hctls | wc -l)
-    vm_wait 5 test $(($(grep -c 'stats:' "$ALL_LOG") - before)) -ge "$n"
+    vm_wait 5 vm_lines_over $((before + n - 1)) "$ALL_LOG" 'stats:'
     check "SIGUSR1: a stats line per node, naming it" \
         test "$(grep 'stats:' "$ALL_LOG" | tail -n "$n" | grep -c '^cuse_bsg\[bsg/.*-cuse\]: stats: open=')" -eq "$n"
 }

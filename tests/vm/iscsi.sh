@@ -124,7 +124,7 @@ kernel_sg() {
     vm_log "kernel sg ($VM_SG) exported by tgt"
     tgt_start kernel "$VM_SG" || vm_fail "tgt refused $VM_SG"
     KERNEL_VIEW=$(lun_view)
-    echo "$KERNEL_VIEW" | sed 's/^/   /'
+    echo "   ${KERNEL_VIEW//$'\n'/$'\n'   }"
     check "kernel sg: iscsi-inq sees scsi_debug through tgt" grep -q 'Product:scsi_debug' <<<"$KERNEL_VIEW"
     perf "kernel sg" 16
     none_failed "kernel sg: 16 in flight, all good"
@@ -150,8 +150,8 @@ sg_target_deep() {
     check "an sg target: written commands go to its own queue" grep -q "own queue" "$NODE_LOG"
     for rw in randwrite randread; do
         out=$(timeout 300 fio --name=t --filename="$NODE" --ioengine=sg --bs=4k --size=4M \
-            --rw=$rw --iodepth=64 --verify=crc32c --do_verify=1 --verify_state_save=0 \
-            $([ $rw = randread ] && echo --verify_only) 2>&1)
+            --rw="$rw" --iodepth=64 --verify=crc32c --do_verify=1 --verify_state_save=0 \
+            "$(fio_verify_only "$rw")" 2>&1)
         check "--queue-depth 64 on sg: fio $rw iodepth=64 verify=crc32c" grep -q 'err= 0' <<<"$out"
         grep -E 'IOPS' <<<"$out" | head -n1
     done
@@ -226,9 +226,10 @@ node_raised() {
 }
 
 T0=$SECONDS
-command -v tgtd >/dev/null && command -v iscsi-perf >/dev/null ||
+{ command -v tgtd >/dev/null && command -v iscsi-perf >/dev/null; } ||
     vm_fail "tgtd or iscsi-perf missing: ./setup installs tgt and libiscsi-bin"
 vm_run ip link set lo up
+# shellcheck disable=SC2119  # scsi_debug's default parameters
 vm_load_scsi_debug
 [ -n "$VM_SG" ] || vm_fail "no sg node for scsi_debug"
 kernel_sg

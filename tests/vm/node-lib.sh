@@ -45,13 +45,54 @@ node_gone_with_last_opener() {
     NODE_PID=''
 }
 
+# node_stats [PID LOG [NAME]]: have the daemon log its counters (SIGUSR1) and
+# print that line; NAME picks one node's line of --all's line per node.
+# Without arguments: the daemon node_start started.
+node_stats() {
+    local pid=${1:-$NODE_PID} log=${2:-$NODE_LOG} text="${3:+[$3]: }stats:" before
+    before=$(grep -cF -- "$text" "$log")
+    kill -USR1 "$pid"
+    vm_wait 5 vm_lines_over "$before" "$log" "$text" || vm_fail "no stats line in $log"
+    grep -F -- "$text" "$log" | tail -n1
+}
+
+stats_field() {  # stats_field FIELD LINE: one counter of a stats line
+    tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"
+}
+
 # node_stat FIELD: a counter from the daemon's SIGUSR1 report
 node_stat() {
-    local before
-    before=$(grep -c 'stats:' "$NODE_LOG" || true)
-    kill -USR1 "$NODE_PID"
-    vm_wait 5 test "$(grep -c 'stats:' "$NODE_LOG")" -gt "$before" || vm_fail "no stats line"
-    grep 'stats:' "$NODE_LOG" | tail -n1 | tr ' ' '\n' | sed -n "s/^$1=//p"
+    stats_field "$1" "$(node_stats)"
+}
+
+# Conditions for vm_wait, on node_start's daemon unless said.
+node_busy() {  # a command is at the target
+    [ "$(node_stat at_target)" -gt 0 ]
+}
+
+node_wrote() {  # node_wrote N [PID LOG NAME]: the node has taken N write()s or more
+    local n=$1
+    shift
+    [ "$(stats_field write "$(node_stats "$@")")" -ge "$n" ]
+}
+
+node_open_files() {  # opens (refused ones too) less releases
+    local s
+    s=$(node_stats)
+    echo $(($(stats_field open "$s") - $(stats_field release "$s")))
+}
+
+node_settled() {  # node_settled N: no command at the target or queued, N node_open_files
+    local s
+    s=$(node_stats)
+    [ "$(stats_field at_target "$s")" = 0 ] && [ "$(stats_field queued "$s")" = 0 ] &&
+        [ $(($(stats_field open "$s") - $(stats_field release "$s"))) = "$1" ]
+}
+
+# fio_verify_only RW: fio's --verify_only for a pass of a verifying job: the
+# read pass checks, header by header, what the write pass left
+fio_verify_only() {
+    if [ "$1" = randread ]; then echo --verify_only=1; else echo --verify_only=0; fi
 }
 
 pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }

@@ -22,8 +22,8 @@ DISK_GID=${DISK_GID:-6}
 # nobody, in group disk only, no capabilities (an array: bounded runs it)
 AS_USER=(setpriv --reuid=65534 --regid=65534 --groups="$DISK_GID" --inh-caps=-all)
 
-WRITE10='2a 00 00 00 00 08 00 00 01 00'
-FORMAT='04 00 00 00 00 00'
+WRITE10=(2a 00 00 00 00 08 00 00 01 00)
+FORMAT=(04 00 00 00 00 00)
 COPY_OPTS=() # the bound on a client copy, when the daemon has one
 # Section 9's differences from the kernel that are documented (README) and
 # cannot be helped, as "what=the node's answer" (secprobe parity's words):
@@ -153,7 +153,7 @@ parity() {
 
 # wait_blocked PID SYSCALL_NR: PID sleeps in that system call
 wait_blocked() {
-    vm_wait 10 bash -c "grep -q '^$2 ' /proc/$1/syscall 2>/dev/null"
+    vm_wait 10 vm_in_syscall "$1" "$2"
 }
 
 # probe_pid FILE: the pid a probe printed with "go", once it has
@@ -214,9 +214,9 @@ fail_open_fds() {
     echo "   the daemon's descriptors: $(awk '/^Max open files/ {print $4 " (soft), " $5 " (hard)"}' \
         /proc/"$NODE_PID"/limits)"
     k=$(bounded 300 "${AS_USER[@]}" "$SECPROBE" exhaust "$VM_SG" 6 1000 \
-        sg_raw -R -s 512 -i /tmp/blk "$VM_SG" $WRITE10)
+        sg_raw -R -s 512 -i /tmp/blk "$VM_SG" "${WRITE10[@]}")
     n=$(bounded 300 "${AS_USER[@]}" "$SECPROBE" exhaust "$NODE" 6 1000 \
-        sg_raw -R -s 512 -i /tmp/blk "$NODE" $WRITE10)
+        sg_raw -R -s 512 -i /tmp/blk "$NODE" "${WRITE10[@]}")
     verdict "1a: the daemon out of descriptors: WRITE(10) on a read-only file never succeeds" \
         'writes_ok=0 sg_raw=(EPERM|open-failed)' "$(summ "$n")" "kernel sg" "$(summ "$k")"
     check "1a: ... (the probe did reach the daemon's limit)" grep -q 'open_errno=E' <<<"$n"
@@ -227,9 +227,9 @@ fail_open_fds() {
 fail_open_pidns() {
     local k n
     k=$(raw unshare --pid --fork "${AS_USER[@]}" --bounding-set=-all \
-        sg_raw -R -s 512 -i /tmp/blk "$VM_SG" $WRITE10)
+        sg_raw -R -s 512 -i /tmp/blk "$VM_SG" "${WRITE10[@]}")
     n=$(raw unshare --pid --fork "${AS_USER[@]}" --bounding-set=-all \
-        sg_raw -R -s 512 -i /tmp/blk "$NODE" $WRITE10)
+        sg_raw -R -s 512 -i /tmp/blk "$NODE" "${WRITE10[@]}")
     verdict "1b: an opener in a child pid namespace: WRITE(10), read-only file" EPERM "$n" \
         "kernel sg" "$k"
 }
@@ -240,8 +240,8 @@ fail_open_daemon_pidns() {
     local k n inner
     wrapper /tmp/pidns-daemon unshare --pid --fork --mount-proc --kill-child=SIGTERM
     CUSE_BSG=/tmp/pidns-daemon node_start bsg/pidns-cuse "$VM_SG" --mode 0660 --group disk
-    k=$(raw "${AS_USER[@]}" sg_raw -R -s 512 -i /tmp/blk "$VM_SG" $WRITE10)
-    n=$(raw "${AS_USER[@]}" sg_raw -R -s 512 -i /tmp/blk "$NODE" $WRITE10)
+    k=$(raw "${AS_USER[@]}" sg_raw -R -s 512 -i /tmp/blk "$VM_SG" "${WRITE10[@]}")
+    n=$(raw "${AS_USER[@]}" sg_raw -R -s 512 -i /tmp/blk "$NODE" "${WRITE10[@]}")
     verdict "1b: the daemon in a pid namespace of its own (clients are pid 0 to it): WRITE(10), read-only file" \
         EPERM "$n" "kernel sg" "$k"
     inner=$(pgrep -P "$NODE_PID" | head -n1)
@@ -259,24 +259,29 @@ fail_open_groups() {
         setpriv --reuid=65534 --regid=65534 --groups="$g" --inh-caps=-all --bounding-set=-all "$@"
     }
     echo "   /proc/PID/status with 800 groups: $(as_800 cat /proc/self/status | wc -c) bytes"
-    k=$(raw as_800 sg_raw -R -s 512 -i /tmp/blk "$VM_SG" $WRITE10)
-    n=$(raw as_800 sg_raw -R -s 512 -i /tmp/blk "$NODE" $WRITE10)
+    k=$(raw as_800 sg_raw -R -s 512 -i /tmp/blk "$VM_SG" "${WRITE10[@]}")
+    n=$(raw as_800 sg_raw -R -s 512 -i /tmp/blk "$NODE" "${WRITE10[@]}")
     verdict "1c: 800 supplementary groups: WRITE(10), read-only file" EPERM "$n" "kernel sg" "$k"
 }
 
 # ---- 2. a user namespace's capabilities are not the kernel's ----
 
+# userns_case NAME SG_RAW-ARGS-with-@DEV@...
+userns_case() {
+    local name=$1 k b n
+    shift
+    k=$(raw "${AS_USER[@]}" unshare -U -r sg_raw -R "${@//@DEV@/$VM_SG}")
+    b=$(raw "${AS_USER[@]}" unshare -U -r sg_raw -R "${@//@DEV@/$VM_BSG}")
+    n=$(raw "${AS_USER[@]}" unshare -U -r sg_raw -R "${@//@DEV@/$NODE}")
+    verdict "2: nobody as root of a user namespace: $name, read-only file" EPERM "$n" \
+        "kernel sg" "$k" "bsg" "$b"
+}
+
 user_namespace() {
-    local f=/proc/sys/kernel/unprivileged_userns_clone k b n cmd
+    local f=/proc/sys/kernel/unprivileged_userns_clone
     if [ -e $f ] && [ "$(cat $f)" = 0 ]; then echo 1 >$f; fi
-    for cmd in "WRITE(10):-s 512 -i /tmp/blk @DEV@ $WRITE10" "FORMAT UNIT:@DEV@ $FORMAT"; do
-        local name=${cmd%%:*} args=${cmd#*:}
-        k=$(raw "${AS_USER[@]}" unshare -U -r sg_raw -R ${args//@DEV@/$VM_SG})
-        b=$(raw "${AS_USER[@]}" unshare -U -r sg_raw -R ${args//@DEV@/$VM_BSG})
-        n=$(raw "${AS_USER[@]}" unshare -U -r sg_raw -R ${args//@DEV@/$NODE})
-        verdict "2: nobody as root of a user namespace: $name, read-only file" EPERM "$n" \
-            "kernel sg" "$k" "bsg" "$b"
-    done
+    userns_case "WRITE(10)" -s 512 -i /tmp/blk @DEV@ "${WRITE10[@]}"
+    userns_case "FORMAT UNIT" @DEV@ "${FORMAT[@]}"
 }
 
 # ---- 3. rights travel with the descriptor? ----
@@ -367,7 +372,7 @@ memory_bound() {
     echo "   node: $n; daemon $alive, peak RSS ${hwm:-?} KiB"
     check "5: one write() of 16 v4 READs of $((len >> 10)) KiB: a short count or ENOMEM" \
         grep -Eq 'errno=ENOMEM|\(([0-9]|1[0-5]) headers\)' <<<"$n"
-    check "5: ... the daemon survives" test $alive = alive
+    check "5: ... the daemon survives" test "$alive" = alive
     check "5: ... no OOM kill" test "$(dmesg | grep -c -i -e 'out of memory' -e 'oom-kill')" -eq "$ooms"
     check "5: ... its peak RSS stays under 1 GiB (16 x 256 MiB = 4 GiB)" \
         test "${hwm:-9999999}" -lt $((1 << 20))
@@ -380,6 +385,10 @@ memory_bound() {
 # in_call PID NR: how many threads of PID sleep in system call NR
 in_call() {
     grep -ls "^$2 " /proc/"$1"/task/*/syscall | wc -l
+}
+
+all_in_call() {  # all_in_call PID NR N: N threads of PID or more sleep in NR
+    [ "$(in_call "$1" "$2")" -ge "$3" ]
 }
 
 # uffd_case DEV sgio|write [THREADS]: "B=... A=..." for the suite to judge.
@@ -402,7 +411,7 @@ uffd_case() {
         return
     fi
     read -r pid keeper < <(sed -n 's/^pid=\([0-9]*\) keeper=\([0-9]*\) go$/\1 \2/p' /tmp/uffd.out)
-    vm_wait 10 test "$(in_call "$pid" $nr)" -ge "$threads" || how="never-all-blocked,"
+    vm_wait 10 all_in_call "$pid" "$nr" "$threads" || how="never-all-blocked,"
     # the daemon's own threads wait on the client's page where it copies
     if [ "$dev" = "$NODE" ] && vm_wait 10 bash -c \
         "grep -qs handle_userfault /proc/$NODE_PID/task/*/wchan"; then
@@ -433,9 +442,9 @@ slow_client() {
     # 16: sg's commands per descriptor, and as many as the daemon's libfuse workers
     for v in sgio:1 write:1 sgio:16; do
         t=${v#*:} v=${v%:*}
-        k=$(uffd_case "$VM_SG" $v "$t")
-        n=$(uffd_case "$NODE" $v "$t")
-        what="$v() with its $([ $v = sgio ] && echo CDB || echo data-out) in a page never served"
+        k=$(uffd_case "$VM_SG" "$v" "$t")
+        n=$(uffd_case "$NODE" "$v" "$t")
+        what="$v() with its $([ "$v" = sgio ] && echo CDB || echo data-out) in a page never served"
         [ "$t" = 1 ] || what="$t threads' $what"
         verdict "6: $what: another opener's 50 TURs complete" '^B=ok ' "$n" "kernel sg" "$k"
         check "6: ... and the $v() ends by itself with an error (kernel: blocked in its own fault)" \
@@ -503,7 +512,7 @@ head -c 512 /dev/urandom >/tmp/blk
 chmod 0644 /tmp/blk
 # the kernel's own nodes, given the same access as ours
 for d in "$VM_SG" "$VM_BSG"; do
-    chgrp disk "$d" && chmod 0660 "$d" || vm_fail "cannot give $d to group disk"
+    { chgrp disk "$d" && chmod 0660 "$d"; } || vm_fail "cannot give $d to group disk"
 done
 sg_turs "$VM_SG" >/dev/null 2>&1 # the power-on UNIT ATTENTION, out of the way
 if "$CUSE_BSG" --help 2>&1 | grep -q -- --copy-timeout; then

@@ -58,11 +58,9 @@ transfers() {  # $1: largest size that must work
     for size in 65536 1048576 4194304; do
         [ "$size" -le "$1" ] || continue
         blocks=$((size / 512))
-        cdb="28 00 00 00 00 00 00 $(printf '%02x %02x' $((blocks >> 8)) $((blocks & 255))) 00"
-        # shellcheck disable=SC2086
-        sg_raw -o /tmp/x.direct -r $size "$VM_SG" $cdb >/dev/null 2>&1
-        # shellcheck disable=SC2086
-        sg_raw -o /tmp/x.node -r $size "$NODE" $cdb >/dev/null 2>&1
+        read -ra cdb <<<"28 00 00 00 00 00 00 $(printf '%02x %02x' $((blocks >> 8)) $((blocks & 255))) 00"
+        sg_raw -o /tmp/x.direct -r "$size" "$VM_SG" "${cdb[@]}" >/dev/null 2>&1
+        sg_raw -o /tmp/x.node -r "$size" "$NODE" "${cdb[@]}" >/dev/null 2>&1
         check "READ of $size bytes" cmp /tmp/x.direct /tmp/x.node
     done
 }
@@ -73,13 +71,11 @@ whole_disk() {  # write every block through the node, compare both ways
     split -b 1048576 -d -a 2 /tmp/disk.in /tmp/disk.part.
     for i in $(seq 0 15); do
         lba=$((i * 2048))
-        cdb="2a 00 $(printf '%02x %02x %02x %02x' $((lba >> 24)) $((lba >> 16 & 255)) $((lba >> 8 & 255)) $((lba & 255))) 00 08 00 00"
-        # shellcheck disable=SC2086
-        sg_raw -s 1048576 -i "/tmp/disk.part.$(printf %02d "$i")" "$NODE" $cdb >/dev/null 2>&1 ||
+        read -ra cdb <<<"2a 00 $(printf '%02x %02x %02x %02x' $((lba >> 24)) $((lba >> 16 & 255)) $((lba >> 8 & 255)) $((lba & 255))) 00 08 00 00"
+        sg_raw -s 1048576 -i "/tmp/disk.part.$(printf %02d "$i")" "$NODE" "${cdb[@]}" >/dev/null 2>&1 ||
             { fail "whole-disk write, MiB $i"; return; }
-        cdb="28 ${cdb#2a }"
-        # shellcheck disable=SC2086
-        sg_raw -o "/tmp/disk.back.$(printf %02d "$i")" -r 1048576 "$NODE" $cdb >/dev/null 2>&1
+        cdb[0]=28 # READ(10), the same blocks
+        sg_raw -o "/tmp/disk.back.$(printf %02d "$i")" -r 1048576 "$NODE" "${cdb[@]}" >/dev/null 2>&1
     done
     check "whole disk written through the node = the disk" \
         cmp /tmp/disk.in <(dd if="$VM_SD" iflag=direct bs=1M status=none)
@@ -101,7 +97,8 @@ signals() {  # a blocked SG_IO client killed or interrupted: no hang anywhere
     vm_wait 10 bash -c "echo 625 >$delay" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
     "$SGCLIENT" tur "$NODE" 5 >/dev/null 2>&1 &
     pid=$!
-    sleep 0.5
+    # blocked in SG_IO: its command is at the target
+    vm_wait 10 node_busy || vm_fail "the client's TEST UNIT READY did not reach the target"
     t=$SECONDS
     kill -9 $pid
     wait $pid 2>/dev/null

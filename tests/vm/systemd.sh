@@ -24,7 +24,7 @@
 #   tests/vm/vm-run --systemd tests/vm/systemd.sh
 # The binary and the test client come from the host's tree ($PWD); make
 # install rebuilds the daemon in the guest's overlay only if it is stale.
-# shellcheck disable=SC1091,SC2317  # the libraries are sourced at run time; helpers run through vm_wait
+# shellcheck disable=SC2317  # helpers run through vm_wait
 set -uo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 . "$(dirname "$0")/node-lib.sh"

@@ -122,7 +122,7 @@ notified() {
 
 # The unit's CapabilityBoundingSet, in setpriv's words: -all,+sys_rawio,...
 unit_caps() {
-    sed -n 's/^CapabilityBoundingSet=//p' "$UNIT" | tr ' ' '\n' | tr 'A-Z' 'a-z' |
+    sed -n 's/^CapabilityBoundingSet=//p' "$UNIT" | tr ' ' '\n' | tr '[:upper:]' '[:lower:]' |
         sed 's/^cap_/+/' | paste -sd, | sed 's/^/-all,/'
 }
 
