@@ -107,6 +107,7 @@ two_devices() {
     second=/dev/$(ls "$second/block")
     out=$("$BIND" "$CTL" two "$VM_SD" "$second")
     echo "$out"
+    # shellcheck disable=SC2016 # an awk program: its $1 is awk's
     check "two files bound to two devices: each reports its own (SCSI_IOCTL_GET_IDLUN)" \
         awk '/^(first|second)=/ { split($1, a, "="); split($2, b, "="); if (a[2] != b[2]) exit 1 }
              END { exit NR < 2 }' <<<"$out"
