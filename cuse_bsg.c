@@ -284,36 +284,223 @@ static const char *option_name(char **argv, int short_opt)
 	return name;
 }
 
+/*
+ * The options, one setter each: 0, or the exit status for a bad value
+ * (logged).  -1 from a setter: done, exit 0 (--help, --version).
+ */
+typedef int opt_set_fn(struct options *opt, const char *arg);
+
+static int set_all(struct options *opt, const char *arg)
+{
+	(void)arg;
+	opt->all = true;
+	return 0;
+}
+
+static int set_control(struct options *opt, const char *arg)
+{
+	(void)arg;
+	opt->control = true;
+	return 0;
+}
+
+static int set_name(struct options *opt, const char *arg)
+{
+	if (!*arg || strlen(arg) >= sizeof(opt->name) || arg[0] == '/' || strstr(arg, "..") ||
+	    !strncmp(arg, "cuse", 4))
+		return bad_option("name", arg);
+	snprintf(opt->name, sizeof(opt->name), "%s", arg);
+	return 0;
+}
+
+static int set_foreground(struct options *opt, const char *arg)
+{
+	(void)arg;
+	opt->foreground = true;
+	return 0;
+}
+
+/* An integer in [min, max] of base base, or a usage error naming option. */
+static int number(const char *option, const char *arg, int base, long min, long max, long *ret)
+{
+	char *end;
+	long v = strtol(arg, &end, base);
+
+	if (!*arg || *end || v < min || v > max)
+		return bad_number(option, arg, min, max);
+	*ret = v;
+	return 0;
+}
+
+static int set_mode(struct options *opt, const char *arg)
+{
+	char *end;
+	long v = strtol(arg, &end, 8);
+
+	if (!*arg || *end || v < 0 || v > 07777)
+		return bad_option("mode", arg);
+	opt->node.mode = v;
+	return 0;
+}
+
+static int set_owner(struct options *opt, const char *arg)
+{
+	return parse_user(arg, &opt->node.uid) < 0 ? bad_option("owner", arg) : 0;
+}
+
+static int set_group(struct options *opt, const char *arg)
+{
+	return parse_group(arg, &opt->node.gid) < 0 ? bad_option("group", arg) : 0;
+}
+
+static int set_threads(struct options *opt, const char *arg)
+{
+	long v;
+	int ret = number("--threads", arg, 10, 1, 64, &v);
+
+	opt->node.threads = ret ? opt->node.threads : (unsigned)v;
+	return ret;
+}
+
+static int set_sg_minor(struct options *opt, const char *arg)
+{
+	long v;
+	int ret = number("--sg-compat", arg, 10, 0, 255, &v);
+
+	opt->node.sg_minor = ret ? opt->node.sg_minor : (int)v;
+	return ret;
+}
+
+static int set_copy(struct options *opt, const char *arg)
+{
+	int v = parse_word(arg, copy_names, 3);
+
+	if (v < 0)
+		return bad_option("copy mode", arg);
+	opt->node.copy = v;
+	return 0;
+}
+
+static int set_engine(struct options *opt, const char *arg)
+{
+	int v = parse_word(arg, engine_names, 3);
+
+	if (v < 0)
+		return bad_option("async engine", arg);
+	opt->node.engine = v;
+	return 0;
+}
+
+static int set_shared_queue(struct options *opt, const char *arg)
+{
+	(void)arg;
+	opt->node.shared_queue = true;
+	return 0;
+}
+
+static int set_max_memory(struct options *opt, const char *arg)
+{
+	return parse_size(arg, &opt->mem.max) < 0 ? bad_option("memory size", arg) : 0;
+}
+
+static int set_opener_memory(struct options *opt, const char *arg)
+{
+	return parse_size(arg, &opt->node.opener_mem_max) < 0 ? bad_option("memory size", arg) : 0;
+}
+
+static int set_copy_timeout(struct options *opt, const char *arg)
+{
+	long v;
+	int ret = number("--copy-timeout", arg, 10, 1, 3600, &v);
+
+	opt->node.copy_timeout_ms = ret ? opt->node.copy_timeout_ms : (unsigned)v * 1000;
+	return ret;
+}
+
+static int set_queue_depth(struct options *opt, const char *arg)
+{
+	long v;
+	int ret = number("--queue-depth", arg, 10, 1, DAEMON_MAX_DEPTH, &v);
+
+	opt->node.queue_depth = ret ? opt->node.queue_depth : (unsigned)v;
+	return ret;
+}
+
+static int set_policy(struct options *opt, const char *arg)
+{
+	opt->policy = arg;
+	return 0;
+}
+
+static int set_verbose(struct options *opt, const char *arg)
+{
+	(void)opt;
+	(void)arg;
+	log_level = log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+	return 0;
+}
+
+static int show_help(struct options *opt, const char *arg)
+{
+	(void)opt;
+	(void)arg;
+	usage(stdout);
+	return -1;
+}
+
+static int show_version(struct options *opt, const char *arg)
+{
+	(void)opt;
+	(void)arg;
+	printf("cuse_bsg %s\n", CUSE_BSG_VERSION);
+	return -1;
+}
+
+static const struct {
+	const char *name;
+	char letter;
+	bool arg; /* takes a value */
+	opt_set_fn *set;
+} options[] = {
+	{ "all", 'A', false, set_all },
+	{ "control", 'C', false, set_control },
+	{ "name", 'n', true, set_name },
+	{ "foreground", 'f', false, set_foreground },
+	{ "mode", 'm', true, set_mode },
+	{ "owner", 'o', true, set_owner },
+	{ "group", 'g', true, set_group },
+	{ "threads", 't', true, set_threads },
+	{ "copy", 'c', true, set_copy },
+	{ "async", 'a', true, set_engine },
+	{ "sg-compat", 's', true, set_sg_minor },
+	{ "shared-queue", 'S', false, set_shared_queue },
+	{ "max-memory", 'M', true, set_max_memory },
+	{ "opener-memory", 'O', true, set_opener_memory },
+	{ "copy-timeout", 'T', true, set_copy_timeout },
+	{ "queue-depth", 'Q', true, set_queue_depth },
+	{ "policy", 'P', true, set_policy },
+	{ "verbose", 'v', false, set_verbose },
+	{ "help", 'h', false, show_help },
+	{ "version", 'V', false, show_version },
+};
+
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
 /* 0 to go on, or the exit status. */
 static int parse_options(int argc, char **argv, struct options *opt)
 {
-	static const struct option longopts[] = {
-		{ "all", no_argument, NULL, 'A' },
-		{ "control", no_argument, NULL, 'C' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "owner", required_argument, NULL, 'o' },
-		{ "group", required_argument, NULL, 'g' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "copy", required_argument, NULL, 'c' },
-		{ "async", required_argument, NULL, 'a' },
-		{ "sg-compat", required_argument, NULL, 's' },
-		{ "shared-queue", no_argument, NULL, 'S' },
-		{ "max-memory", required_argument, NULL, 'M' },
-		{ "opener-memory", required_argument, NULL, 'O' },
-		{ "copy-timeout", required_argument, NULL, 'T' },
-		{ "queue-depth", required_argument, NULL, 'Q' },
-		{ "policy", required_argument, NULL, 'P' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end;
-	long v;
-	int c;
+	struct option longopts[N_OPTIONS + 1] = { { 0 } };
+	char shortopts[2 * N_OPTIONS + 2] = ":", *p = shortopts + 1;
+	int c, ret;
 
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		longopts[i] = (struct option){ options[i].name,
+					       options[i].arg ? required_argument : no_argument,
+					       NULL, options[i].letter };
+		*p++ = options[i].letter;
+		if (options[i].arg)
+			*p++ = ':';
+	}
 	*opt = (struct options){ .node = {
 					 .mode = (mode_t)-1,
 					 .uid = (uid_t)-1,
@@ -324,105 +511,20 @@ static int parse_options(int argc, char **argv, struct options *opt)
 					 .copy_timeout_ms = 10000,
 				 } };
 	opt->mem.max = default_max_memory();
-	while ((c = getopt_long(argc, argv, ":ACn:fm:o:g:t:c:a:s:SP:M:O:T:Q:vhV", longopts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'A':
-			opt->all = true;
-			break;
-		case 'C':
-			opt->control = true;
-			break;
-		case 'n':
-			if (!*optarg || strlen(optarg) >= sizeof(opt->name) || optarg[0] == '/' ||
-			    strstr(optarg, "..") || !strncmp(optarg, "cuse", 4))
-				return bad_option("name", optarg);
-			snprintf(opt->name, sizeof(opt->name), "%s", optarg);
-			break;
-		case 'f':
-			opt->foreground = true;
-			break;
-		case 'm':
-			v = strtol(optarg, &end, 8);
-			if (!*optarg || *end || v < 0 || v > 07777)
-				return bad_option("mode", optarg);
-			opt->node.mode = v;
-			break;
-		case 'o':
-			if (parse_user(optarg, &opt->node.uid) < 0)
-				return bad_option("owner", optarg);
-			break;
-		case 'g':
-			if (parse_group(optarg, &opt->node.gid) < 0)
-				return bad_option("group", optarg);
-			break;
-		case 't':
-			v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < 1 || v > 64)
-				return bad_option("thread count", optarg);
-			opt->node.threads = v;
-			break;
-		case 's':
-			v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < 0 || v > 255)
-				return bad_option("sg minor", optarg);
-			opt->node.sg_minor = v;
-			break;
-		case 'c':
-			v = parse_word(optarg, copy_names, 3);
-			if (v < 0)
-				return bad_option("copy mode", optarg);
-			opt->node.copy = v;
-			break;
-		case 'a':
-			v = parse_word(optarg, engine_names, 3);
-			if (v < 0)
-				return bad_option("async engine", optarg);
-			opt->node.engine = v;
-			break;
-		case 'S':
-			opt->node.shared_queue = true;
-			break;
-		case 'M':
-			if (parse_size(optarg, &opt->mem.max) < 0)
-				return bad_option("memory size", optarg);
-			break;
-		case 'O':
-			if (parse_size(optarg, &opt->node.opener_mem_max) < 0)
-				return bad_option("memory size", optarg);
-			break;
-		case 'T':
-			v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < 1 || v > 3600)
-				return bad_option("copy timeout", optarg);
-			opt->node.copy_timeout_ms = (unsigned)v * 1000;
-			break;
-		case 'Q':
-			v = strtol(optarg, &end, 10);
-			if (!*optarg || *end || v < 1 || v > DAEMON_MAX_DEPTH)
-				return bad_number("--queue-depth", optarg, 1, DAEMON_MAX_DEPTH);
-			opt->node.queue_depth = v;
-			break;
-		case 'P':
-			opt->policy = optarg;
-			break;
-		case 'v':
-			log_level = log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		case 'V':
-			printf("cuse_bsg %s\n", CUSE_BSG_VERSION);
-			return -1;
-		case ':':
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == ':') {
 			log_err("option '%s' needs a value (see --help)",
 				option_name(argv, optopt));
 			return 2;
-		default:
-			log_err("unknown option '%s' (see --help)", option_name(argv, optopt));
-			return 2;
 		}
+		ret = 2;
+		for (size_t i = 0; i < N_OPTIONS; i++)
+			if (options[i].letter == c)
+				ret = options[i].set(opt, optarg);
+		if (ret == 2 && c == '?')
+			log_err("unknown option '%s' (see --help)", option_name(argv, optopt));
+		if (ret)
+			return ret;
 	}
 	opt->node.mem = &opt->mem;
 	return check_mode(argc, argv, opt);
