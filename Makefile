@@ -16,7 +16,8 @@ DESTDIR ?=
 
 # 'override' keeps the required flags when CFLAGS is given on the command line
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -MMD -MP $(SAN)
-override CPPFLAGS += -D_GNU_SOURCE $(shell $(PKG_CONFIG) --cflags fuse3 libudev)
+# the libfuse API every source is written against
+override CPPFLAGS += -D_GNU_SOURCE -DFUSE_USE_VERSION=312 $(shell $(PKG_CONFIG) --cflags fuse3 libudev)
 override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)

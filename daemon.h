@@ -14,7 +14,6 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define FUSE_USE_VERSION 312
 #include <fuse3/cuse_lowlevel.h>
 
 #include "creds.h"

@@ -21,7 +21,6 @@
 #include <stdbool.h>
 #include <time.h>
 
-#define FUSE_USE_VERSION 312
 #include <fuse3/fuse_lowlevel.h>
 
 struct guard {

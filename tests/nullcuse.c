@@ -31,7 +31,7 @@
  * file's queue, parked reads and poll handle are under its lock; nothing
  * calls into libfuse while holding it.  Needs CAP_SYS_PTRACE over callers.
  */
-#include "uaccess.h" /* FUSE_USE_VERSION and libfuse's cuse_lowlevel.h, through daemon.h */
+#include "uaccess.h" /* libfuse's cuse_lowlevel.h, through daemon.h */
 
 #include <errno.h>
 #include <fcntl.h>
