@@ -25,7 +25,7 @@ CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 MODULES := scsi.o target.o pool.o creds.o guard.o uaccess.o sgio.o async.o ioctl.o log.o filter.o caps.o notify.o \
 	opener.o control.o
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
-DAEMON_MODULES := node.o udev.o
+DAEMON_MODULES := node.o udev.o fleet.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter \

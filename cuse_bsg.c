@@ -17,7 +17,6 @@
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 
 #include "caps.h"
 #include "filter.h"
+#include "fleet.h"
 #include "log.h"
 #include "node.h"
 #include "notify.h"
@@ -57,33 +57,12 @@ struct options {
 	struct node_config node;
 };
 
-/* A device udev reported, waiting for the main thread. */
-struct queued {
-	struct queued *next;
-	struct uev_event e;
-};
-
-/* A node of --all, and the device it serves. */
-struct member {
-	struct member *next;
-	char syspath[PATH_MAX];
-	struct node *node;
-	struct runtime *rt;
-	struct uev_event *next_add; /* a device back at the same H:C:T:L, or NULL */
-	bool gone;		    /* its device was removed */
-	atomic_bool ended;	    /* its session is over: free it */
-};
-
-/* main()'s state; the queue is the one thing another thread touches. */
+/* main()'s state. */
 struct runtime {
 	struct options opt;
 	int ready_fd; /* daemon mode: tells the parent how start-up went */
-	int wakefd;   /* an event queued or a session ended */
+	int wakefd;   /* --all: an event queued or a session ended */
 	int sigfd;
-	struct uev_watch *watch;
-	pthread_mutex_t lock;
-	struct queued *head, *tail; /* protected by lock */
-	struct member *members;	    /* main thread only */
 };
 
 static void usage(FILE *f)
@@ -820,203 +799,26 @@ static int main_one(struct runtime *rt)
 }
 
 /* On the watch's thread: queue the event for the main thread. */
-static void on_event(const struct uev_event *e, void *arg)
+static void wake_main(void *arg)
 {
-	struct runtime *rt = arg;
-	struct queued *q = malloc(sizeof(*q));
-
-	if (!q) {
-		log_err("out of memory: an event of %s is lost", e->syspath);
-		return;
-	}
-	q->e = *e;
-	q->next = NULL;
-	pthread_mutex_lock(&rt->lock);
-	if (rt->tail)
-		rt->tail->next = q;
-	else
-		rt->head = q;
-	rt->tail = q;
-	pthread_mutex_unlock(&rt->lock);
-	wake(rt);
-}
-
-static void member_ended(struct node *n, void *arg)
-{
-	struct member *m = arg;
-
-	(void)n;
-	atomic_store(&m->ended, true);
-	wake(m->rt);
-}
-
-static struct member *find_member(struct runtime *rt, const char *syspath)
-{
-	for (struct member *m = rt->members; m; m = m->next)
-		if (!m->gone && !strcmp(m->syspath, syspath))
-			return m;
-	return NULL;
-}
-
-/*
- * A device back at the address of a removed one whose node is still held
- * open: it gets the name once the old node is gone.  True if deferred.
- */
-static bool defer_add(struct runtime *rt, const struct uev_event *e, const char *name)
-{
-	for (struct member *m = rt->members; m; m = m->next) {
-		if (!m->gone || strcmp(node_name(m->node), name))
-			continue;
-		free(m->next_add);
-		m->next_add = malloc(sizeof(*e));
-		if (!m->next_add)
-			return false;
-		*m->next_add = *e;
-		log_info("%s (%s): /dev/%s follows once its removed device's node is closed",
-			 e->devnode, e->hctl, name);
-		return true;
-	}
-	return false;
-}
-
-/* A device appeared (or was there): its node, or a line saying why not. */
-static void member_add(struct runtime *rt, const struct uev_event *e)
-{
-	char name[128], why[512];
-	struct member *m;
-	int err;
-
-	if (find_member(rt, e->syspath))
-		return; /* found by the scan and reported again */
-	if (uev_node_name(e->hctl, name, sizeof(name)) < 0 || defer_add(rt, e, name))
-		return;
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		log_err("skipping %s (%s): out of memory", e->devnode, e->hctl);
-		return;
-	}
-	m->rt = rt;
-	snprintf(m->syspath, sizeof(m->syspath), "%s", e->syspath);
-	err = node_new(&rt->opt.node, e->devnode, name, &m->node, why, sizeof(why));
-	if (err) {
-		log_warn("skipping %s (%s): %s", e->devnode, e->hctl, why);
-		free(m);
-		return;
-	}
-	if (node_start(m->node, member_ended, m) < 0) {
-		log_warn("skipping %s (%s): /dev/%s could not be set up", e->devnode, e->hctl,
-			 name);
-		node_free(m->node);
-		free(m);
-		return;
-	}
-	m->next = rt->members;
-	rt->members = m;
-	log_msg(LOG_NOTICE, "serving %s (%s) as /dev/%s", e->devnode, e->hctl, name);
-}
-
-static void member_remove(struct runtime *rt, const struct uev_event *e)
-{
-	struct member *m = find_member(rt, e->syspath);
-
-	for (struct member *g = rt->members; !m && g; g = g->next) {
-		if (g->next_add && !strcmp(g->next_add->syspath, e->syspath)) {
-			free(g->next_add); /* came back and went again before its turn */
-			g->next_add = NULL;
-		}
-	}
-	if (!m)
-		return;
-	m->gone = true;
-	node_gone(m->node);
-}
-
-/* The nodes whose sessions are over. */
-static void reap(struct runtime *rt)
-{
-	struct member **pm = &rt->members;
-
-	while (*pm) {
-		struct member *m = *pm;
-		char name[128];
-
-		if (!atomic_load(&m->ended)) {
-			pm = &m->next;
-			continue;
-		}
-		*pm = m->next;
-		snprintf(name, sizeof(name), "%s", node_name(m->node));
-		node_free(m->node);
-		log_info("/dev/%s removed", name);
-		if (m->next_add)
-			member_add(rt, m->next_add);
-		free(m->next_add);
-		free(m);
-	}
-}
-
-static struct queued *take_queue(struct runtime *rt)
-{
-	struct queued *q;
-
-	pthread_mutex_lock(&rt->lock);
-	q = rt->head;
-	rt->head = rt->tail = NULL;
-	pthread_mutex_unlock(&rt->lock);
-	return q;
-}
-
-static void work(struct runtime *rt)
-{
-	struct queued *q = take_queue(rt), *next;
-
-	for (; q; q = next) {
-		next = q->next;
-		if (q->e.action == UEV_ADD)
-			member_add(rt, &q->e);
-		else
-			member_remove(rt, &q->e);
-		free(q);
-	}
-	reap(rt);
-}
-
-/* Every node at once, then wait for each. */
-static void stop_all(struct runtime *rt)
-{
-	struct member *m, *next;
-
-	uev_watch_free(rt->watch);
-	rt->watch = NULL;
-	for (m = rt->members; m; m = m->next)
-		node_stop(m->node);
-	for (m = rt->members; m; m = next) {
-		next = m->next;
-		node_free(m->node);
-		free(m->next_add);
-		free(m);
-	}
-	rt->members = NULL;
-	for (struct queued *q = take_queue(rt), *qn; q; q = qn) {
-		qn = q->next;
-		free(q);
-	}
+	wake(arg);
 }
 
 static int main_all(struct runtime *rt)
 {
 	const char *subsystem = uev_pick_subsystem("/sys");
 	enum wake_reason why;
+	struct fleet *f;
 	int err;
 
 	if (start_up(rt) < 0)
 		return 1;
-	err = uev_watch_new(subsystem, on_event, rt, &rt->watch);
+	err = fleet_new(&rt->opt.node, subsystem, wake_main, rt, &f);
 	if (err) {
 		log_err("cannot watch udev for %s devices: %s", subsystem, strerror(-err));
 		return 1;
 	}
-	work(rt);
+	fleet_work(f);
 	log_msg(LOG_NOTICE, "serving every SCSI device's %s node as /dev/bsg/H:C:T:L-cuse",
 		subsystem);
 	notify_parent(rt, 0);
@@ -1024,12 +826,12 @@ static int main_all(struct runtime *rt)
 	go_background(rt);
 	while ((why = wait_wake(rt)) != WAKE_STOP) {
 		if (why == WAKE_WORK)
-			work(rt);
-		for (struct member *m = rt->members; why == WAKE_STATS && m; m = m->next)
-			node_log_stats(m->node);
+			fleet_work(f);
+		else if (why == WAKE_STATS)
+			fleet_log_stats(f);
 	}
 	tell_manager("STOPPING=1\n");
-	stop_all(rt);
+	fleet_free(f);
 	log_info("stopped; every node removed");
 	return 0;
 }
@@ -1048,7 +850,7 @@ static void hold_stdio(void)
 
 int main(int argc, char **argv)
 {
-	static struct runtime rt = { .ready_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	static struct runtime rt = { .ready_fd = -1 };
 	char prefix[160];
 	int ret;
 
