@@ -157,7 +157,7 @@ unit_capabilities() {
     CUSE_BSG=$CUSE_BSG_REAL
     # reading another user's /proc/TID/syscall (forced pack_id reads) needs
     # CAP_DAC_READ_SEARCH as well as CAP_SYS_PTRACE
-    setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 &
+    setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 & # any process of that user; killed below
     pid=$!
     vm_wait 5 grep -q '^Uid:.65534' "/proc/$pid/status" || vm_fail "no process of uid 65534"
     check "confined: another user's /proc/PID/syscall is readable" \
