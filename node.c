@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * One served node: its target, struct daemon and CUSE session.  The CUSE
- * callbacks below are thin trampolines; none blocks on a device or a
- * condition.  Each node has its own /dev/cuse descriptor and its own thread
+ * callbacks below are thin trampolines.  None waits on a condition; the
+ * one that may block on the device is SG_IO, which runs its command on the
+ * worker that received it while few workers do so (INLINE_MAX) and hands
+ * it to the pool past that, so that workers stay free to read interrupts.
+ * A copy of a client's memory may stall a worker too, for at most the
+ * watchdog's bound (guard.h).  Each node has its own /dev/cuse descriptor and its own thread
  * running libfuse's multi-threaded loop.  libfuse's workers read requests
  * through node_read(), which also waits on the node's stop eventfd, so that
  * node_stop() ends every worker of this session, and only those, from any
