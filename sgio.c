@@ -668,6 +668,19 @@ static int take_final(struct ioctx *x, struct sgio_cmd *cmd, const struct plan *
 	return 0;
 }
 
+/*
+ * A header that is neither v3 nor v4 (its first int neither 'S' nor 'Q'):
+ * sg says ENOSYS, which the kernel's FUSE layer turns into ENOTTY, "no such
+ * ioctl", from any server.  bsg and sd say EINVAL for the same mistake, so
+ * does this.  write() keeps sg's ENOSYS, which crosses FUSE as it is.
+ */
+static int decode(const void *buf, size_t len, struct scsi_req *r)
+{
+	int err = scsi_decode(buf, len, r);
+
+	return err == -ENOSYS ? -EINVAL : err;
+}
+
 static void sgio_retry(struct ioctx *x)
 {
 	struct iovec iov[2] = { { (void *)(uintptr_t)x->arg, SCSI_V3_HDR_LEN } };
@@ -686,7 +699,7 @@ static void sgio_retry(struct ioctx *x)
 		ioctx_retry(x, iov, 1, NULL, 0);
 		return;
 	}
-	err = err < 0 ? err : scsi_decode(x->in_buf, x->in_len, &r);
+	err = decode(x->in_buf, x->in_len, &r);
 	if (!err)
 		err = check_limits(x, &r);
 	if (err)
@@ -757,7 +770,7 @@ static int direct_fetch(struct ioctx *x, struct sgio_cmd **ret)
 		err = uaccess_read(x->tid, x->arg + SCSI_V3_HDR_LEN, hdr.raw + SCSI_V3_HDR_LEN,
 				   SCSI_V4_HDR_LEN - SCSI_V3_HDR_LEN);
 	if (!err)
-		err = scsi_decode(hdr.raw, sizeof(hdr.raw), &r);
+		err = decode(hdr.raw, sizeof(hdr.raw), &r);
 	if (!err)
 		err = check_limits(x, &r);
 	if (!err)
