@@ -316,8 +316,8 @@ check_g() {
         "grep -q '^NoNewPrivs:.1' /proc/$pid/status && grep -q '^Seccomp:.2' /proc/$pid/status"
     # the unit gives CAP_SETPCAP so that the daemon can empty its bounding set
     # of what it does not use (CAP_CHOWN without --owner/--group, CAP_SETPCAP)
-    check "g: bounding set = effective set = CAP_DAC_READ_SEARCH CAP_SYS_RAWIO CAP_SYS_PTRACE" bash -c \
-        "grep -qx 'CapEff:.00000000000a0004' /proc/$pid/status && grep -qx 'CapBnd:.00000000000a0004' /proc/$pid/status"
+    check "g: bounding set = effective set = CAP_DAC_READ_SEARCH CAP_SYS_RAWIO CAP_SYS_PTRACE CAP_SYS_ADMIN" bash -c \
+        "grep -qx 'CapEff:.00000000002a0004' /proc/$pid/status && grep -qx 'CapBnd:.00000000002a0004' /proc/$pid/status"
     check "g: the daemon's root is read-only (ProtectSystem=strict)" bash -c \
         "grep -q ' / / ro,' /proc/$pid/mountinfo"
     same "g: root: sg_inq" "$VM_SG" sg_inq @DEV@
