@@ -595,7 +595,9 @@ static int load_policy(struct options *opt)
 
 /*
  * Before the first thread: keep CAP_SYS_RAWIO (the target's command filter
- * passes every command the policy allows), with the direct path
+ * passes every command the policy allows) and CAP_SYS_ADMIN (the kernel
+ * asks both of SG_SCSI_RESET's caller; the node asks them of its own
+ * caller first), with the direct path
  * CAP_SYS_PTRACE (process_vm_readv/writev, /proc/TID/syscall) and
  * CAP_DAC_READ_SEARCH (/proc/TID/syscall is 0400, its owner's), and
  * CAP_CHOWN if nodes are to be given away.  Still uid 0: the targets,
@@ -604,7 +606,7 @@ static int load_policy(struct options *opt)
 static int drop_privileges(const struct options *opt)
 {
 	const struct node_config *cfg = &opt->node;
-	uint64_t keep = CAPS_BIT(CAP_SYS_RAWIO);
+	uint64_t keep = CAPS_BIT(CAP_SYS_RAWIO) | CAPS_BIT(CAP_SYS_ADMIN);
 	char names[128];
 	int ret;
 

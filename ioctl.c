@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/blktrace_api.h>
 #include <linux/fs.h>
 #include <scsi/scsi.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "async.h"
 #include "ioctl.h"
 #include "log.h"
+#include "midlayer.h"
 #include "sgio.h"
 
 #define USER_HZ		100
@@ -20,6 +22,12 @@
 
 #ifndef SCSI_IOCTL_GET_BUS_NUMBER
 #define SCSI_IOCTL_GET_BUS_NUMBER 0x5386
+#endif
+#ifndef SG_GET_TRANSFORM
+#define SG_GET_TRANSFORM 0x2205
+#endif
+#ifndef SCSI_IOCTL_SEND_COMMAND
+#define SCSI_IOCTL_SEND_COMMAND 1
 #endif
 #ifndef SG_GET_ACCESS_COUNT
 #define SG_GET_ACCESS_COUNT 0x2289 /* missing from glibc's <scsi/sg.h> */
@@ -178,6 +186,26 @@ static void set_command_q(struct ioctx *x)
 	ioctx_reply(x, 0);
 }
 
+/* sg answers these from the device, ENODEV once it is going away */
+static bool gone(struct ioctx *x)
+{
+	if (!atomic_load(&x->o->d->target_gone))
+		return false;
+	ioctx_reply(x, -ENODEV);
+	return true;
+}
+
+/*
+ * sg passes it to scsi_ioctl(), which passes it to the host's own ioctl or
+ * answers EINVAL: no host driver the daemon knows has one, and its
+ * argument's size is the host's, so the daemon cannot pass it on.
+ */
+static void get_transform(struct ioctx *x)
+{
+	if (!gone(x))
+		ioctx_reply(x, -EINVAL);
+}
+
 /* sg: anything it does not know is refused on a file not opened read-write */
 static void unknown(struct ioctx *x, unsigned cmd)
 {
@@ -218,16 +246,51 @@ void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags)
 		set_reserved(x);
 		break;
 	case SG_EMULATED_HOST:
-		put_int(x, t->emulated);
+		if (!gone(x))
+			put_int(x, t->emulated);
 		break;
 	case SG_GET_SCSI_ID:
-		get_scsi_id(x);
+		if (!gone(x))
+			get_scsi_id(x);
 		break;
 	case SCSI_IOCTL_GET_IDLUN:
-		get_idlun(x);
+		if (!gone(x))
+			get_idlun(x);
 		break;
 	case SCSI_IOCTL_GET_BUS_NUMBER:
-		put_int(x, t->host);
+		if (!gone(x))
+			put_int(x, t->host);
+		break;
+	case SG_GET_TRANSFORM:
+		get_transform(x);
+		break;
+	case SG_SCSI_RESET:
+		midlayer_reset(x);
+		break;
+	case SCSI_IOCTL_SEND_COMMAND:
+		midlayer_send_command(x);
+		break;
+	case MIDLAYER_PROBE_HOST:
+		midlayer_probe_host(x);
+		break;
+	case MIDLAYER_GET_PCI:
+		midlayer_get_pci(x);
+		break;
+	case MIDLAYER_START_UNIT:
+	case MIDLAYER_STOP_UNIT:
+	case MIDLAYER_DOORLOCK:
+	case MIDLAYER_DOORUNLOCK:
+	case MIDLAYER_CDROMEJECT:
+	case MIDLAYER_CDROMCLOSETRAY:
+		midlayer_no_arg(x, cmd);
+		break;
+	case BLKTRACESETUP:
+	case BLKTRACESTART:
+	case BLKTRACESTOP:
+	case BLKTRACETEARDOWN:
+		/* sg traces its own request queue; the daemon's node has none to
+		 * trace: sg's answer on a kernel built without block tracing */
+		ioctx_reply(x, -ENOTTY);
 		break;
 	case SG_GET_SG_TABLESIZE:
 		put_int(x, t->max_segments);

@@ -492,10 +492,9 @@ static void run_pooled(struct pool_work *w, unsigned slot)
  * it), so that the common command costs no look at /proc.  Exact, as the
  * caller's credentials cannot change while it is blocked in its call.
  */
-int sgio_check_access(struct sgio_cmd *cmd, bool by_write)
+int sgio_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_len, bool by_write)
 {
-	struct opener *o = cmd->o;
-	struct daemon *d = cmd->d;
+	struct daemon *d = o->d;
 	struct filter_ctx ctx = {
 		.open_flags = o->open_flags,
 		.rawio = false,
@@ -504,26 +503,31 @@ int sgio_check_access(struct sgio_cmd *cmd, bool by_write)
 		.scsi_type = d->target->info.scsi_type,
 	};
 	char op[64];
-	int err = filter_check(&d->policy, cmd->c.cdb, cmd->c.cdb_len, &ctx);
+	int err = filter_check(&d->policy, cdb, cdb_len, &ctx);
 
-	if (err && cmd->tid > 0 && uaccess_capable(cmd->tid, CREDS_CAP_SYS_RAWIO)) {
+	if (err && tid > 0 && uaccess_capable(tid, CREDS_CAP_SYS_RAWIO)) {
 		ctx.rawio = true;
-		err = filter_check(&d->policy, cmd->c.cdb, cmd->c.cdb_len, &ctx);
+		err = filter_check(&d->policy, cdb, cdb_len, &ctx);
 	}
 	if (!err)
 		return 0;
 	stat_inc(d, STAT_REFUSED);
-	scsi_opcode_name(cmd->c.cdb, cmd->c.cdb_len, d->target->info.scsi_type, op, sizeof(op));
+	scsi_opcode_name(cdb, cdb_len, d->target->info.scsi_type, op, sizeof(op));
 	if (!atomic_exchange(&o->warned_filter, true))
 		daemon_warn(d,
 			    "tid %d: %s (opcode 0x%02x) refused by the access policy: file open "
 			    "%s, caller %s CAP_SYS_RAWIO",
-			    cmd->tid, op, cmd->c.cdb[0],
+			    tid, op, cdb[0],
 			    (o->open_flags & O_ACCMODE) == O_RDONLY ? "read-only" : "for writing",
 			    ctx.rawio ? "with" : "without");
 	else
-		daemon_debug(d, "tid %d: %s refused by the access policy", cmd->tid, op);
+		daemon_debug(d, "tid %d: %s refused by the access policy", tid, op);
 	return err;
+}
+
+int sgio_check_access(struct sgio_cmd *cmd, bool by_write)
+{
+	return sgio_allowed(cmd->o, cmd->tid, cmd->c.cdb, cmd->c.cdb_len, by_write);
 }
 
 int sgio_target_failed(struct daemon *d, int err)
@@ -669,6 +673,19 @@ static int take_final(struct ioctx *x, struct sgio_cmd *cmd, const struct plan *
 	return 0;
 }
 
+/*
+ * A header that is neither v3 nor v4 (its first int neither 'S' nor 'Q'):
+ * sg says ENOSYS, which the kernel's FUSE layer turns into ENOTTY, "no such
+ * ioctl", from any server.  bsg and sd say EINVAL for the same mistake, so
+ * does this.  write() keeps sg's ENOSYS, which crosses FUSE as it is.
+ */
+static int decode(const void *buf, size_t len, struct scsi_req *r)
+{
+	int err = scsi_decode(buf, len, r);
+
+	return err == -ENOSYS ? -EINVAL : err;
+}
+
 static void sgio_retry(struct ioctx *x)
 {
 	struct iovec iov[2] = { { (void *)(uintptr_t)x->arg, SCSI_V3_HDR_LEN } };
@@ -687,7 +704,7 @@ static void sgio_retry(struct ioctx *x)
 		ioctx_retry(x, iov, 1, NULL, 0);
 		return;
 	}
-	err = err < 0 ? err : scsi_decode(x->in_buf, x->in_len, &r);
+	err = decode(x->in_buf, x->in_len, &r);
 	if (!err)
 		err = check_limits(x, &r);
 	if (err)
@@ -758,7 +775,7 @@ static int direct_fetch(struct ioctx *x, struct sgio_cmd **ret)
 		err = uaccess_read(x->tid, x->arg + SCSI_V3_HDR_LEN, hdr.raw + SCSI_V3_HDR_LEN,
 				   SCSI_V4_HDR_LEN - SCSI_V3_HDR_LEN);
 	if (!err)
-		err = scsi_decode(hdr.raw, sizeof(hdr.raw), &r);
+		err = decode(hdr.raw, sizeof(hdr.raw), &r);
 	if (!err)
 		err = check_limits(x, &r);
 	if (!err)

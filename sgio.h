@@ -77,6 +77,8 @@ int sgio_put_data(struct sgio_cmd *cmd, pid_t tid, unsigned sense_len);
 int sgio_run_target(struct sgio_cmd *cmd);
 /* The access policy for cmd's CDB and opener: 0, or -EPERM (logged). */
 int sgio_check_access(struct sgio_cmd *cmd, bool by_write);
+/* The same for a CDB o's caller tid (blocked in its call) sends otherwise. */
+int sgio_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_len, bool by_write);
 /* The target said err (< 0) for a command: note a device that is gone.  Returns err. */
 int sgio_target_failed(struct daemon *d, int err);
 uint32_t sgio_elapsed_ms(const struct timespec *start);

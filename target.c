@@ -104,6 +104,29 @@ static int real_sg_io(struct target *t, int fd, struct scsi_cmd *c)
 	return t->info.kind == TARGET_BSG ? sg_io_v4(fd, c) : sg_io_v3(fd, c);
 }
 
+/*
+ * A descriptor of its own, with the caller's O_NONBLOCK: sg reads it at the
+ * call, so sg's is opened non-blocking (a blocking open waits out another
+ * opener's O_EXCL) and made blocking after; sd reads it at open().
+ */
+static int real_ioctl(struct target *t, unsigned cmd, void *arg, bool nonblock)
+{
+	int flags = to_real(t)->open_flags | O_CLOEXEC;
+	int fd, ret;
+
+	if (nonblock || t->info.kind != TARGET_SD)
+		flags |= O_NONBLOCK;
+	fd = open(t->info.path, flags);
+	if (fd < 0)
+		return -errno;
+	if (!nonblock && t->info.kind == TARGET_SG && fcntl(fd, F_SETFL, 0) < 0)
+		ret = -errno;
+	else if ((ret = ioctl(fd, cmd, arg)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 static void free_closed(struct real_target *rt)
 {
 	struct target_queue *q, *next;
@@ -267,6 +290,7 @@ static const struct target_ops real_ops = {
 	.chan_open = real_chan_open,
 	.chan_close = real_chan_close,
 	.sg_io = real_sg_io,
+	.ioctl = real_ioctl,
 	.free = real_free,
 };
 
@@ -275,6 +299,7 @@ static const struct target_ops real_sg_ops = {
 	.chan_open = real_chan_open,
 	.chan_close = real_chan_close,
 	.sg_io = real_sg_io,
+	.ioctl = real_ioctl,
 	.free = real_free,
 	.queue_open = real_queue_open,
 	.queue_close = real_queue_close,
@@ -622,10 +647,23 @@ static int fd_chan_open(struct target *t)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * On the descriptor itself: its O_NONBLOCK is its opener's, and changing
+ * it would change the client's file too.
+ */
+static int fd_ioctl(struct target *t, unsigned cmd, void *arg, bool nonblock)
+{
+	int ret = ioctl(to_real(t)->own_fd, cmd, arg);
+
+	(void)nonblock;
+	return ret < 0 ? -errno : ret;
+}
+
 static const struct target_ops fd_ops = {
 	.chan_open = fd_chan_open,
 	.chan_close = real_chan_close,
 	.sg_io = real_sg_io,
+	.ioctl = fd_ioctl,
 	.free = real_free,
 };
 

@@ -51,6 +51,14 @@ struct target_ops {
 	void (*chan_close)(struct target *t, int chan);
 	/* Run c on the target; fill c->res.  0, or the SG_IO ioctl's -errno. */
 	int (*sg_io)(struct target *t, int chan, struct scsi_cmd *c);
+	/*
+	 * An ioctl of the SCSI mid-layer (SG_SCSI_RESET, SCSI_IOCTL_SEND_COMMAND,
+	 * SCSI_IOCTL_PROBE_HOST ...) on a descriptor of the target opened for
+	 * it, O_NONBLOCK if nonblock (sg and sd wait out error recovery without
+	 * it): the ioctl's value, or -errno.  arg is the ioctl's argument, in
+	 * our memory.  May block as long as the device takes.
+	 */
+	int (*ioctl)(struct target *t, unsigned cmd, void *arg, bool nonblock);
 	void (*free)(struct target *t);
 	/*
 	 * Optional, NULL where the target has no queue of its own: sg's

@@ -545,6 +545,26 @@ static int fake_sg_io(struct target *bt, int chan, struct scsi_cmd *c)
 	return 0;
 }
 
+static int fake_ioctl(struct target *bt, unsigned cmd, void *arg, bool nonblock)
+{
+	struct fake_target *t = (struct fake_target *)bt;
+	struct fake_ioctl *f = &t->ioctl;
+	int ret;
+
+	pthread_mutex_lock(&t->lock);
+	f->calls++;
+	f->cmd = cmd;
+	f->had_arg = arg != NULL;
+	f->nonblock = nonblock;
+	if (arg)
+		memcpy(f->arg, arg, f->arg_len);
+	if (arg && f->ret >= 0)
+		memcpy((uint8_t *)arg + f->out_off, f->out, f->out_len);
+	ret = f->ret;
+	pthread_mutex_unlock(&t->lock);
+	return ret;
+}
+
 static void fake_free(struct target *bt)
 {
 	struct fake_target *t = (struct fake_target *)bt;
@@ -558,6 +578,7 @@ static const struct target_ops fake_ops = {
 	.chan_open = fake_chan_open,
 	.chan_close = fake_chan_close,
 	.sg_io = fake_sg_io,
+	.ioctl = fake_ioctl,
 	.free = fake_free,
 };
 
@@ -754,17 +775,23 @@ struct sg_io_v4 fake_v4_hdr(struct fake_cmd *m, bool write, unsigned len, int pa
 	return h;
 }
 
-void fake_set_rawio(bool on)
+void fake_set_cap(unsigned cap, bool on)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
+	unsigned i = cap / 32, bit = 1u << (cap % 32);
 
 	if (syscall(SYS_capget, &h, d))
 		abort();
 	if (on)
-		d[0].effective |= d[0].permitted & 1u << CAP_SYS_RAWIO;
+		d[i].effective |= d[i].permitted & bit;
 	else
-		d[0].effective &= ~(1u << CAP_SYS_RAWIO);
+		d[i].effective &= ~bit;
 	if (syscall(SYS_capset, &h, d))
 		abort();
+}
+
+void fake_set_rawio(bool on)
+{
+	fake_set_cap(CAP_SYS_RAWIO, on);
 }

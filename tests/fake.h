@@ -146,6 +146,22 @@ struct fake_seen {
 	uint8_t data_out[256 << 10];
 };
 
+/*
+ * The target's ioctl(): what it answers (set before the call) and what it
+ * was asked.  It records arg_len bytes of the argument, then writes out_len
+ * bytes of out at out_off into it.
+ */
+struct fake_ioctl {
+	int ret;
+	size_t arg_len;
+	size_t out_off, out_len;
+	uint8_t out[4096];
+	unsigned calls;
+	unsigned cmd;
+	bool had_arg, nonblock;
+	_Alignas(8) uint8_t arg[8192];
+};
+
 struct fake_target {
 	struct target base;
 	pthread_mutex_t lock;
@@ -160,6 +176,7 @@ struct fake_target {
 	bool released;		   /* protected by lock */
 	bool gated;		   /* protected by lock: calls wait for their tag to open */
 	bool open_tag[256];	   /* protected by lock */
+	struct fake_ioctl ioctl;   /* protected by lock */
 };
 
 /* A target with H:C:T:L 7:1:5:3 and the limits below; channels are 100, 101, ... */
@@ -198,6 +215,8 @@ bool fake_all_bytes(const unsigned char *p, size_t n, unsigned char v);
  * permitted set): the daemon asks the caller's, at each command.
  */
 void fake_set_rawio(bool on);
+/* The same for any capability (a CAP_ number). */
+void fake_set_cap(unsigned cap, bool on);
 
 /* ---- a client's side ---- */
 

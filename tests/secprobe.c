@@ -52,6 +52,10 @@
  *                                       read back, the rest written again
  *   secprobe parity DEV                 the v3 errno table (one line each)
  *   secprobe parity-v4 DEV              the v4 errno table
+ *   secprobe ioctls DEV ro|rw           the mid-layer's ioctls (SG_SCSI_RESET,
+ *                                       SCSI_IOCTL_SEND_COMMAND, PROBE_HOST
+ *                                       ...) and SG_IO headers of the wrong
+ *                                       kind, one line each
  *
  * Each prints "pid=PID ... go" (flushed) right before a call that is meant
  * to block, so that the suite can wait for it.
@@ -82,6 +86,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef SG_SCSI_RESET_TARGET /* missing from glibc's <scsi/sg.h> */
+#define SG_SCSI_RESET_TARGET	  4
+#define SG_SCSI_RESET_NO_ESCALATE 0x100
+#endif
 
 #define BLOCK	   512
 #define PAGE	   4096
@@ -1095,6 +1104,140 @@ static int parity_v4(int argc, char **argv)
 	return 0;
 }
 
+/* ---- the mid-layer's ioctls, side by side ---- */
+
+/* "what ret=N" or "what errno=ENAME", and what came back, in hex */
+static void answer(const char *what, int ret, const uint8_t *data, size_t len)
+{
+	if (ret < 0) {
+		printf("%s errno=%s\n", what, err_name(errno));
+		return;
+	}
+	printf("%s ret=%d", what, ret);
+	if (len)
+		printf(" data=");
+	for (size_t i = 0; i < len; i++)
+		printf("%02x", data[i]);
+	printf("\n");
+}
+
+static void ioctl_int(int fd, const char *what, unsigned long cmd, int val)
+{
+	answer(what, ioctl(fd, cmd, &val), NULL, 0);
+}
+
+/* struct scsi_ioctl_command: inlen, outlen, then CDB and data-out; data-in or sense back */
+struct sic {
+	uint32_t inlen, outlen;
+	uint8_t data[PAGE + 64];
+};
+
+static void send_command(int fd, const char *what, const uint8_t *cdb, unsigned cdb_len,
+			 uint32_t inlen, uint32_t outlen, size_t show)
+{
+	static struct sic s;
+	int ret;
+
+	memset(&s, PATTERN, sizeof(s));
+	s.inlen = inlen;
+	s.outlen = outlen;
+	memcpy(s.data, cdb, cdb_len);
+	ret = ioctl(fd, 1 /* SCSI_IOCTL_SEND_COMMAND */, &s);
+	/* what the call wrote, and a byte past it, which it must not have */
+	answer(what, ret, s.data, ret < 0 ? 0 : show);
+}
+
+static void legacy_commands(int fd)
+{
+	static const uint8_t inquiry[6] = { 0x12, 0, 0, 0, 36, 0 };
+	static const uint8_t beyond[10] = { 0x28, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0, 1, 0 };
+	static const uint8_t write10[10] = { 0x2a, 0, 0, 0, 0, 8, 0, 0, 1, 0 };
+	static const uint8_t senddiag[6] = { 0x1d, 0x04, 0, 0, 0, 0 };
+
+	send_command(fd, "send-inquiry", inquiry, 6, 0, 36, 37);
+	send_command(fd, "send-read-beyond", beyond, 10, 0, BLOCK, 20);
+	send_command(fd, "send-write10", write10, 10, BLOCK, 0, 0);
+	send_command(fd, "send-senddiag", senddiag, 6, 0, 0, 0);
+	send_command(fd, "send-inlen-4097", inquiry, 6, PAGE + 1, 0, 0);
+	answer("send-null", ioctl(fd, 1, NULL), NULL, 0);
+}
+
+static void host_ioctls(int fd)
+{
+	union {
+		uint32_t len;
+		uint8_t s[256];
+	} u;
+
+	memset(&u, PATTERN, sizeof(u));
+	u.len = 200;
+	answer("probe-host", ioctl(fd, 0x5385, &u), u.s, 201);
+	memset(&u, PATTERN, sizeof(u));
+	u.len = 4;
+	answer("probe-host-4", ioctl(fd, 0x5385, &u), u.s, 5);
+	answer("probe-host-null", ioctl(fd, 0x5385, NULL), NULL, 0);
+	memset(&u, PATTERN, sizeof(u));
+	answer("get-pci", ioctl(fd, 0x5387, u.s), u.s, 21);
+	/* SCSI_IOCTL_TEST_UNIT_READY (2) is FIGETBSZ to the VFS: EFAULT for NULL */
+	answer("tur-ioctl", ioctl(fd, 2, NULL), NULL, 0);
+	answer("start-unit", ioctl(fd, 5 /* SCSI_IOCTL_START_UNIT */, NULL), NULL, 0);
+	answer("doorlock", ioctl(fd, 0x5380, NULL), NULL, 0);
+	answer("doorunlock", ioctl(fd, 0x5381, NULL), NULL, 0);
+	answer("get-transform", ioctl(fd, 0x2205, &u), NULL, 0);
+	answer("blktrace-start", ioctl(fd, 0x1274 /* BLKTRACESTART */, NULL), NULL, 0);
+	answer("blktrace-teardown", ioctl(fd, 0x1276 /* BLKTRACETEARDOWN */, NULL), NULL, 0);
+}
+
+static void header_guards(int fd)
+{
+	static uint8_t tur[6], sense[32];
+	struct sg_io_v4 h4 = { .guard = 'Q', .request_len = 6, .timeout = 20000 };
+	struct sg_io_hdr h3;
+
+	v3_init(&h3, tur, 6, SG_DXFER_NONE, NULL, 0);
+	h3.interface_id = 'Z';
+	answer("sgio-guard-Z", ioctl(fd, SG_IO, &h3), NULL, 0);
+	h4.request = (uintptr_t)tur;
+	h4.response = (uintptr_t)sense;
+	h4.max_response_len = sizeof(sense);
+	h4.protocol = 1;
+	answer("sgio-v4-protocol-1", ioctl(fd, SG_IO, &h4), NULL, 0);
+	h4.protocol = BSG_PROTOCOL_SCSI;
+	h4.subprotocol = 1;
+	answer("sgio-v4-subprotocol-1", ioctl(fd, SG_IO, &h4), NULL, 0);
+}
+
+/*
+ * Each mid-layer ioctl sg passes on, and SG_IO headers of the wrong kind.
+ * ro: the file is opened read-only.  The resets run last: a bus or host
+ * reset makes the device report a UNIT ATTENTION, which a TEST UNIT READY
+ * then takes.
+ */
+static int ioctls(int argc, char **argv)
+{
+	static const uint8_t tur[6];
+	int fd = open_dev(argv[2], (strcmp(argv[3], "ro") ? O_RDWR : O_RDONLY) | O_NONBLOCK);
+	struct sg_io_hdr h;
+
+	(void)argc;
+	header_guards(fd);
+	legacy_commands(fd);
+	host_ioctls(fd);
+	ioctl_int(fd, "reset-nothing", SG_SCSI_RESET, SG_SCSI_RESET_NOTHING);
+	ioctl_int(fd, "reset-device", SG_SCSI_RESET, SG_SCSI_RESET_DEVICE);
+	ioctl_int(fd, "reset-target-no-escalate", SG_SCSI_RESET,
+		  SG_SCSI_RESET_TARGET | SG_SCSI_RESET_NO_ESCALATE);
+	ioctl_int(fd, "reset-bus", SG_SCSI_RESET, SG_SCSI_RESET_BUS);
+	ioctl_int(fd, "reset-host", SG_SCSI_RESET, SG_SCSI_RESET_HOST);
+	ioctl_int(fd, "reset-77", SG_SCSI_RESET, 77);
+	answer("reset-bad-pointer", ioctl(fd, SG_SCSI_RESET, BAD_PTR), NULL, 0);
+	for (int i = 0; i < 3; i++) { /* the resets' UNIT ATTENTION, out of the way */
+		v3_init(&h, tur, 6, SG_DXFER_NONE, NULL, 0);
+		ioctl(fd, SG_IO, &h);
+	}
+	return 0;
+}
+
 /* Each probe takes main()'s argc and argv, argc (its name counted) in bounds. */
 static const struct probe {
 	const char *name;
@@ -1115,6 +1258,7 @@ static const struct probe {
 	{ "v4-many", 5, 5, v4_many },
 	{ "parity", 3, 3, parity },
 	{ "parity-v4", 3, 3, parity_v4 },
+	{ "ioctls", 4, 4, ioctls },
 };
 
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))

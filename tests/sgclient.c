@@ -213,6 +213,7 @@ static void v4_base(struct sg_io_v4 *h, uint8_t *cdb, uint8_t *buf, uint8_t *sen
 	}
 
 V4(v4_ok, (void)0)
+V4(v4_guard, h->guard = 'X')
 V4(v4_protocol, h->protocol = 1)
 V4(v4_subprotocol, h->subprotocol = 1)
 V4(v4_bidi, h->dout_xferp = (uintptr_t)buf; h->dout_xfer_len = BLOCK)
@@ -254,6 +255,7 @@ static const struct bad_case v3_cases[] = {
 
 static const struct bad_case v4_cases[] = {
 	{ "v4_ok", v4_ok },
+	{ "v4_guard", v4_guard },
 	{ "v4_protocol", v4_protocol },
 	{ "v4_subprotocol", v4_subprotocol },
 	{ "v4_bidi", v4_bidi },

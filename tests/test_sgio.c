@@ -11,6 +11,8 @@
 #include <criterion/parameterized.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/blktrace_api.h>
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <scsi/scsi.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 #include "async.h"
 #include "fake.h"
 #include "ioctl.h"
+#include "midlayer.h"
 #include "sgio.h"
 #include "uaccess.h"
 
@@ -673,7 +676,8 @@ Test(sgio, retry_header_changed_between_rounds_is_einval)
 	rig_fini(&g);
 }
 
-Test(sgio, retry_bad_interface_id_is_enosys)
+/* sg says ENOSYS, which FUSE turns into ENOTTY; bsg and sd say EINVAL */
+Test(sgio, retry_bad_interface_id_is_einval)
 {
 	struct rig g;
 	struct client c;
@@ -684,7 +688,9 @@ Test(sgio, retry_bad_interface_id_is_enosys)
 	c.h.v3.interface_id = 'Z';
 	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
-	cr_expect(eq(int, rep->err, ENOSYS));
+	cr_expect(eq(int, rep->err, EINVAL));
+	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	cr_expect(eq(int, rep->err, EINVAL), "on the direct path too");
 	rig_fini(&g);
 }
 
@@ -1481,6 +1487,366 @@ Test(ioctl, compat_caller_is_enotty)
 	cr_expect(eq(int, rep->err, ENOTTY));
 	rig_stop(&g);
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	rig_fini(&g);
+}
+
+/* ---- the mid-layer's ioctls, forwarded to the target ---- */
+
+#define MID_RESET_DEVICE 1 /* SG_SCSI_RESET_DEVICE */
+
+/* a caller with CAP_SYS_ADMIN and CAP_SYS_RAWIO (root) resets; nonblock as opened */
+Test(midlayer, reset_by_root_reaches_the_target)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	int val = MID_RESET_DEVICE;
+
+	rig_init(&g, true, 1, O_RDWR | O_NONBLOCK);
+	g.ft->ioctl.arg_len = sizeof(int);
+	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, rep->result));
+	cr_expect(eq(u32, g.ft->ioctl.calls, 1));
+	cr_expect(eq(u32, g.ft->ioctl.cmd, SG_SCSI_RESET));
+	cr_expect(eq(int, *(int *)g.ft->ioctl.arg, MID_RESET_DEVICE));
+	cr_expect(g.ft->ioctl.nonblock, "the file was opened O_NONBLOCK");
+	rig_fini(&g);
+}
+
+struct reset_cap_case {
+	const char *name;
+	unsigned cap;
+};
+
+ParameterizedTestParameters(midlayer, reset_without_a_capability_is_eacces)
+{
+	static struct reset_cap_case cases[] = {
+		{ "no CAP_SYS_ADMIN", CAP_SYS_ADMIN },
+		{ "no CAP_SYS_RAWIO", CAP_SYS_RAWIO },
+	};
+
+	return cr_make_param_array(struct reset_cap_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* the caller's capabilities, not the daemon's nor the opener's */
+ParameterizedTest(struct reset_cap_case *tc, midlayer, reset_without_a_capability_is_eacces)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	int val = MID_RESET_DEVICE;
+
+	rig_init(&g, true, 1, O_RDWR);
+	fake_set_cap(tc->cap, false);
+	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
+	fake_set_cap(tc->cap, true);
+	cr_assert(eq(int, rep->kind, FAKE_ERR), "%s", tc->name);
+	cr_expect(eq(int, rep->err, EACCES), "%s", tc->name);
+	/* before the argument is read: an unprivileged caller's bad pointer too */
+	fake_set_cap(tc->cap, false);
+	rep = round_trip(&g, SG_SCSI_RESET, true, (void *)8, NULL, 0, 0);
+	fake_set_cap(tc->cap, true);
+	cr_expect(eq(int, rep->err, EACCES), "%s, bad pointer", tc->name);
+	cr_expect(zero(u32, g.ft->ioctl.calls), "%s: never reaches the target", tc->name);
+	rig_fini(&g);
+}
+
+Test(midlayer, reset_retry_path_fetches_the_value_then_forwards)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	unsigned rounds;
+	int val = 3; /* SG_SCSI_RESET_BUS */
+
+	rig_init(&g, false, 1, O_RDONLY); /* sg takes a reset on any file */
+	g.ft->ioctl.arg_len = sizeof(int);
+	rep = kernel_ioctl(&g, SG_SCSI_RESET, &val, &rounds);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(eq(u32, rounds, 2));
+	cr_expect(eq(int, *(int *)g.ft->ioctl.arg, 3));
+	cr_expect(not(g.ft->ioctl.nonblock));
+	rig_fini(&g);
+}
+
+/* scsi_ioctl_reset() says EIO for a value it does not know: the target's errno */
+Test(midlayer, reset_target_errno_is_the_reply)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	int val = 77;
+
+	rig_init(&g, true, 1, O_RDWR);
+	g.ft->ioctl.ret = -EIO;
+	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EIO));
+	rig_fini(&g);
+}
+
+Test(midlayer, reset_of_a_device_gone_is_enodev)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	int val = MID_RESET_DEVICE;
+
+	rig_init(&g, true, 1, O_RDWR);
+	atomic_store(&g.d.target_gone, true);
+	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
+	cr_expect(eq(int, rep->err, ENODEV));
+	rep = round_trip(&g, SG_GET_SCSI_ID, true, &val, NULL, 0, 0);
+	cr_expect(eq(int, rep->err, ENODEV), "sg's informational ioctls too");
+	cr_expect(zero(u32, g.ft->ioctl.calls));
+	rig_fini(&g);
+}
+
+struct bsg_case {
+	const char *name;
+	unsigned cmd;
+	int err;
+};
+
+ParameterizedTestParameters(midlayer, bsg_target_answers_as_bsg)
+{
+	static struct bsg_case cases[] = {
+		{ "SG_SCSI_RESET", SG_SCSI_RESET, ENOTTY },
+		{ "SCSI_IOCTL_SEND_COMMAND", 1, EINVAL },
+		{ "SCSI_IOCTL_PROBE_HOST", MIDLAYER_PROBE_HOST, ENOTTY },
+		{ "SCSI_IOCTL_GET_PCI", MIDLAYER_GET_PCI, ENOTTY },
+		{ "SCSI_IOCTL_START_UNIT", MIDLAYER_START_UNIT, ENOTTY },
+	};
+
+	return cr_make_param_array(struct bsg_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* bsg_ioctl() knows none of them, and reads no argument to say so */
+ParameterizedTest(struct bsg_case *tc, midlayer, bsg_target_answers_as_bsg)
+{
+	struct rig g;
+	struct fake_reply *rep;
+
+	rig_init(&g, true, 1, O_RDWR);
+	g.ft->base.info.kind = TARGET_BSG;
+	rep = round_trip(&g, tc->cmd, true, (void *)8, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_ERR), "%s", tc->name);
+	cr_expect(eq(int, rep->err, tc->err), "%s", tc->name);
+	cr_expect(zero(u32, g.ft->ioctl.calls), "%s", tc->name);
+	rig_fini(&g);
+}
+
+/* struct scsi_ioctl_command with room for a page */
+struct sic {
+	uint32_t inlen, outlen;
+	uint8_t data[4096 + 64];
+};
+
+static void sic_init(struct sic *s, uint32_t inlen, uint32_t outlen, const uint8_t *cdb,
+		     unsigned cdb_len)
+{
+	memset(s, FAKE_UNTOUCHED, sizeof(*s));
+	s->inlen = inlen;
+	s->outlen = outlen;
+	memcpy(s->data, cdb, cdb_len);
+	for (uint32_t i = 0; i < inlen; i++)
+		s->data[cdb_len + i] = fake_pattern(i);
+}
+
+static const uint8_t INQUIRY_CDB[6] = { 0x12, 0, 0, 0, 36, 0 };
+
+/* the target writes outlen bytes of data-in over the command, at data */
+static void script_sic_data(struct fake_target *t, size_t len)
+{
+	t->ioctl.out_off = 8;
+	t->ioctl.out_len = len;
+	for (size_t i = 0; i < len; i++)
+		t->ioctl.out[i] = fake_pattern(i);
+}
+
+Test(midlayer, send_command_direct_returns_outlen_bytes)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	struct sic s, sent;
+
+	rig_init(&g, true, 1, O_RDONLY); /* INQUIRY: any open file, as sg */
+	sic_init(&s, 0, 36, INQUIRY_CDB, 6);
+	sent = s;
+	g.ft->ioctl.arg_len = 8 + 6;
+	script_sic_data(g.ft, 36);
+	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, rep->result));
+	cr_expect(eq(u32, g.ft->ioctl.cmd, 1));
+	cr_expect(zero(int, memcmp(g.ft->ioctl.arg, &sent, 8 + 6)),
+		  "inlen, outlen and the 6-byte CDB");
+	cr_expect(is_pattern(s.data, 0, 36));
+	cr_expect(fake_all_bytes(s.data + 36, 64, FAKE_UNTOUCHED), "nothing past outlen");
+	cr_expect(eq(u32, s.inlen, 0));
+	cr_expect(eq(u32, s.outlen, 36));
+	rig_fini(&g);
+}
+
+/* a status: the ioctl's value, and 8 + the sense's additional length, at most 16 */
+Test(midlayer, send_command_status_returns_16_bytes_of_sense)
+{
+	static const uint8_t sense[18] = { 0x70, 0, 5, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x21 };
+	struct rig g;
+	struct fake_reply *rep;
+	struct sic s;
+
+	rig_init(&g, true, 1, O_RDWR);
+	sic_init(&s, 0, 512, (const uint8_t[10]){ 0x28, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 1 }, 10);
+	g.ft->ioctl.ret = 2; /* CHECK CONDITION */
+	g.ft->ioctl.out_off = 8;
+	g.ft->ioctl.out_len = sizeof(sense);
+	memcpy(g.ft->ioctl.out, sense, sizeof(sense));
+	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(eq(int, rep->result, 2));
+	cr_expect(zero(int, memcmp(s.data, sense, 16)));
+	cr_expect(fake_all_bytes(s.data + 16, 64, FAKE_UNTOUCHED), "16 bytes of sense at most");
+	rig_fini(&g);
+}
+
+/* rounds: the lengths, the opcode, then the command with room for the answer */
+Test(midlayer, send_command_retry_path_with_data_out)
+{
+	static const uint8_t write10[10] = { 0x2a, 0, 0, 0, 0, 8, 0, 0, 1, 0 };
+	struct rig g;
+	struct fake_reply *rep;
+	unsigned rounds;
+	struct sic s;
+
+	rig_init(&g, false, 1, O_RDWR);
+	sic_init(&s, 512, 0, write10, 10);
+	g.ft->ioctl.arg_len = 8 + 10 + 512;
+	rep = kernel_ioctl(&g, 1, &s, &rounds);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, rep->result));
+	cr_expect(eq(u32, rounds, 4));
+	cr_expect(zero(int, memcmp(g.ft->ioctl.arg + 8, write10, 10)));
+	cr_expect(is_pattern(g.ft->ioctl.arg + 18, 0, 512), "data-out after the CDB");
+	rig_fini(&g);
+}
+
+Test(midlayer, send_command_takes_the_access_policy)
+{
+	static const uint8_t write10[10] = { 0x2a, 0, 0, 0, 0, 8, 0, 0, 1, 0 };
+	struct rig g;
+	struct fake_reply *rep;
+	struct sic s;
+
+	rig_init(&g, true, 1, O_RDONLY);
+	sic_init(&s, 512, 0, write10, 10);
+	fake_set_rawio(false);
+	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
+	fake_set_rawio(true);
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, EPERM), "WRITE(10) on a read-only file, no CAP_SYS_RAWIO");
+	cr_expect(zero(u32, g.ft->ioctl.calls));
+	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
+	cr_expect(eq(int, rep->kind, FAKE_IOCTL), "with CAP_SYS_RAWIO");
+	rig_fini(&g);
+}
+
+Test(midlayer, send_command_bad_lengths_and_null_are_einval)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	struct sic s;
+
+	rig_init(&g, true, 1, O_RDWR);
+	sic_init(&s, 0, 4097, INQUIRY_CDB, 6);
+	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
+	cr_expect(eq(int, rep->err, EINVAL), "outlen over a page");
+	sic_init(&s, 4097, 0, INQUIRY_CDB, 6);
+	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
+	cr_expect(eq(int, rep->err, EINVAL), "inlen over a page");
+	rep = round_trip(&g, 1, true, NULL, NULL, 0, 0);
+	cr_expect(eq(int, rep->err, EINVAL), "no argument");
+	rep = round_trip(&g, 1, true, (void *)8, NULL, 0, 0);
+	cr_expect(eq(int, rep->err, EFAULT), "an unreadable one");
+	cr_expect(zero(u32, g.ft->ioctl.calls));
+	rig_fini(&g);
+}
+
+static void script_host(struct fake_target *t, const char *s)
+{
+	t->ioctl.ret = 1;
+	t->ioctl.out_len = strlen(s) + 1;
+	memcpy(t->ioctl.out, s, t->ioctl.out_len);
+}
+
+/* ioctl_probe(): len bytes, or the string and its NUL; 1 */
+Test(midlayer, probe_host_copies_as_ioctl_probe)
+{
+	struct rig g;
+	struct fake_reply *rep;
+	union {
+		uint32_t len;
+		char s[64];
+	} u;
+
+	rig_init(&g, true, 1, O_RDONLY);
+	script_host(g.ft, "fake host");
+	memset(&u, FAKE_UNTOUCHED, sizeof(u));
+	u.len = 60;
+	rep = round_trip(&g, MIDLAYER_PROBE_HOST, true, &u, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(eq(int, rep->result, 1));
+	cr_expect(eq(str, u.s, "fake host"));
+	cr_expect(fake_all_bytes((unsigned char *)u.s + 10, 54, FAKE_UNTOUCHED));
+	memset(&u, FAKE_UNTOUCHED, sizeof(u));
+	u.len = 4;
+	g.ft->ioctl.out_len = 4; /* the kernel copies len bytes: no NUL */
+	rep = kernel_ioctl(&g, MIDLAYER_PROBE_HOST, &u, NULL);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, memcmp(u.s, "fake", 4)));
+	cr_expect(fake_all_bytes((unsigned char *)u.s + 4, 60, FAKE_UNTOUCHED));
+	rep = round_trip(&g, MIDLAYER_PROBE_HOST, true, NULL, NULL, 0, 0);
+	cr_expect(eq(int, rep->result, 1), "no buffer: 1, nothing copied");
+	cr_expect(not(g.ft->ioctl.had_arg));
+	rig_fini(&g);
+}
+
+/* sg's default: what it does not answer itself, a read-only file may not */
+Test(midlayer, get_pci_and_command_ioctls_need_a_read_write_file)
+{
+	static const unsigned cmds[] = { MIDLAYER_GET_PCI, MIDLAYER_STOP_UNIT, MIDLAYER_START_UNIT,
+					 MIDLAYER_DOORLOCK };
+	struct rig g;
+	struct fake_reply *rep;
+	char name[32];
+
+	rig_init(&g, true, 1, O_RDONLY);
+	for (unsigned i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		rep = round_trip(&g, cmds[i], true, name, NULL, 0, 0);
+		cr_expect(eq(int, rep->err, EPERM), "0x%x", cmds[i]);
+	}
+	cr_expect(zero(u32, g.ft->ioctl.calls));
+	g.o.open_flags = O_RDWR;
+	rep = round_trip(&g, MIDLAYER_START_UNIT, true, NULL, NULL, 0, 0);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(eq(u32, g.ft->ioctl.cmd, MIDLAYER_START_UNIT));
+	cr_expect(not(g.ft->ioctl.had_arg));
+	memset(name, FAKE_UNTOUCHED, sizeof(name));
+	g.ft->ioctl.out_len = 8;
+	memcpy(g.ft->ioctl.out, "pseudo_0", 8);
+	rep = kernel_ioctl(&g, MIDLAYER_GET_PCI, name, NULL);
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	cr_expect(zero(int, memcmp(name, "pseudo_0", 8)));
+	cr_expect(fake_all_bytes((unsigned char *)name + 8, 24, FAKE_UNTOUCHED), "no NUL, as sg");
+	rig_fini(&g);
+}
+
+Test(midlayer, get_transform_einval_and_blktrace_enotty)
+{
+	struct rig g;
+	struct fake_reply *rep;
+
+	rig_init(&g, true, 1, O_RDONLY);
+	rep = round_trip(&g, 0x2205 /* SG_GET_TRANSFORM */, true, NULL, NULL, 0, 0);
+	cr_expect(eq(int, rep->err, EINVAL), "the host's ioctl, or EINVAL: on any file");
+	rep = round_trip(&g, BLKTRACESTART, true, NULL, NULL, 0, 0);
+	cr_expect(eq(int, rep->err, ENOTTY));
 	rig_fini(&g);
 }
 

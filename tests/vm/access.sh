@@ -73,11 +73,12 @@ POL
 capabilities() {
     local eff want
     eff=$(awk '/^CapEff/ {print $2}' /proc/"$NODE_PID"/status)
-    # CAP_DAC_READ_SEARCH (2), CAP_SYS_RAWIO (17), CAP_SYS_PTRACE (19), CAP_CHOWN (0): --group
-    want=00000000000a0005
-    check "the daemon keeps only CAP_CHOWN, CAP_DAC_READ_SEARCH, CAP_SYS_RAWIO, CAP_SYS_PTRACE ($eff)" \
+    # CAP_DAC_READ_SEARCH (2), CAP_SYS_RAWIO (17), CAP_SYS_PTRACE (19), CAP_SYS_ADMIN (21,
+    # SG_SCSI_RESET), CAP_CHOWN (0): --group
+    want=00000000002a0005
+    check "the daemon keeps only CAP_CHOWN, CAP_DAC_READ_SEARCH, CAP_SYS_RAWIO, CAP_SYS_PTRACE, CAP_SYS_ADMIN ($eff)" \
         test "$eff" = "$want"
-    check "and says so" grep -q 'capabilities kept: CAP_CHOWN CAP_DAC_READ_SEARCH CAP_SYS_RAWIO CAP_SYS_PTRACE' \
+    check "and says so" grep -q 'capabilities kept: CAP_CHOWN CAP_DAC_READ_SEARCH CAP_SYS_RAWIO CAP_SYS_PTRACE CAP_SYS_ADMIN' \
         "$NODE_LOG"
 }
 

@@ -36,6 +36,12 @@ PARITY_KNOWN=(
     "pread=errno=EAGAIN"                   # CUSE passes no offset: a read()
     "pwrite=errno=EMSGSIZE"                # ... and a write()
     "v4-din_xfer_len-4G=errno=EINVAL"      # over the limit, refused before any copy
+    # section 10 (secprobe ioctls):
+    "sgio-guard-Z=errno=EINVAL"            # sg's ENOSYS cannot cross FUSE: bsg's EINVAL
+    "sgio-v4-protocol-1=errno=EINVAL"      # sg: ENOSYS; the node takes v4 as bsg does
+    "sgio-v4-subprotocol-1=errno=EINVAL"   # ... and refuses its bad protocol as bsg
+    "blktrace-start=errno=ENOTTY"          # the node has no request queue to trace
+    "blktrace-teardown=errno=ENOTTY"
 )
 
 # ---- running and comparing ----
@@ -507,6 +513,67 @@ errno_parity() {
     parity "9c" "kernel bsg" "$k" "$n"
 }
 
+# ---- 10. the mid-layer's ioctls: resets, SCSI_IOCTL_SEND_COMMAND, ... ----
+
+# ioctl_parity LABEL KERNEL_DEV MODES SKIP [USER...]: secprobe ioctls on the
+# kernel's node and on ours, for each open mode in MODES (rw, ro), as USER
+# (root without); lines matching SKIP are not compared (the node answers
+# them as sg does, whatever the target)
+ioctl_parity() {
+    local label=$1 dev=$2 modes=$3 skip=$4 m k n
+    shift 4
+    for m in $modes; do
+        k=$(bounded 60 "$@" "$SECPROBE" ioctls "$dev" $m | grep -Ev "^($skip) ")
+        n=$(bounded 60 "$@" "$SECPROBE" ioctls "$NODE" $m | grep -Ev "^($skip) ")
+        parity "10 ($label, $m)" "$label" "$k" "$n"
+    done
+}
+
+# sg_reset, as the suite's user and as nobody; a reset through the node
+# reaches the device: the kernel's sg then reports its UNIT ATTENTION
+sg_resets() {
+    local opt out before
+    for opt in -N -d -t -b -H; do
+        same "10: root: sg_reset $opt" "$VM_SG" sg_reset $opt @DEV@
+        sg_turs "$VM_SG" >/dev/null 2>&1
+        sg_turs "$VM_SG" >/dev/null 2>&1
+        same "10: nobody: sg_reset $opt (EACCES)" "$VM_SG" "${AS_USER[@]}" sg_reset $opt @DEV@
+    done
+    before=$(grep -c 'SG_SCSI_RESET' "$NODE_LOG")
+    sg_reset -d "$NODE" >/dev/null 2>&1
+    out=$(sg_turs -v "$VM_SG" 2>&1)
+    check "10: the node's device reset reaches the device (kernel sg: $(grep -m1 -io 'unit attention.*' <<<"$out"))" \
+        grep -qi 'unit attention' <<<"$out"
+    sg_turs "$VM_SG" >/dev/null 2>&1
+    check "10: the reset is logged" \
+        test "$(grep -c 'SG_SCSI_RESET 1: done' "$NODE_LOG")" -gt 0
+    "${AS_USER[@]}" sg_reset -d "$NODE" >/dev/null 2>&1
+    check "10: nobody's reset never reaches the daemon's target" \
+        test "$(grep -c 'SG_SCSI_RESET' "$NODE_LOG")" -eq $((before + 1))
+}
+
+ioctls_sg() {
+    ioctl_parity "kernel sg, root" "$VM_SG" "rw ro" "-"
+    ioctl_parity "kernel sg, nobody" "$VM_SG" "rw ro" "-" "${AS_USER[@]}"
+    sg_resets
+}
+
+# the node on the disk's and on the bsg node: what those kernel nodes answer
+ioctls_targets() {
+    node_start bsg/sec-sd-cuse "$VM_SD" --mode 0660 --group disk
+    # sd takes every ioctl on a read-only file too; the node keeps sg's rule
+    ioctl_parity "kernel sd, root" "$VM_SD" rw "-"
+    same "10b: root: sg_reset -d, sd target" "$VM_SD" sg_reset -d @DEV@
+    sg_turs "$VM_SG" >/dev/null 2>&1
+    sg_turs "$VM_SG" >/dev/null 2>&1
+    node_stop
+    node_start bsg/sec-bsg-cuse "$VM_BSG" --mode 0660 --group disk
+    # the node answers SG_GET_TRANSFORM as sg, for any target; bsg says ENOTTY
+    ioctl_parity "kernel bsg, root" "$VM_BSG" "rw ro" "get-transform"
+    same "10c: root: sg_reset -d, bsg target (ENOTTY)" "$VM_BSG" sg_reset -d @DEV@
+    node_stop
+}
+
 vm_load_scsi_debug dev_size_mb=16
 head -c 512 /dev/urandom >/tmp/blk
 chmod 0644 /tmp/blk
@@ -532,10 +599,12 @@ section 6 "6. a client whose memory never arrives" slow_client
 section 7 "7. SG_SET_FORCE_PACK_ID and readv()" force_pack_id_readv
 section 8 "8. a long v4 array, not page-aligned" long_v4_array
 section 9 "9. errno parity" errno_parity
+section 10 "10. the mid-layer's ioctls and sg_reset, sg target" ioctls_sg
 node_end
 section 1a "1a. the daemon out of file descriptors" fail_open_fds
 section 1b "1b. the daemon in a pid namespace of its own" fail_open_daemon_pidns
 section 3 "3. rights travel with the descriptor, sg's rule" pass_fd_sg_rule
 section 5 "5. memory bound (cuse_bsg --all)" memory_bound
+section 10 "10. the mid-layer's ioctls and sg_reset, sd and bsg targets" ioctls_targets
 echo "security suite took $((SECONDS - T0)) s in the guest"
 summary

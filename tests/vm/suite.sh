@@ -30,8 +30,9 @@ sg3_clients() {  # compare each sg3_utils / smartmontools client against $1
         same "sgclient ioctls" "$VM_SG" "$SGCLIENT" ioctls @DEV@
     KNOWN='s/^SG_GET_COMMAND_Q: ret=0 val=1$/SG_GET_COMMAND_Q: ret=0 val=7/' \
         same "sgclient ioctls, O_RDONLY" "$VM_SG" env SGCLIENT_RDONLY=1 "$SGCLIENT" ioctls @DEV@
-    # FUSE turns an ioctl's ENOSYS into ENOTTY: the one errno CUSE cannot pass
-    KNOWN='s/^v3_interface_id: ENOSYS$/v3_interface_id: ENOTTY/' \
+    # FUSE turns an ioctl's ENOSYS into ENOTTY, the one errno CUSE cannot
+    # pass: the node says EINVAL, as bsg and sd do
+    KNOWN='s/^v3_interface_id: ENOSYS$/v3_interface_id: EINVAL/' \
         same "bad input, v3" "$VM_SG" "$SGCLIENT" errors-v3 @DEV@
     same "bad input, v4" "$VM_BSG" "$SGCLIENT" errors-v4 @DEV@
     same "v4 INQUIRY" "$VM_BSG" "$SGCLIENT" v4-inquiry @DEV@
@@ -140,8 +141,9 @@ retry_path() {
     node_start bsg/test-cuse "$VM_SG" --copy=retry
     same "sg_inq (retry path)" "$VM_SG" sg_inq @DEV@
     same "sg_readcap (retry path)" "$VM_SG" sg_readcap -l @DEV@
-    # FUSE turns an ioctl's ENOSYS into ENOTTY: the one errno CUSE cannot pass
-    KNOWN='s/^v3_interface_id: ENOSYS$/v3_interface_id: ENOTTY/' \
+    # FUSE turns an ioctl's ENOSYS into ENOTTY, the one errno CUSE cannot
+    # pass: the node says EINVAL, as bsg and sd do
+    KNOWN='s/^v3_interface_id: ENOSYS$/v3_interface_id: EINVAL/' \
         same "bad input, v3 (retry path)" "$VM_SG" "$SGCLIENT" errors-v3 @DEV@
     same "bad input, v4 (retry path)" "$VM_BSG" "$SGCLIENT" errors-v4 @DEV@
     raw_rw
@@ -188,8 +190,27 @@ startup_failures() {
     vm_run modprobe cuse
 }
 
+# smartctl picks the device type by the name (smartmontools 7.3,
+# autodetect_smart_device() in os_linux.cpp), after following a link
+smartctl_names() {
+    local out
+    node_start bsg/name-cuse "$VM_SG"
+    same "smartctl -i, no -d: a bsg/ name is SCSI" "$VM_SG" smartctl -i @DEV@
+    ln -sf "$NODE" /tmp/disk-link
+    out=$(smartctl -i /tmp/disk-link 2>&1)
+    check "smartctl -i, no -d: a link to it too" grep -q 'Vendor: *Linux' <<<"$out"
+    node_stop
+    node_start disk0-cuse "$VM_SG"
+    out=$(smartctl -i "$NODE" 2>&1)
+    check "smartctl -i, no -d: another name is 'Unable to detect device type'" \
+        grep -q 'Unable to detect device type' <<<"$out"
+    same "smartctl -d scsi -i: the type given, any name" "$VM_SG" smartctl -d scsi -i @DEV@
+    node_stop
+}
+
 vm_load_scsi_debug dev_size_mb=16
 vm_log "scsi_debug: sg=$VM_SG sd=$VM_SD bsg=$VM_BSG"
+smartctl_names
 startup_failures
 # with ASan and LeakSanitizer: any leak or memory error fails node_stop
 suite_for "$VM_SG" "$PWD/build/cuse_bsg.asan"

@@ -316,8 +316,8 @@ check_g() {
         "grep -q '^NoNewPrivs:.1' /proc/$pid/status && grep -q '^Seccomp:.2' /proc/$pid/status"
     # the unit gives CAP_SETPCAP so that the daemon can empty its bounding set
     # of what it does not use (CAP_CHOWN without --owner/--group, CAP_SETPCAP)
-    check "g: bounding set = effective set = CAP_DAC_READ_SEARCH CAP_SYS_RAWIO CAP_SYS_PTRACE" bash -c \
-        "grep -qx 'CapEff:.00000000000a0004' /proc/$pid/status && grep -qx 'CapBnd:.00000000000a0004' /proc/$pid/status"
+    check "g: bounding set = effective set = CAP_DAC_READ_SEARCH CAP_SYS_RAWIO CAP_SYS_PTRACE CAP_SYS_ADMIN" bash -c \
+        "grep -qx 'CapEff:.00000000002a0004' /proc/$pid/status && grep -qx 'CapBnd:.00000000002a0004' /proc/$pid/status"
     check "g: the daemon's root is read-only (ProtectSystem=strict)" bash -c \
         "grep -q ' / / ro,' /proc/$pid/mountinfo"
     same "g: root: sg_inq" "$VM_SG" sg_inq @DEV@
@@ -326,6 +326,11 @@ check_g() {
     same "g: root: v4 READ(10) 1 MiB (sgclient), sha1" "$VM_BSG" \
         sh -c "'$SGCLIENT' v4-read @DEV@ 0 2048 | sha1sum"
     nobody=(setpriv --reuid=65534 --regid=65534 --groups="$(getent group disk | cut -d: -f3)" --inh-caps=-all)
+    # a reset needs CAP_SYS_ADMIN, kept in the unit's bounding set for it
+    same "g: root: sg_reset -d" "$VM_SG" sg_reset -d @DEV@
+    sg_turs "$VM_SG" >/dev/null 2>&1
+    sg_turs "$VM_SG" >/dev/null 2>&1
+    same "g: nobody in group disk: sg_reset -d (EACCES)" "$VM_SG" "${nobody[@]}" sg_reset -d @DEV@
     same "g: nobody in group disk: sg_inq" "$VM_SG" "${nobody[@]}" sg_inq @DEV@
     same "g: nobody in group disk: READ(10) 64 KiB (sg_raw), sha1" "$VM_SG" "${nobody[@]}" \
         sh -c "sg_raw -R -o /dev/stdout -r 65536 @DEV@ 28 00 00 00 00 00 00 00 80 00 2>/dev/null | sha1sum"

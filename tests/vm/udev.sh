@@ -153,6 +153,10 @@ unit_capabilities() {
     # an opcode outside the kernel's lists needs CAP_SYS_RAWIO at the target
     check "confined: a vendor opcode reaches the device (CAP_SYS_RAWIO)" bash -c \
         "sg_raw '$NODE' c0 00 00 00 00 00 2>&1 | grep -q 'SCSI Status: Check Condition'"
+    # the kernel asks CAP_SYS_ADMIN and CAP_SYS_RAWIO of a reset's caller: the daemon's
+    check "confined: sg_reset -d through the node (CAP_SYS_ADMIN)" sg_reset -d "$NODE"
+    sg_turs "$VM_SG" >/dev/null 2>&1
+    sg_turs "$VM_SG" >/dev/null 2>&1
     node_stop
     CUSE_BSG=$CUSE_BSG_REAL
     # reading another user's /proc/TID/syscall (forced pack_id reads) needs
