@@ -39,6 +39,7 @@ void ioctl_opener_init(struct opener *o)
 	atomic_init(&o->keep_orphan, 0);
 	atomic_init(&o->next_cmd_len, 0);
 	atomic_init(&o->debug, 0);
+	atomic_init(&o->prefer_tag, 0);
 }
 
 static void put_int(struct ioctx *x, int val)
@@ -201,6 +202,21 @@ void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags)
 	switch (cmd) {
 	case SG_IO:
 		sgio_ioctl(x);
+		break;
+	case SG_IOSUBMIT:
+		async_iosubmit(x, 4);
+		break;
+	case SG_IOSUBMIT_V3:
+		async_iosubmit(x, 3);
+		break;
+	case SG_IORECEIVE:
+		async_ioreceive(x, 4);
+		break;
+	case SG_IORECEIVE_V3:
+		async_ioreceive(x, 3);
+		break;
+	case SG_IOABORT:
+		async_ioabort(x);
 		break;
 	case SG_GET_VERSION_NUM:
 		put_int(x, SCSI_SG_VERSION);
