@@ -52,19 +52,30 @@
 #define SG_IOSUBMIT_V3	_IOWR(0x22, 0x45, struct sg_io_hdr)
 #define SG_IORECEIVE_V3 _IOWR(0x22, 0x46, struct sg_io_hdr)
 
-#define SGV4_FLAG_YIELD_TAG	0x8	   /* SG_IOSUBMIT writes generated_tag back */
-#define SGV4_FLAG_COMPLETE_B4	0x100	   /* mrq: complete this one before the next */
-#define SGV4_FLAG_IMMED		0x400	   /* submit without waiting; receive without blocking */
-#define SGV4_FLAG_STOP_IF	0x1000	   /* blocking mrq: stop at the first error */
-#define SGV4_FLAG_DEV_SCOPE	0x2000	   /* SG_IOABORT across the device's files */
-#define SGV4_FLAG_SHARE		0x4000	   /* shared file descriptors' buffer */
-#define SGV4_FLAG_DO_ON_OTHER	0x8000	   /* ... on the other of a shared pair */
-#define SGV4_FLAG_MULTIPLE_REQS 0x40000	   /* a control object */
-#define SG_INFO_ABORTED		0x10	   /* in info: SG_IOABORT reached it */
-#define SG_INFO_MRQ_FINI	0x20	   /* in info: completed through a control object */
-#define SCSI_V4_MRQ_MAX_BYTES	(2u << 20) /* sg's SG_MAX_MULTI_REQ_SZ */
-#define SCSI_DRIVER_SOFT	0x04u	   /* driver_status of an aborted command */
-#define SCSI_DID_ABORT		0x05u	   /* host_status of one aborted before it ran */
+#define SGV4_FLAG_YIELD_TAG	0x8	/* SG_IOSUBMIT writes generated_tag back */
+#define SGV4_FLAG_COMPLETE_B4	0x100	/* mrq: complete this one before the next */
+#define SGV4_FLAG_IMMED		0x400	/* submit without waiting; receive without blocking */
+#define SGV4_FLAG_STOP_IF	0x1000	/* blocking mrq: stop at the first error */
+#define SGV4_FLAG_DEV_SCOPE	0x2000	/* SG_IOABORT across the device's files */
+#define SGV4_FLAG_SHARE		0x4000	/* shared file descriptors' buffer */
+#define SGV4_FLAG_DO_ON_OTHER	0x8000	/* ... on the other of a shared pair */
+#define SGV4_FLAG_MULTIPLE_REQS 0x40000 /* a control object */
+#define SG_INFO_ABORTED		0x10	/* in info: SG_IOABORT reached it */
+#define SG_INFO_MRQ_FINI	0x20	/* in info: completed through a control object */
+/* SG_SET_GET_EXTENDED: of it, the node keeps one flag (README) */
+struct sg_extended_info {
+	uint32_t sei_wr_mask, sei_rd_mask;
+	uint32_t ctl_flags_wr_mask, ctl_flags_rd_mask, ctl_flags;
+	uint32_t read_value, reserved_sz, tot_fd_thresh, minor_index, share_fd, sgat_elem_sz;
+	int32_t num;
+	uint8_t pad_to_96[48];
+};
+#define SG_SET_GET_EXTENDED	     _IOWR(0x22, 0x51, struct sg_extended_info)
+#define SG_SEIM_CTL_FLAGS	     0x1
+#define SG_CTL_FLAGM_TAG_FOR_PACK_ID 0x2	/* receive and abort by tag, not pack_id */
+#define SCSI_V4_MRQ_MAX_BYTES	     (2u << 20) /* sg's SG_MAX_MULTI_REQ_SZ */
+#define SCSI_DRIVER_SOFT	     0x04u	/* driver_status of an aborted command */
+#define SCSI_DID_ABORT		     0x05u	/* host_status of one aborted before it ran */
 
 enum scsi_dir {
 	SCSI_DIR_NONE,

@@ -2592,7 +2592,14 @@ Test(async, ioreceive_by_pack_id_or_tag_under_force_pack_id)
 	cr_expect(eq(u32, r.request_extra, 102));
 	cr_expect(is_data_in(b[2].data, 512, 2));
 
-	atomic_store(&g.o->prefer_tag, 1);
+	struct sg_extended_info sei = { .sei_wr_mask = SG_SEIM_CTL_FLAGS,
+					.sei_rd_mask = SG_SEIM_CTL_FLAGS,
+					.ctl_flags_wr_mask = SG_CTL_FLAGM_TAG_FOR_PACK_ID,
+					.ctl_flags_rd_mask = SG_CTL_FLAGM_TAG_FOR_PACK_ID,
+					.ctl_flags = SG_CTL_FLAGM_TAG_FOR_PACK_ID };
+
+	cr_assert(zero(int, call_ioctl(&g, SG_SET_GET_EXTENDED, &sei)));
+	cr_expect(eq(u32, sei.ctl_flags, SG_CTL_FLAGM_TAG_FOR_PACK_ID), "read back");
 	fake_target_open(g.ft, 3);
 	wait_done(&g, 2);
 	r = rcv_hdr(-1, 0);
