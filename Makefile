@@ -172,7 +172,7 @@ bench: test-progs
 	@mkdir -p build/bench build/bench-halt
 	$(VM_RUN) --timeout 3600 --out build/bench --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh
 	$(VM_RUN) --timeout 1200 --out build/bench-halt tests/vm/bench.sh qd16
-	tests/bench-plot build/bench/fio.csv >build/bench/iops-vs-qd.svg
+	tests/bench-plot build/bench/fio.csv build/bench/ioctl.csv >build/bench/iops-vs-qd.svg
 	@echo "plot: build/bench/iops-vs-qd.svg"
 
 # The sg v4 ioctls' rows of make bench alone (some 10 minutes), in one boot
@@ -181,6 +181,8 @@ bench-ioctl: test-progs
 	@mkdir -p build/bench-ioctl
 	$(VM_RUN) --timeout 3600 --out build/bench-ioctl --cmdline "$(BENCH_CMDLINE)" \
 		tests/vm/bench.sh ioctl
+	tests/bench-plot /dev/null build/bench-ioctl/ioctl.csv >build/bench-ioctl/ioctl-vs-qd.svg
+	@echo "plot: build/bench-ioctl/ioctl-vs-qd.svg"
 
 # One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
 # module it tests.  Not part of all: libFuzzer comes with clang (Debian 12:
