@@ -188,26 +188,30 @@ v4_iops() {
     "$V4IO" load "$1" "$2" "$3" "$FIO_TIME" 2>/dev/null | sed -n 's/^iops=\([0-9]*\) .*/\1/p'
 }
 
-# ioctl_sweep LABEL: kernel sg's write()/read() through fio against the node's
-# (fio) and the node's batched ioctls (tests/sgv4io load, submitting and
-# reaping a quarter of the depth a call); ioctl.csv gets label,qd,kernel,node,ioctls
+# ioctl_sweep LABEL [null]: kernel sg's write()/read() through fio against the
+# node's (fio) and the node's batched ioctls (tests/sgv4io load, submitting
+# and reaping a quarter of the depth a call), and with "null" the null
+# responder's same ioctls; ioctl.csv gets label,qd,kernel,node,ioctls,null
 ioctl_sweep() {
-    local label=$1 qd b r k n v ks ns vs
+    local label=$1 with_null=${2:-} qd b r k n v z ks ns vs zs
     for qd in 1 16 64 256; do
         b=$((qd / 4 > 0 ? qd / 4 : 1))
-        ks='' ns='' vs=''
+        ks='' ns='' vs='' zs=''
         for r in $(seq "$ROUNDS"); do
             ks+="$(fio_iops "$VM_SG" $qd) "
             ns+="$(fio_iops /dev/bsg/direct-cuse $qd) "
             vs+="$(v4_iops /dev/bsg/direct-cuse $qd $b) "
+            [ -z "$with_null" ] || zs+="$(v4_iops /dev/bsg/null-cuse $qd $b) "
         done
-        k=$(med <<<"$ks") n=$(med <<<"$ns") v=$(med <<<"$vs")
-        awk -v l="$label" -v q=$qd -v b=$b -v k="$k" -v n="$n" -v v="$v" '
+        k=$(med <<<"$ks") n=$(med <<<"$ns") v=$(med <<<"$vs") z=$(med <<<"$zs")
+        awk -v l="$label" -v q=$qd -v b=$b -v k="$k" -v n="$n" -v v="$v" -v z="$z" '
             function ratio(x, base) { return x == "" || !(base > 0) ? "n/a" : sprintf("%.2f", x / base) }
             function val(x) { return x == "" ? "EDOM" : sprintf("%d", x) }
-            BEGIN { printf "| %-11s | %7d | %5d | %9s | %9s | %5s | %11s | %5s | %9s |\n", l, q, b,
-                    val(k), val(n), ratio(n, k), val(v), ratio(v, k), ratio(v, n) }'
-        echo "$label,$qd,$k,$n,$v" >>"$VM_OUT/ioctl.csv"
+            function opt(x) { return x == "" ? "n/a" : sprintf("%d", x) }
+            BEGIN { printf "| %-11s | %7d | %5d | %9s | %9s | %5s | %11s | %5s | %10s | %12s | %9s |\n",
+                    l, q, b, val(k), val(n), ratio(n, k), val(v), ratio(v, k), ratio(v, n),
+                    opt(z), ratio(v, z) }'
+        echo "$label,$qd,$k,$n,$v,$z" >>"$VM_OUT/ioctl.csv"
     done
 }
 
@@ -228,10 +232,13 @@ ioctl_tables() {
     echo "fio's sg engine (write()/poll()/read()) on the kernel's sg and on the node, IOPS"
     echo "(medians of $ROUNDS runs of ${FIO_TIME} s); EDOM: sg's 16 slots, kernel and node alike"
     echo
-    echo "| scsi_debug  | iodepth | batch | kernel sg | node, fio | /kern | node, ioctls | /kern | ioctls/fio |"
-    echo "|-------------|--------:|------:|----------:|----------:|------:|------------:|------:|-----------:|"
+    echo "null, ioctls: the null responder's same ioctls (no target; the caller's process looked up"
+    echo "as the node does); node/null: the node's ioctls against it"
+    echo
+    echo "| scsi_debug  | iodepth | batch | kernel sg | node, fio | /kern | node, ioctls | /kern | ioctls/fio | null, ioctls | node/null |"
+    echo "|-------------|--------:|------:|----------:|----------:|------:|------------:|------:|-----------:|-------------:|----------:|"
     : >"$VM_OUT/ioctl.csv"
-    ioctl_sweep "delay=0"
+    ioctl_sweep "delay=0" null
     echo 20000000 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
     ioctl_sweep "ndelay=20ms"
     echo 0 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
@@ -242,6 +249,7 @@ ioctl_tables() {
     ioctl_requests 16 4
     ioctl_requests 16 16
     ioctl_requests 64 16
+    ioctl_requests 256 64
 }
 
 declare -A QD16=()
