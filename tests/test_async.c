@@ -2859,3 +2859,31 @@ Test(async, release_with_ioctl_commands_running_and_a_parked_receive)
 			  "no user memory touched after release");
 	rig_fini(&g);
 }
+
+Test(async, iosubmit_v3_and_ioreceive_v3_take_v3_headers_only)
+{
+	struct fake_cmd b[2];
+	struct sg_io_hdr h3, r3;
+	struct sg_io_v4 h4, r4;
+	struct rig g;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	h4 = v4_read(&b[0], 1, 512, 1);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h4)));
+	h3 = v3_read(&b[1], 2, 512, 2);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT_V3, &h3)));
+	wait_done(&g, 2);
+	r3 = (struct sg_io_hdr){ .interface_id = 'S' };
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE_V3, &r3)),
+		  "the v3 one, though not the oldest");
+	cr_expect(eq(int, r3.pack_id, 2));
+	cr_expect(eq(ptr, r3.usr_ptr, h3.usr_ptr));
+	cr_expect(is_data_in(b[1].data, 512, 2));
+	r3 = (struct sg_io_hdr){ .interface_id = 'S', .flags = SGV4_FLAG_IMMED };
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE_V3, &r3), -EAGAIN), "no v3 one left");
+	r4 = rcv_hdr(-1, 0);
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r4)));
+	cr_expect(eq(u32, r4.request_extra, 1));
+	rig_fini(&g);
+}
