@@ -36,8 +36,8 @@ VM_RUN := tests/vm/vm-run
 
 # the test suites' clients and the daemon under AddressSanitizer: built by the
 # targets that use them (their packages come with ./setup's test set), not by all
-TEST_PROGS := tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/bsgbind tests/nullcuse \
-	tests/notifywait build/cuse_bsg.asan
+TEST_PROGS := tests/sgclient tests/sgclient32 tests/sgasync tests/sgv4io tests/secprobe tests/bsgbind \
+	tests/nullcuse tests/notifywait build/cuse_bsg.asan
 
 all: cuse_bsg
 
@@ -106,6 +106,10 @@ tests/sgclient: tests/sgclient.o
 tests/sgasync: tests/sgasync.o
 	$(CC) $(LDFLAGS) $^ -o $@
 
+# the sg v4 driver's ioctls, and a load generator that batches them
+tests/sgv4io: tests/sgv4io.o
+	$(CC) $(LDFLAGS) $^ -o $@
+
 # attack and probe clients for tests/vm/security.sh
 tests/secprobe: tests/secprobe.o
 	$(CC) $(LDFLAGS) $^ -pthread -o $@
@@ -148,6 +152,7 @@ tsan: tests/stress_async
 vm-check: test-progs
 	$(VM_RUN) tests/vm/suite.sh
 	$(VM_RUN) tests/vm/async.sh
+	$(VM_RUN) tests/vm/ioctl.sh
 	$(VM_RUN) tests/vm/access.sh
 	$(VM_RUN) tests/vm/security.sh
 	$(VM_RUN) tests/vm/udev.sh
@@ -175,8 +180,17 @@ bench: test-progs
 	@mkdir -p build/bench build/bench-halt
 	$(VM_RUN) --timeout 3600 --out build/bench --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh
 	$(VM_RUN) --timeout 1200 --out build/bench-halt tests/vm/bench.sh qd16
-	tests/bench-plot build/bench/fio.csv >build/bench/iops-vs-qd.svg
+	tests/bench-plot build/bench/fio.csv build/bench/ioctl.csv >build/bench/iops-vs-qd.svg
 	@echo "plot: build/bench/iops-vs-qd.svg"
+
+# The sg v4 ioctls' rows of make bench alone (some 10 minutes), in one boot
+# with the same idle=poll.
+bench-ioctl: test-progs
+	@mkdir -p build/bench-ioctl
+	$(VM_RUN) --timeout 3600 --out build/bench-ioctl --cmdline "$(BENCH_CMDLINE)" \
+		tests/vm/bench.sh ioctl
+	tests/bench-plot /dev/null build/bench-ioctl/ioctl.csv >build/bench-ioctl/ioctl-vs-qd.svg
+	@echo "plot: build/bench-ioctl/ioctl-vs-qd.svg"
 
 # One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
 # module it tests.  Not part of all: libFuzzer comes with clang (Debian 12:
@@ -264,8 +278,9 @@ install-check: cuse_bsg
 
 clean:
 	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/stress_async \
-		tests/sgclient tests/sgclient32 tests/sgasync tests/secprobe tests/bsgbind tests/nullcuse tests/notifywait
+		tests/sgclient tests/sgclient32 tests/sgasync tests/sgv4io tests/secprobe tests/bsgbind \
+		tests/nullcuse tests/notifywait
 
-.PHONY: all test-progs unit tsan vm-check check install-check demo bench fuzz fuzz-check $(FUZZ_RUNS) \
-	format-check shellcheck install uninstall clean
+.PHONY: all test-progs unit tsan vm-check check install-check demo bench bench-ioctl fuzz fuzz-check \
+	$(FUZZ_RUNS) format-check shellcheck install uninstall clean
 -include *.d tests/*.d build/san/*.d build/san/tests/*.d build/tsan/*.d build/tsan/tests/*.d

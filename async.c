@@ -50,18 +50,53 @@
  */
 #define SPLIT_PIECE_MIN ((31u << 12) + 1)
 
-/* A read() or write() waiting for a completion or for room. */
+/*
+ * Which completions a call may take: its process's (a command's owner,
+ * whose memory its data-in and sense addresses name), of its header
+ * version, and the one of its pack_id or tag if it names one.
+ */
+struct want {
+	int id;		  /* pack_id, or tag (by_tag); -1: any */
+	bool by_tag;	  /* id is a tag (SG_SET_GET_EXTENDED's TAG_FOR_PACK_ID) */
+	pid_t owner;	  /* the caller's process */
+	unsigned version; /* 3 or 4; 0: either (read()) */
+};
+
+/* An SG_IORECEIVE(_V3) call: where its completions go. */
+struct rcv {
+	fuse_req_t req;
+	pid_t tid;
+	uint64_t arg; /* its header */
+	struct want w;
+	bool mrq;	     /* a control object: an array of completions */
+	unsigned max;	     /* mrq: the room in the array at cop.din_xferp */
+	struct sg_io_v4 cop; /* mrq: the control object as given */
+};
+
+/* A read(), SG_IORECEIVE or write() waiting for a completion or for room. */
 struct parked {
 	struct parked *next;
 	fuse_req_t req;
 	pid_t tid;
 	size_t size;	     /* read: room in the reader's buffer */
-	int pack_id;	     /* read: the one wanted, or -1 */
+	struct want w;	     /* read: the completions it may take */
+	struct rcv *rcv;     /* SG_IORECEIVE: this call, or NULL for a read() */
 	bool unresolved;     /* read: pack_id forced but not read yet (resolver) */
 	bool nonblock;	     /* read: O_NONBLOCK, once pack_id is known */
 	size_t len;	     /* write: bytes of headers in buf */
+	struct rcv rcv_self; /* SG_IORECEIVE: what rcv points to */
 	unsigned char buf[]; /* write: the headers, copied out of the request */
 };
+
+/*
+ * The most completions one SG_IORECEIVE of a control object takes: as
+ * many as an open file may have outstanding.
+ */
+#define RCV_MAX DAEMON_MAX_DEPTH
+
+static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool take,
+		   struct sgio_cmd **cmds, unsigned *n);
+static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd **cmds, unsigned n);
 
 int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident)
 {
@@ -171,8 +206,9 @@ static unsigned poll_limit(struct opener *o)
 	return queue_limit(o, atomic_load(&o->wrote) == 3 ? 3 : 4);
 }
 
-static struct sgio_cmd *pick(struct opener *o, int pack_id);
-static bool busy(struct opener *o, int pack_id);
+static struct sgio_cmd *pick(struct opener *o, const struct want *w);
+static bool busy(struct opener *o, const struct want *w);
+static bool rcv_ready(struct opener *o, const struct rcv *rc);
 
 /*
  * Caller holds o->lock: would a parked reader, or writer, get on now?  A
@@ -183,8 +219,9 @@ static bool reader_ready(struct opener *o, const struct parked *p)
 {
 	if (p->unresolved)
 		return atomic_load(&o->d->target_gone);
-	return pick(o, p->pack_id) != NULL ||
-	       (atomic_load(&o->d->target_gone) && !busy(o, p->pack_id));
+	if (p->rcv)
+		return rcv_ready(o, p->rcv);
+	return pick(o, &p->w) != NULL || (atomic_load(&o->d->target_gone) && !busy(o, &p->w));
 }
 
 static bool writer_ready(struct opener *o, const struct parked *p)
@@ -507,13 +544,20 @@ static int fetch_guarded(struct opener *o, fuse_req_t req, struct sgio_cmd *cmd)
 	return guard_end(o->d->wd, &g) ? err : SGIO_ANSWERED;
 }
 
+/* Who submits: a write() (the opener's process) or an SG_IOSUBMIT of owner's. */
+struct origin {
+	pid_t owner;
+	bool ioctl;
+};
+
 /*
  * Take one header into the opener's queue and into b, to start once the
- * write is answered.  0, -EDOM or -EAGAIN when the opener's queue is full,
- * SGIO_ANSWERED, or the header's errno.
+ * call is answered.  0, -EDOM or -EAGAIN when the opener's queue is full,
+ * SGIO_ANSWERED, or the header's errno.  *ret_tag (if not NULL): the
+ * command's generated_tag.
  */
 static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr, size_t len,
-		      struct batch *b)
+		      struct batch *b, const struct origin *from, int *ret_tag)
 {
 	struct sgio_cmd *cmd;
 	struct scsi_req r;
@@ -526,17 +570,25 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 		err = sgio_cmd_new(o, &r, tid, &cmd);
 	if (err)
 		return err;
+	cmd->owner = from->owner;
 	pthread_mutex_lock(&o->lock);
-	if (o->queued >= queue_limit(o, r.version)) {
+	/* the ioctls' bound is the file's, whatever the write()s' depth */
+	if (o->queued >= (from->ioctl ? DAEMON_MAX_DEPTH : queue_limit(o, r.version))) {
 		pthread_mutex_unlock(&o->lock);
 		sgio_cmd_free(cmd);
-		return r.version == 3 ? -EDOM : -EAGAIN; /* sg: EDOM, blocking or not */
+		/* sg: EDOM, blocking or not */
+		return r.version == 3 && !from->ioctl ? -EDOM : -EAGAIN;
 	}
 	o->queued++;
 	o->refs++;
+	cmd->tag = o->next_tag;
+	o->next_tag = o->next_tag == INT32_MAX ? 0 : o->next_tag + 1;
 	list_append(&o->head, &o->tail, cmd);
 	pthread_mutex_unlock(&o->lock);
-	atomic_store(&o->wrote, r.version);
+	if (ret_tag)
+		*ret_tag = cmd->tag;
+	if (!from->ioctl)
+		atomic_store(&o->wrote, r.version);
 	if (r.version == 3) {
 		int off = 0;
 
@@ -544,7 +596,7 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 	}
 	err = fetch_guarded(o, req, cmd);
 	if (!err)
-		err = sgio_check_access(cmd, true);
+		err = sgio_check_access(cmd, !from->ioctl);
 	if (err) {
 		pthread_mutex_lock(&o->lock);
 		list_unlink(&o->head, &o->tail, cmd);
@@ -566,11 +618,12 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 static long submit_headers(struct opener *o, fuse_req_t req, pid_t tid, const unsigned char *buf,
 			   size_t len, struct batch *b)
 {
+	const struct origin from = { .owner = o->ident.c.tgid };
 	size_t hdr_len = SCSI_V4_HDR_LEN, off;
 	int err = 0;
 
 	for (off = 0; off + hdr_len <= len; off += hdr_len) {
-		err = submit_one(o, req, tid, buf + off, hdr_len, b);
+		err = submit_one(o, req, tid, buf + off, hdr_len, b, &from, NULL);
 		if (err)
 			break;
 	}
@@ -654,7 +707,10 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	err = size < SCSI_V3_HDR_LEN ? -EINVAL : submit_one(o, req, tid, buf, SCSI_V3_HDR_LEN, &b);
+	const struct origin from = { .owner = o->ident.c.tgid };
+	err = size < SCSI_V3_HDR_LEN
+		      ? -EINVAL
+		      : submit_one(o, req, tid, buf, SCSI_V3_HDR_LEN, &b, &from, NULL);
 	if (err == SGIO_ANSWERED)
 		return;
 	if (err)
@@ -664,25 +720,46 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	batch_start(&b);
 }
 
-/* Caller holds o->lock.  The oldest command of pack_id (-1: any) done, or not. */
-static struct sgio_cmd *find(struct opener *o, int pack_id, bool done)
+/*
+ * May a call that wants w take c?  A command without an owner (an SG_IO
+ * kept for read()) is any caller's; --shared-queue's files share every
+ * completion, as pre-4.19 bsg did.
+ */
+static bool wanted(const struct opener *o, const struct sgio_cmd *c, const struct want *w)
 {
-	for (struct sgio_cmd *c = o->head; c; c = c->next)
-		if (c->done == done && (pack_id == -1 || pack_id_of(c) == pack_id))
+	if (w->version && c->r.version != w->version)
+		return false;
+	if (c->owner && c->owner != w->owner && !o->shared)
+		return false;
+	return w->id == -1 || (w->by_tag ? c->tag : pack_id_of(c)) == w->id;
+}
+
+/* Caller holds o->lock.  The oldest command from c on that w wants, done or not. */
+static struct sgio_cmd *find_from(struct opener *o, struct sgio_cmd *c, const struct want *w,
+				  bool done)
+{
+	for (; c; c = c->next)
+		if (c->done == done && wanted(o, c, w))
 			return c;
 	return NULL;
 }
 
 /* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
-static struct sgio_cmd *pick(struct opener *o, int pack_id)
+static struct sgio_cmd *pick(struct opener *o, const struct want *w)
 {
-	return find(o, pack_id, true);
+	return find_from(o, o->head, w, true);
 }
 
-/* Caller holds o->lock: is a command of pack_id (-1: any) still running? */
-static bool busy(struct opener *o, int pack_id)
+/* Caller holds o->lock: is a command w wants still running? */
+static bool busy(struct opener *o, const struct want *w)
 {
-	return find(o, pack_id, false) != NULL;
+	return find_from(o, o->head, w, false) != NULL;
+}
+
+/* The want of a read() of pack_id (-1: any): the opener's process is the reader's. */
+static struct want read_want(const struct opener *o, int pack_id)
+{
+	return (struct want){ .id = pack_id, .owner = o->ident.c.tgid };
 }
 
 /*
@@ -690,11 +767,14 @@ static bool busy(struct opener *o, int pack_id)
  * a reader: one v3, or as many v4 as fit, at most READ_MAX_HDRS (cmds'
  * size).  Returns how many, in cmds.
  */
-static unsigned take_done(struct opener *o, int pack_id, size_t room, struct sgio_cmd **cmds)
+static unsigned take_done(struct opener *o, const struct want *w, size_t room,
+			  struct sgio_cmd **cmds)
 {
-	struct sgio_cmd *c = pick(o, pack_id);
+	struct want v4 = *w;
+	struct sgio_cmd *c = pick(o, w);
 	unsigned n = 0;
 
+	v4.version = 4;
 	while (c) {
 		struct sgio_cmd *next = c->next;
 
@@ -702,12 +782,10 @@ static unsigned take_done(struct opener *o, int pack_id, size_t room, struct sgi
 		o->queued--;
 		o->done--;
 		cmds[n++] = c;
-		if (c->r.version == 3 || (n + 1) * SCSI_V4_HDR_LEN > room || pack_id != -1 ||
+		if (c->r.version == 3 || (n + 1) * SCSI_V4_HDR_LEN > room || w->id != -1 ||
 		    n == READ_MAX_HDRS)
 			break;
-		while (next && !(next->done && next->r.version == 4))
-			next = next->next;
-		c = next;
+		c = find_from(o, next, &v4, true);
 	}
 	return n;
 }
@@ -721,6 +799,13 @@ static int deliver_one(struct sgio_cmd *cmd, pid_t tid, unsigned char *out)
 	if (cmd->err)
 		return cmd->err; /* the target's SG_IO itself failed */
 	sense_len = scsi_complete(&cmd->r, &cmd->c.res, cmd->duration);
+	if (cmd->aborted && cmd->r.version == 3) {
+		cmd->r.hdr.v3.info |= SG_INFO_ABORTED;
+	} else if (cmd->aborted) {
+		cmd->r.hdr.v4.info |= SG_INFO_ABORTED;
+		/* bsg's rule leaves out the DRIVER_SOFT an unrun abort sets */
+		cmd->r.hdr.v4.driver_status |= cmd->c.res.driver_status;
+	}
 	err = sgio_put_data(cmd, tid, sense_len);
 	if (!err)
 		memcpy(out, cmd->r.hdr.raw, cmd->r.hdr_len);
@@ -1055,17 +1140,18 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 		    int pack_id, bool unresolved)
 {
 	struct sgio_cmd *cmds[READ_MAX_HDRS];
+	struct want w = read_want(o, pack_id);
 	struct parked *p = NULL;
 	unsigned n;
 	bool gone;
 
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
-		n = unresolved ? 0 : take_done(o, pack_id, size, cmds);
+		n = unresolved ? 0 : take_done(o, &w, size, cmds);
 		if (n)
 			o->refs++; /* deliver() goes on after its answer, when the
 				    * client may already have closed the file */
-		gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !busy(o, pack_id));
+		gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !busy(o, &w));
 		pthread_mutex_unlock(&o->lock);
 		if (n) {
 			free(p);
@@ -1089,7 +1175,7 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 		*p = (struct parked){ .req = req,
 				      .tid = tid,
 				      .size = size,
-				      .pack_id = pack_id,
+				      .w = w,
 				      .unresolved = unresolved,
 				      .nonblock = flags & O_NONBLOCK };
 		switch (park_call(o, &o->readers, p, false, reader_ready)) {
@@ -1140,7 +1226,9 @@ static struct parked *take_gone_readers(struct opener *o)
 	while (*pp) {
 		struct parked *p = *pp;
 
-		if (!p->unresolved && (pick(o, p->pack_id) || busy(o, p->pack_id))) {
+		const struct want *w = p->rcv ? &p->rcv->w : &p->w;
+
+		if (!p->unresolved && (pick(o, w) || busy(o, w))) {
 			pp = &p->next;
 			continue;
 		}
@@ -1166,14 +1254,24 @@ static void answer_all(struct parked *p, int err)
 /* Serve the parked readers that a completion now satisfies. */
 static void serve_readers(struct opener *o)
 {
-	struct sgio_cmd *cmds[READ_MAX_HDRS];
+	struct sgio_cmd *cmds[RCV_MAX];
 	struct parked *p, *gone;
 	unsigned n = 0;
+	int res = 0;
 
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
 		for (p = o->readers; p; p = p->next) {
-			n = p->unresolved ? 0 : take_done(o, p->pack_id, p->size, cmds);
+			if (p->unresolved)
+				continue;
+			if (p->rcv) {
+				res = rcv_try(o, p->rcv, false, true, cmds, &n);
+				if (res <= 0)
+					break;
+				continue;
+			}
+			res = 0;
+			n = take_done(o, &p->w, p->size, cmds);
 			if (n)
 				break;
 		}
@@ -1187,7 +1285,13 @@ static void serve_readers(struct opener *o)
 			return;
 		}
 		unparked(p);
-		deliver(o, p->req, p->tid, p->size, cmds, n); /* gave back: the loop serves them */
+		/* gave back: the loop serves them */
+		if (!p->rcv)
+			deliver(o, p->req, p->tid, p->size, cmds, n);
+		else if (res < 0)
+			fuse_reply_err(p->req, -res);
+		else
+			deliver_rcv(o, p->rcv, cmds, n);
 		free(p);
 	}
 }
@@ -1508,7 +1612,8 @@ int async_pack_id(struct opener *o)
 	int id;
 
 	pthread_mutex_lock(&o->lock);
-	c = pick(o, -1);
+	for (c = o->head; c && !c->done; c = c->next)
+		;
 	id = c ? pack_id_of(c) : -1;
 	pthread_mutex_unlock(&o->lock);
 	return id;
@@ -1533,4 +1638,476 @@ void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
 		t[i].duration = c->done ? c->duration : sgio_elapsed_ms(&c->start);
 	}
 	pthread_mutex_unlock(&o->lock);
+}
+
+/*
+ * ---- The sg v4 driver's ioctls: SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT ----
+ *
+ * The caller's own ioctl, so no read()/write() context check: each command
+ * passes the access policy with the submitting thread's rights, as SG_IO's
+ * do, and its completion goes only to a thread of the process that
+ * submitted it (its data-in and sense addresses are that process's), into
+ * that thread's memory while it is blocked in its SG_IORECEIVE or read().
+ * Commands share the opener's list with write()'s, so the calls mix.
+ */
+
+/* Client memory through the watchdog: 0, -errno or SGIO_ANSWERED. */
+static int copy_guarded(struct opener *o, fuse_req_t req, pid_t tid, uint64_t addr, void *buf,
+			size_t len, bool out)
+{
+	struct guard g;
+	int err = guard_begin(o->d->wd, &g, req, tid, &o->stuck);
+
+	if (err)
+		return err;
+	err = out ? uaccess_write(tid, addr, buf, len) : uaccess_read(tid, addr, buf, len);
+	if (err == -EPERM)
+		err = -EINVAL; /* out of our reach: as without the direct path */
+	return guard_end(o->d->wd, &g) ? err : SGIO_ANSWERED;
+}
+
+/* The process of thread tid; unreadable is refused (unsure means no). */
+static int caller_tgid(struct opener *o, pid_t tid, pid_t *ret)
+{
+	struct uaccess_status own;
+	int err;
+
+	if (pthread_mutex_trylock(&o->status_lock)) {
+		uaccess_status_init(&own);
+		err = uaccess_tgid(&own, tid, ret);
+		uaccess_status_fini(&own);
+	} else {
+		err = uaccess_tgid(&o->status, tid, ret);
+		pthread_mutex_unlock(&o->status_lock);
+	}
+	return err ? -EPERM : 0;
+}
+
+/* What every one of the ioctls needs first: 0 or -errno; *owner, the caller's process. */
+static int ioctl_start(struct ioctx *x, pid_t *owner, bool gone_fails)
+{
+	struct opener *o = x->o;
+
+	if (!x->direct) {
+		if (!atomic_exchange(&o->warned_path, true))
+			daemon_warn(o->d,
+				    "tid %d: SG_IOSUBMIT/SG_IORECEIVE refused: they need the "
+				    "direct-copy path (CAP_SYS_PTRACE over callers)",
+				    x->tid);
+		return -EINVAL;
+	}
+	if (gone_fails && atomic_load(&o->d->target_gone))
+		return -ENODEV; /* sg v4: SG_IS_DETACHING */
+	return caller_tgid(o, x->tid, owner);
+}
+
+/* sg_v4h_partial_zero(): the outputs of a control object, before sg fills them. */
+static void zero_outputs(struct sg_io_v4 *h)
+{
+	size_t from = offsetof(struct sg_io_v4, driver_status);
+
+	memset((char *)h + from, 0, offsetof(struct sg_io_v4, padding) - from);
+}
+
+static void reply_ioctl(fuse_req_t req, int err)
+{
+	if (err == SGIO_ANSWERED)
+		return;
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_ioctl(req, 0, NULL, 0);
+}
+
+/*
+ * An array (SGV4_FLAG_MULTIPLE_REQS) submitted without waiting (IMMED, or
+ * an O_NONBLOCK file): every request is checked first, then each taken in
+ * turn until one cannot be; the control object says how many (info,
+ * dout_resid) and, with a din_xferp, why the rest was not (spare_out).
+ */
+static int submit_array(struct ioctx *x, struct sg_io_v4 *cop, const struct origin *from,
+			struct batch *b)
+{
+	struct opener *o = x->o;
+	bool immed = (cop->flags & SGV4_FLAG_IMMED) || (o->open_flags & O_NONBLOCK);
+	struct sg_io_v4 *hdrs = NULL;
+	unsigned n, cdb_len, k = 0;
+	int err, s_res = 0;
+
+	err = scsi_mrq_submit_check(cop, &n, &cdb_len);
+	if (!err && !immed)
+		err = -EOPNOTSUPP; /* sg's blocking arrays: not offered (README) */
+	if (!err && n && !(hdrs = calloc(n, sizeof(*hdrs))))
+		err = -ENOMEM;
+	if (!err && n)
+		err = copy_guarded(o, x->req, x->tid, cop->dout_xferp, hdrs, n * sizeof(*hdrs),
+				   false);
+	for (k = 0; !err && k < n; k++)
+		err = scsi_mrq_request(&hdrs[k], cop, k, cdb_len, immed);
+	for (k = 0; !err && k < n; k++) {
+		s_res = submit_one(o, x->req, x->tid, &hdrs[k], sizeof(hdrs[k]), b, from, NULL);
+		if (s_res)
+			break;
+	}
+	free(hdrs);
+	if (s_res == SGIO_ANSWERED) {
+		batch_cancel(o, b);
+		return s_res;
+	}
+	if (err)
+		return err;
+	zero_outputs(cop);
+	cop->info = k;
+	cop->dout_resid = (int32_t)(n - k);
+	if (cop->din_xfer_len) {
+		cop->din_resid = (int32_t)n;
+		cop->spare_out = (uint32_t)-s_res;
+	}
+	return copy_guarded(o, x->req, x->tid, x->arg, cop, sizeof(*cop), true);
+}
+
+/* One v3 or v4 header; with SGV4_FLAG_YIELD_TAG its generated_tag written back. */
+static int submit_single(struct ioctx *x, const union scsi_hdr *h, unsigned version,
+			 const struct origin *from, struct batch *b)
+{
+	struct opener *o = x->o;
+	size_t len = version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN;
+	uint64_t tag;
+	int err, t = 0;
+
+	err = submit_one(o, x->req, x->tid, h->raw, len, b, from, &t);
+	if (err || version == 3 || !(h->v4.flags & SGV4_FLAG_YIELD_TAG))
+		return err;
+	tag = (uint64_t)t;
+	return copy_guarded(o, x->req, x->tid, x->arg + offsetof(struct sg_io_v4, generated_tag),
+			    &tag, sizeof(tag), true);
+}
+
+void async_iosubmit(struct ioctx *x, unsigned version)
+{
+	struct opener *o = x->o;
+	struct origin from = { .ioctl = true };
+	union scsi_hdr h;
+	struct batch b;
+	int err;
+
+	batch_init(&b);
+	err = ioctl_start(x, &from.owner, true);
+	if (!err)
+		err = open_async_chan(o);
+	if (!err)
+		err = copy_guarded(o, x->req, x->tid, x->arg, h.raw,
+				   version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN, false);
+	/* sg_ctl_iosubmit(): the wrong interface is EPERM */
+	if (!err && (version == 3 ? h.v3.interface_id != 'S' : h.v4.guard != 'Q'))
+		err = -EPERM;
+	if (!err && version == 4 && (h.v4.flags & SGV4_FLAG_MULTIPLE_REQS))
+		err = submit_array(x, &h.v4, &from, &b);
+	else if (!err)
+		err = submit_single(x, &h, version, &from, &b);
+	reply_ioctl(x->req, err);
+	batch_start(&b); /* what was taken runs, whatever the answer */
+}
+
+/* Caller holds o->lock: take c off the list for a receiver. */
+static void take_cmd(struct opener *o, struct sgio_cmd *c)
+{
+	list_unlink(&o->head, &o->tail, c);
+	o->queued--;
+	o->done--;
+}
+
+/*
+ * Caller holds o->lock.  Can rc go on: 0 (with take, the completions it
+ * gets are in cmds, *n of them; an array may get none), 1 (it waits), or
+ * the errno it gets.  A single receive takes the oldest it may, or waits
+ * (sg: EAGAIN when not blocking); an array takes what is done, or, when
+ * blocking, waits until as many are done as it has room for or as are
+ * outstanding (sg_mrq_iorec_complets()); with nothing outstanding it gets
+ * ENODATA.  The device gone, waiting with nothing left to wait for is ENODEV.
+ */
+static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool take,
+		   struct sgio_cmd **cmds, unsigned *n)
+{
+	bool gone = atomic_load(&o->d->target_gone);
+	unsigned done = 0, all = 0, max = rc->max < RCV_MAX ? rc->max : RCV_MAX;
+	struct sgio_cmd *c;
+
+	*n = 0;
+	if (!rc->mrq) {
+		c = pick(o, &rc->w);
+		if (c && take) {
+			take_cmd(o, c);
+			cmds[(*n)++] = c;
+		}
+		if (c)
+			return 0;
+		if (gone && !busy(o, &rc->w))
+			return -ENODEV;
+		return nonblock ? -EAGAIN : 1;
+	}
+	for (c = o->head; c; c = c->next) {
+		if (!wanted(o, c, &rc->w))
+			continue;
+		all++;
+		done += c->done;
+	}
+	if (!all)
+		return gone ? -ENODEV : -ENODATA;
+	if (!nonblock && done < (max < all ? max : all))
+		return 1;
+	c = take ? pick(o, &rc->w) : NULL;
+	while (c && *n < max) {
+		struct sgio_cmd *next = c->next;
+
+		take_cmd(o, c);
+		cmds[(*n)++] = c;
+		c = find_from(o, next, &rc->w, true);
+	}
+	return 0;
+}
+
+static bool rcv_ready(struct opener *o, const struct rcv *rc)
+{
+	unsigned n;
+
+	return rcv_try(o, rc, false, false, NULL, &n) != 1;
+}
+
+/* The headers of what rc took (used of them) and, for an array, its control object. */
+static int rcv_write_out(const struct rcv *rc, unsigned char *out, unsigned used)
+{
+	struct sg_io_v4 cop = rc->cop;
+	int err = 0;
+
+	if (!rc->mrq)
+		return uaccess_write(rc->tid, rc->arg, out,
+				     rc->w.version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN);
+	for (unsigned i = 0; i < used; i++) {
+		struct sg_io_v4 *h = (struct sg_io_v4 *)(out + i * SCSI_V4_HDR_LEN);
+
+		h->info |= SG_INFO_MRQ_FINI;
+	}
+	if (used)
+		err = uaccess_write(rc->tid, cop.din_xferp, out, used * SCSI_V4_HDR_LEN);
+	zero_outputs(&cop);
+	cop.info = used;
+	cop.din_resid = (int32_t)(rc->max - used);
+	return err ? err : uaccess_write(rc->tid, rc->arg, &cop, sizeof(cop));
+}
+
+/*
+ * Answer rc with cmds[0..n): data-in and sense of each into the caller,
+ * then the headers, as deliver() does for a read(): a failure part-way
+ * answers the completions before it, the failed one is dropped if it was
+ * the first, else given back with the rest.  True if any was given back.
+ */
+static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd **cmds, unsigned n)
+{
+	size_t hlen = rc->w.version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN;
+	unsigned char *out = malloc(n ? n * hlen : 1);
+	unsigned i = 0, ok = 0, used;
+	struct guard g;
+	bool mine = true;
+	int err = out ? guard_begin(o->d->wd, &g, rc->req, rc->tid, &o->stuck) : -ENOMEM;
+	int werr = 0;
+
+	if (!err) {
+		for (; i < n && !err; i++) {
+			err = deliver_one(cmds[i], rc->tid, out + i * hlen);
+			ok += !err;
+			if (!err && rc->w.version == 4)
+				((struct sg_io_v4 *)(out + i * hlen))->generated_tag =
+					(uint64_t)cmds[i]->tag;
+		}
+		if (ok || !n)
+			werr = rcv_write_out(rc, out, ok);
+		mine = guard_end(o->d->wd, &g);
+	}
+	used = ok ? ok : n ? 1 : 0; /* a first that failed is dropped, as sg's */
+	if (!mine)
+		used = i; /* answered EFAULT meanwhile: what it reached is lost */
+	if (used < n) {
+		pthread_mutex_lock(&o->lock);
+		put_back(o, cmds + used, n - used);
+		pthread_mutex_unlock(&o->lock);
+	}
+	for (unsigned k = 0; k < used; k++)
+		sgio_cmd_recycle(cmds[k]);
+	free(out);
+	if (mine)
+		reply_ioctl(rc->req, werr ? werr : ok ? 0 : err);
+	async_room(o);
+	return used < n;
+}
+
+static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
+{
+	struct sgio_cmd *cmds[RCV_MAX];
+	struct parked *p = NULL;
+	unsigned n;
+	int res;
+
+	for (;;) {
+		pthread_mutex_lock(&o->lock);
+		res = rcv_try(o, rc, nonblock, true, cmds, &n);
+		if (!res)
+			o->refs++; /* deliver_rcv() goes on after its answer */
+		pthread_mutex_unlock(&o->lock);
+		if (res <= 0) {
+			free(p);
+			if (res < 0) {
+				fuse_reply_err(rc->req, -res);
+				return;
+			}
+			if (deliver_rcv(o, rc, cmds, n))
+				serve_readers(o);
+			async_opener_put(o);
+			return;
+		}
+		if (!p)
+			p = malloc(sizeof(*p));
+		if (!p) {
+			fuse_reply_err(rc->req, ENOMEM);
+			return;
+		}
+		*p = (struct parked){ .req = rc->req, .tid = rc->tid, .rcv_self = *rc };
+		p->rcv = &p->rcv_self;
+		switch (park_call(o, &o->readers, p, false, reader_ready)) {
+		case PARKED:
+		case ANSWERED:
+			return;
+		case READY:
+			break;
+		}
+	}
+}
+
+/* The header of an SG_IORECEIVE(_V3): what it wants; 0 or sg's errno. */
+static int rcv_setup(struct opener *o, const union scsi_hdr *h, unsigned version, struct rcv *rc,
+		     bool *nonblock)
+{
+	uint32_t flags;
+	int id;
+
+	if (version == 3) {
+		if (h->v3.interface_id != 'S')
+			return -EPERM;
+		if (h->v3.flags & SGV4_FLAG_MULTIPLE_REQS)
+			return -EINVAL;
+		flags = h->v3.flags;
+		id = h->v3.pack_id;
+	} else {
+		if (h->v4.guard != 'Q' || h->v4.protocol || h->v4.subprotocol)
+			return -EPERM;
+		flags = h->v4.flags;
+		id = (int)h->v4.request_extra;
+		rc->mrq = flags & SGV4_FLAG_MULTIPLE_REQS;
+		rc->cop = h->v4;
+	}
+	if (rc->mrq) {
+		int err = scsi_mrq_receive_check(&rc->cop, &rc->max);
+
+		if (err)
+			return err;
+	}
+	rc->w.version = version;
+	rc->w.id = -1;
+	/* sg: the id counts only under SG_SET_FORCE_PACK_ID; a tag if preferred */
+	if (!rc->mrq && atomic_load(&o->force_pack_id)) {
+		rc->w.by_tag = version == 4 && atomic_load(&o->prefer_tag);
+		rc->w.id = rc->w.by_tag ? (int)h->v4.request_tag : id;
+	}
+	/* CUSE passes no file flags with an ioctl: O_NONBLOCK as at open() */
+	*nonblock = (o->open_flags & O_NONBLOCK) || (flags & SGV4_FLAG_IMMED);
+	return 0;
+}
+
+void async_ioreceive(struct ioctx *x, unsigned version)
+{
+	struct opener *o = x->o;
+	struct rcv rc = { .req = x->req, .tid = x->tid, .arg = x->arg };
+	union scsi_hdr h;
+	bool nonblock = false;
+	int err;
+
+	err = ioctl_start(x, &rc.w.owner, false);
+	if (!err)
+		err = copy_guarded(o, x->req, x->tid, x->arg, h.raw,
+				   version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN, false);
+	if (!err)
+		err = rcv_setup(o, &h, version, &rc, &nonblock);
+	if (err) {
+		reply_ioctl(x->req, err);
+		return;
+	}
+	rcv_go(o, &rc, nonblock);
+}
+
+/* Caller holds o->lock: take c off the list of commands waiting for a place. */
+static bool unpend(struct opener *o, struct sgio_cmd *c)
+{
+	struct sgio_cmd *prev = NULL;
+
+	for (struct sgio_cmd *p = o->pend; p; prev = p, p = p->pend_next) {
+		if (p != c)
+			continue;
+		if (prev)
+			prev->pend_next = p->pend_next;
+		else
+			o->pend = p->pend_next;
+		if (o->pend_tail == p)
+			o->pend_tail = prev;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * SG_IOABORT: the file's oldest command of the pack_id (or tag) given.
+ * Done already: nothing to do (sg: 0).  Still waiting in the daemon for
+ * its place at the device: it never goes there and completes now, host
+ * status DID_ABORT.  At the device: it runs to its end (the daemon's
+ * SG_IO cannot be called back) and completes marked SG_INFO_ABORTED.
+ */
+void async_ioabort(struct ioctx *x)
+{
+	struct opener *o = x->o;
+	struct sg_io_v4 h;
+	struct sgio_cmd *c = NULL;
+	bool by_tag, held = false;
+	pid_t owner;
+	int err, id;
+
+	err = ioctl_start(x, &owner, true);
+	if (!err && (o->open_flags & O_ACCMODE) == O_RDONLY)
+		err = -EPERM; /* sg: not on a read-only file */
+	if (!err)
+		err = copy_guarded(o, x->req, x->tid, x->arg, &h, sizeof(h), false);
+	if (!err && h.guard != 'Q')
+		err = -EPERM;
+	if (!err && (h.flags & SGV4_FLAG_MULTIPLE_REQS))
+		err = -ENODATA; /* no array here has an id to abort by */
+	if (err) {
+		reply_ioctl(x->req, err);
+		return;
+	}
+	by_tag = atomic_load(&o->prefer_tag);
+	id = by_tag ? (int)h.request_tag : (int)h.request_extra;
+	pthread_mutex_lock(&o->lock);
+	for (c = o->head; c; c = c->next)
+		if (id == -1 || (by_tag ? c->tag : pack_id_of(c)) == id)
+			break;
+	if (c && !c->done) {
+		c->aborted = true;
+		held = unpend(o, c);
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (held) {
+		c->c.res = (struct scsi_result){ .host_status = SCSI_DID_ABORT,
+						 .driver_status = SCSI_DRIVER_SOFT,
+						 .resid = (int32_t)c->c.data_len };
+		complete_async(c, 0, false);
+	}
+	reply_ioctl(x->req, c ? 0 : -ENODATA);
 }

@@ -67,6 +67,17 @@ void async_room(struct opener *o);
  */
 void async_release(struct opener *o);
 
+/*
+ * The sg v4 driver's asynchronous ioctls (README): SG_IOSUBMIT (version 4)
+ * and SG_IOSUBMIT_V3 (3) take one header or, for v4, an array; SG_IORECEIVE
+ * and SG_IORECEIVE_V3 answer with completions of the caller's process, now
+ * or parked; SG_IOABORT.  Each answers x's request, now or later.
+ */
+struct ioctx;
+void async_iosubmit(struct ioctx *x, unsigned version);
+void async_ioreceive(struct ioctx *x, unsigned version);
+void async_ioabort(struct ioctx *x);
+
 /* For SG_GET_NUM_WAITING, SG_GET_PACK_ID, SG_GET_REQUEST_TABLE. */
 int async_num_waiting(struct opener *o);
 int async_pack_id(struct opener *o);

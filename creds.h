@@ -58,6 +58,7 @@ bool creds_has_cap(const struct creds *c, unsigned cap);
  */
 struct uaccess_status {
 	pid_t tid;
+	pid_t tgid;		     /* tid's process, once read; or 0 */
 	int dir, status, stat, attr; /* or -1 */
 };
 

@@ -127,11 +127,13 @@ struct opener {
 	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
 	atomic_int reserved;	 /* SG_SET_RESERVED_SIZE */
 	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
+	atomic_int prefer_tag;	    /* SG_SET_GET_EXTENDED's TAG_FOR_PACK_ID */
 	atomic_int wrote;	    /* the version of the last header written (3, 4), or 0 */
 	struct uaccess_ident ident; /* of the thread that opened it: read() and write() match it */
 	pthread_mutex_t lock;
 	struct sgio_cmd *head, *tail; /* protected by lock: written, not yet read */
 	unsigned queued, done;	      /* protected by lock: in that list; of which done */
+	int next_tag;		      /* protected by lock: the next command's generated_tag */
 	/* written commands have their own channel (or target queue), opened at
 	 * the first write(): sg's slots per descriptor are not shared with SG_IO */
 	int achan;			   /* protected by lock: or -1 */

@@ -47,6 +47,7 @@ void ioctl_opener_init(struct opener *o)
 	atomic_init(&o->keep_orphan, 0);
 	atomic_init(&o->next_cmd_len, 0);
 	atomic_init(&o->debug, 0);
+	atomic_init(&o->prefer_tag, 0);
 }
 
 static void put_int(struct ioctx *x, int val)
@@ -206,6 +207,30 @@ static void get_transform(struct ioctx *x)
 		ioctx_reply(x, -EINVAL);
 }
 
+/*
+ * The sg v4 driver's SG_SET_GET_EXTENDED, of which only the control flag
+ * SG_CTL_FLAGM_TAG_FOR_PACK_ID is kept (SG_IORECEIVE and SG_IOABORT by
+ * tag); every other field is left as given, as sg ignores what it does not
+ * know, and flags read back are 0.
+ */
+static void set_get_extended(struct ioctx *x)
+{
+	struct sg_extended_info sei;
+	bool tag;
+
+	if (ioctx_fetch(x, &sei, sizeof(sei)) != 1)
+		return;
+	if ((sei.sei_wr_mask & SG_SEIM_CTL_FLAGS) &&
+	    (sei.ctl_flags_wr_mask & SG_CTL_FLAGM_TAG_FOR_PACK_ID))
+		atomic_store(&x->o->prefer_tag, !!(sei.ctl_flags & SG_CTL_FLAGM_TAG_FOR_PACK_ID));
+	if (sei.sei_rd_mask & SG_SEIM_CTL_FLAGS) {
+		tag = atomic_load(&x->o->prefer_tag);
+		sei.ctl_flags = (sei.ctl_flags & ~sei.ctl_flags_rd_mask) |
+				(tag ? sei.ctl_flags_rd_mask & SG_CTL_FLAGM_TAG_FOR_PACK_ID : 0);
+	}
+	ioctx_reply_out(x, 0, &sei, sizeof(sei));
+}
+
 /* sg: anything it does not know is refused on a file not opened read-write */
 static void unknown(struct ioctx *x, unsigned cmd)
 {
@@ -229,6 +254,24 @@ void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags)
 	switch (cmd) {
 	case SG_IO:
 		sgio_ioctl(x);
+		break;
+	case SG_IOSUBMIT:
+		async_iosubmit(x, 4);
+		break;
+	case SG_IOSUBMIT_V3:
+		async_iosubmit(x, 3);
+		break;
+	case SG_IORECEIVE:
+		async_ioreceive(x, 4);
+		break;
+	case SG_IORECEIVE_V3:
+		async_ioreceive(x, 3);
+		break;
+	case SG_IOABORT:
+		async_ioabort(x);
+		break;
+	case SG_SET_GET_EXTENDED:
+		set_get_extended(x);
 		break;
 	case SG_GET_VERSION_NUM:
 		put_int(x, SCSI_SG_VERSION);

@@ -77,6 +77,8 @@ static int decode_v4(const struct sg_io_v4 *h, struct scsi_req *r)
 		return -EINVAL;
 	if (h->dout_xfer_len && h->din_xfer_len)
 		return -EOPNOTSUPP; /* bidi was removed from bsg */
+	if (h->flags & SGV4_FLAG_MULTIPLE_REQS)
+		return -ERANGE; /* sg v4: a control object goes to SG_IOSUBMIT only */
 	/* bsg takes any request_len up to scmd->cmnd; we also refuse a CDB
 	 * too short to hold an opcode's fields rather than send zeros */
 	if (h->request_len > SCSI_CDB_MAX || h->request_len < 6)
@@ -282,4 +284,70 @@ void scsi_sense_str(const struct scsi_result *res, char *buf, int len)
 	buf[0] = '\0';
 	if (res->sense_len)
 		sg_get_sense_str(NULL, res->sense, res->sense_len, false, len, buf);
+}
+
+int scsi_mrq_submit_check(const struct sg_io_v4 *cop, unsigned *ret_n, unsigned *ret_cdb_len)
+{
+	unsigned n = cop->dout_xfer_len / SCSI_V4_HDR_LEN;
+
+	if (!cop->dout_xferp || cop->din_iovec_count || cop->dout_iovec_count ||
+	    cop->dout_xfer_len % SCSI_V4_HDR_LEN)
+		return -ERANGE;
+	if (cop->flags & SG_FLAG_MMAP_IO)
+		return -EBADFD; /* sg: no mmap() active on the file, as ever here */
+	if (n > UINT16_MAX)
+		return -ERANGE;
+	if (cop->dout_xfer_len > SCSI_V4_MRQ_MAX_BYTES ||
+	    cop->din_xfer_len > SCSI_V4_MRQ_MAX_BYTES || cop->request_len > SCSI_V4_MRQ_MAX_BYTES)
+		return -E2BIG;
+	if ((cop->flags & SGV4_FLAG_IMMED) && (cop->flags & SGV4_FLAG_STOP_IF))
+		return -ERANGE;
+	*ret_n = n;
+	*ret_cdb_len = 0;
+	if (!n)
+		return 0;
+	if (!cop->request_len != !cop->request)
+		return -ERANGE; /* both or neither */
+	if (cop->request_len) {
+		if (cop->request_len % n || cop->request_len / n < 6)
+			return -ERANGE;
+		*ret_cdb_len = cop->request_len / n;
+	}
+	return 0;
+}
+
+int scsi_mrq_request(struct sg_io_v4 *h, const struct sg_io_v4 *cop, unsigned k, unsigned cdb_len,
+		     bool immed)
+{
+	const uint32_t never = SGV4_FLAG_MULTIPLE_REQS | SGV4_FLAG_SHARE | SGV4_FLAG_DO_ON_OTHER;
+
+	if (h->guard != 'Q' || h->protocol || h->subprotocol)
+		return -ERANGE;
+	/* nested arrays; sharing, as this node has no shared pair */
+	if (h->flags & never)
+		return -ERANGE;
+	if (immed && (h->flags & SGV4_FLAG_COMPLETE_B4))
+		return -ERANGE;
+	if (cdb_len) {
+		if (h->request_len > cdb_len)
+			return -ERANGE;
+		h->request = cop->request + (uint64_t)k * cdb_len;
+	}
+	if (cop->response && cop->max_response_len && !h->response && !h->max_response_len) {
+		h->response = cop->response;
+		h->max_response_len = cop->max_response_len;
+	}
+	return 0;
+}
+
+int scsi_mrq_receive_check(const struct sg_io_v4 *cop, unsigned *ret_n)
+{
+	uint32_t len = cop->din_xfer_len;
+
+	if (len > SCSI_V4_MRQ_MAX_BYTES)
+		return -E2BIG;
+	if (!cop->din_xferp || len < SCSI_V4_HDR_LEN || len % SCSI_V4_HDR_LEN)
+		return -ERANGE;
+	*ret_n = len / SCSI_V4_HDR_LEN;
+	return 0;
 }

@@ -11,6 +11,7 @@
 #define CUSE_BSG_SCSI_H
 
 #include <linux/bsg.h>
+#include <linux/ioctl.h>
 #include <scsi/sg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,6 +38,44 @@
 #ifndef SG_FLAG_Q_AT_HEAD
 #define SG_FLAG_Q_AT_HEAD 0x20
 #endif
+
+/*
+ * Douglas Gilbert's sg v4 driver's asynchronous ioctls (sg 4.0.47's uapi
+ * <scsi/sg.h>, carried by sg3_utils as testing/uapi_sg.h; never merged, so
+ * in no system header).  A struct sg_io_v4 throughout; a "control object"
+ * with SGV4_FLAG_MULTIPLE_REQS names an array of them in dout_xferp
+ * (submit) or din_xferp (receive).
+ */
+#define SG_IOSUBMIT	_IOWR(0x22, 0x41, struct sg_io_v4)
+#define SG_IORECEIVE	_IOWR(0x22, 0x42, struct sg_io_v4)
+#define SG_IOABORT	_IOW(0x22, 0x43, struct sg_io_v4)
+#define SG_IOSUBMIT_V3	_IOWR(0x22, 0x45, struct sg_io_hdr)
+#define SG_IORECEIVE_V3 _IOWR(0x22, 0x46, struct sg_io_hdr)
+
+#define SGV4_FLAG_YIELD_TAG	0x8	/* SG_IOSUBMIT writes generated_tag back */
+#define SGV4_FLAG_COMPLETE_B4	0x100	/* mrq: complete this one before the next */
+#define SGV4_FLAG_IMMED		0x400	/* submit without waiting; receive without blocking */
+#define SGV4_FLAG_STOP_IF	0x1000	/* blocking mrq: stop at the first error */
+#define SGV4_FLAG_DEV_SCOPE	0x2000	/* SG_IOABORT across the device's files */
+#define SGV4_FLAG_SHARE		0x4000	/* shared file descriptors' buffer */
+#define SGV4_FLAG_DO_ON_OTHER	0x8000	/* ... on the other of a shared pair */
+#define SGV4_FLAG_MULTIPLE_REQS 0x40000 /* a control object */
+#define SG_INFO_ABORTED		0x10	/* in info: SG_IOABORT reached it */
+#define SG_INFO_MRQ_FINI	0x20	/* in info: completed through a control object */
+/* SG_SET_GET_EXTENDED: of it, the node keeps one flag (README) */
+struct sg_extended_info {
+	uint32_t sei_wr_mask, sei_rd_mask;
+	uint32_t ctl_flags_wr_mask, ctl_flags_rd_mask, ctl_flags;
+	uint32_t read_value, reserved_sz, tot_fd_thresh, minor_index, share_fd, sgat_elem_sz;
+	int32_t num;
+	uint8_t pad_to_96[48];
+};
+#define SG_SET_GET_EXTENDED	     _IOWR(0x22, 0x51, struct sg_extended_info)
+#define SG_SEIM_CTL_FLAGS	     0x1
+#define SG_CTL_FLAGM_TAG_FOR_PACK_ID 0x2	/* receive and abort by tag, not pack_id */
+#define SCSI_V4_MRQ_MAX_BYTES	     (2u << 20) /* sg's SG_MAX_MULTI_REQ_SZ */
+#define SCSI_DRIVER_SOFT	     0x04u	/* driver_status of an aborted command */
+#define SCSI_DID_ABORT		     0x05u	/* host_status of one aborted before it ran */
 
 enum scsi_dir {
 	SCSI_DIR_NONE,
@@ -110,6 +149,28 @@ int scsi_iov_segs(const struct scsi_req *r, const struct sg_iovec *uiov, struct 
  * bsg (v4) would, and return how many sense bytes go to sense_addr.
  */
 unsigned scsi_complete(struct scsi_req *r, const struct scsi_result *res, uint32_t duration_ms);
+
+/*
+ * SG_IOSUBMIT's control object: 0 or sg's errno (sg_submit_v4(),
+ * sg_do_multi_req()).  *ret_n is the number of requests in dout_xferp (0:
+ * nothing to do), *ret_cdb_len each one's room in the CDB array at
+ * request, or 0 when each request names its own CDB.
+ */
+int scsi_mrq_submit_check(const struct sg_io_v4 *cop, unsigned *ret_n, unsigned *ret_cdb_len);
+
+/*
+ * Request k of a control object's array, as sg_mrq_sanity() checks it:
+ * 0, or -ERANGE.  Points its request into the CDB array (cdb_len room
+ * each) and gives it the control object's sense buffer if it has none.
+ */
+int scsi_mrq_request(struct sg_io_v4 *h, const struct sg_io_v4 *cop, unsigned k, unsigned cdb_len,
+		     bool immed);
+
+/*
+ * SG_IORECEIVE's control object: 0 or sg's errno (sg_mrq_ioreceive());
+ * *ret_n is how many completions fit at din_xferp.
+ */
+int scsi_mrq_receive_check(const struct sg_io_v4 *cop, unsigned *ret_n);
 
 /* The v3 header that runs cmd on an sg or sd target (pointers are ours). */
 struct scsi_cmd {

@@ -28,6 +28,9 @@ struct sgio_cmd {
 	struct sgio_cmd *next;	    /* async: in the opener's list, submission order */
 	struct sgio_cmd *pend_next; /* async: waiting for a place at the target */
 	bool done;		    /* async: the target answered */
+	bool aborted;		    /* async: SG_IOABORT named it before it was done */
+	pid_t owner;		    /* async: the process whose calls may take it; 0: any */
+	int tag;		    /* async: its generated_tag, per opener */
 	int err;		    /* async: the target's SG_IO errno, or 0 */
 	uint32_t duration; /* ms from the call to the target's answer, or SGIO_NO_DURATION */
 	struct daemon *d;

@@ -80,7 +80,7 @@ int uaccess_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
 void uaccess_status_init(struct uaccess_status *cache)
 {
 	*cache = (struct uaccess_status){
-		.tid = 0, .dir = -1, .status = -1, .stat = -1, .attr = -1
+		.tid = 0, .tgid = 0, .dir = -1, .status = -1, .stat = -1, .attr = -1
 	};
 }
 
@@ -98,6 +98,7 @@ void uaccess_status_fini(struct uaccess_status *cache)
 	close_fd(&cache->stat);
 	close_fd(&cache->attr);
 	cache->tid = 0;
+	cache->tgid = 0;
 }
 
 /*
@@ -117,6 +118,43 @@ static int status_open(struct uaccess_status *cache, pid_t tid)
 	if (cache->dir < 0)
 		return -errno;
 	cache->tid = tid;
+	return 0;
+}
+
+static int file_fd(struct uaccess_status *cache, int *fd, const char *name);
+
+int uaccess_tgid(struct uaccess_status *cache, pid_t tid, pid_t *ret)
+{
+	char text[1024], *p;
+	ssize_t n;
+	long v;
+	int err;
+
+	/* the directory of a thread that has exited finds nothing, even if
+	 * its number is some other thread's by now */
+	if (cache->tid == tid && cache->dir >= 0) {
+		if (faccessat(cache->dir, "stat", F_OK, 0))
+			uaccess_status_fini(cache); /* gone: look again */
+		else if (cache->tgid > 0) {
+			*ret = cache->tgid;
+			return 0;
+		}
+	}
+	err = status_open(cache, tid);
+	if (!err)
+		err = file_fd(cache, &cache->status, "status");
+	if (err)
+		return err;
+	n = pread(cache->status, text, sizeof(text) - 1, 0);
+	if (n < 0)
+		return -errno;
+	text[n] = '\0';
+	p = strstr(text, "\nTgid:\t");
+	v = p ? strtol(p + 7, NULL, 10) : 0;
+	if (v <= 0 || v > INT32_MAX)
+		return -EINVAL;
+	cache->tgid = (pid_t)v;
+	*ret = cache->tgid;
 	return 0;
 }
 

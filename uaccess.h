@@ -55,6 +55,12 @@ int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct ua
  */
 bool uaccess_capable(pid_t tid, unsigned cap);
 
+/*
+ * The process (tgid) of thread tid, blocked in its call: read once from
+ * /proc/TID/status and kept in cache while that thread lives.  0 or -errno.
+ */
+int uaccess_tgid(struct uaccess_status *cache, pid_t tid, pid_t *ret);
+
 void uaccess_status_init(struct uaccess_status *cache);
 void uaccess_status_fini(struct uaccess_status *cache);
 

@@ -27,6 +27,14 @@
  * SG_GET_VERSION_NUM, SG_{GET,SET}_TIMEOUT and SG_{GET,SET}_RESERVED_SIZE
  * answer as sg's do.  SIGUSR1 prints the request counters to stderr.
  *
+ * The sg v4 ioctls, as cuse_bsg takes them, with what cuse_bsg must do per
+ * call and command and no more: SG_IOSUBMIT of one v4 header or an IMMED
+ * control object (the array and each CDB read from the caller, the caller's
+ * process looked up as cuse_bsg does, through uaccess.c); each completes at
+ * once into a queue of 256 headers of the file; SG_IORECEIVE of one (EAGAIN
+ * if none) or of an array (what is there, ENODATA if nothing), headers and
+ * control object written back.  make bench's "null, ioctls" column.
+ *
  * Threading: libfuse's multi-threaded loop runs the callbacks.  An open
  * file's queue, parked reads and poll handle are under its lock; nothing
  * calls into libfuse while holding it.  Needs CAP_SYS_PTRACE over callers.
@@ -50,15 +58,20 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#define QUEUE_MAX    16 /* SG_MAX_QUEUE */
-#define CDB_MIN	     6
-#define CDB_MAX	     16
-#define BLOCK	     512u
-#define BLOCKS	     ((16u << 20) / BLOCK) /* READ CAPACITY's disk: 16 MiB */
-#define SG_VERSION   30536		   /* sg 3.5.36, as cuse_bsg says */
-#define USER_HZ	     100
-#define SG_RESERVED  32768 /* SG_DEF_RESERVED_SIZE */
-#define FUSE_THREADS 16	   /* as cuse_bsg */
+#define QUEUE_MAX		16 /* SG_MAX_QUEUE */
+#define CDB_MIN			6
+#define CDB_MAX			16
+#define BLOCK			512u
+#define BLOCKS			((16u << 20) / BLOCK) /* READ CAPACITY's disk: 16 MiB */
+#define SG_VERSION		30536		      /* sg 3.5.36, as cuse_bsg says */
+#define USER_HZ			100
+#define SG_RESERVED		32768 /* SG_DEF_RESERVED_SIZE */
+#define FUSE_THREADS		16    /* as cuse_bsg */
+#define V4_MAX			256   /* the ioctls' bound, as cuse_bsg's */
+#define SG_IOSUBMIT		_IOWR(0x22, 0x41, struct sg_io_v4)
+#define SG_IORECEIVE		_IOWR(0x22, 0x42, struct sg_io_v4)
+#define SGV4_FLAG_IMMED		0x400
+#define SGV4_FLAG_MULTIPLE_REQS 0x40000
 
 enum { NC_OPEN, NC_RELEASE, NC_READ, NC_WRITE, NC_IOCTL, NC_POLL, NC_COUNT };
 
@@ -80,6 +93,8 @@ struct nfile {
 	struct sg_io_hdr done[QUEUE_MAX]; /* protected by lock: a ring, oldest at first */
 	unsigned first, count;		  /* protected by lock */
 	struct parked_read *readers;	  /* protected by lock: oldest first */
+	struct sg_io_v4 v4[V4_MAX];	  /* protected by lock: the ioctls' ring */
+	unsigned v4_first, v4_count;	  /* protected by lock */
 	struct fuse_pollhandle *ph;	  /* protected by lock */
 	atomic_int timeout;		  /* SG_SET_TIMEOUT's, in USER_HZ */
 	atomic_int reserved;
@@ -257,6 +272,108 @@ static void sg_io(const struct call *c)
 	reply(c->req, err);
 }
 
+/* One submitted header: its CDB read, completed at once into the file's ring. */
+static int v4_take(const struct call *c, struct sg_io_v4 *h, uint64_t cdb_addr)
+{
+	uint8_t cdb[CDB_MAX];
+	int err;
+
+	if (h->guard != 'Q' || h->protocol || h->subprotocol || h->request_len < CDB_MIN ||
+	    h->request_len > CDB_MAX)
+		return -EINVAL;
+	err = peer_read(c->pid, cdb_addr ? cdb_addr : h->request, cdb, h->request_len);
+	if (err)
+		return err;
+	h->driver_status = h->transport_status = h->device_status = 0;
+	h->info = h->duration = h->response_len = 0;
+	h->din_resid = h->dout_resid = 0;
+	pthread_mutex_lock(&c->f->lock);
+	if (c->f->v4_count == V4_MAX)
+		err = -EAGAIN;
+	else
+		c->f->v4[(c->f->v4_first + c->f->v4_count++) % V4_MAX] = *h;
+	pthread_mutex_unlock(&c->f->lock);
+	return err;
+}
+
+/* The caller's process, as cuse_bsg finds it for every ioctl call. */
+static int caller_process(const struct call *c)
+{
+	pid_t tgid;
+	int err;
+
+	pthread_mutex_lock(&c->f->status_lock);
+	err = uaccess_tgid(&c->f->status, c->pid, &tgid);
+	pthread_mutex_unlock(&c->f->status_lock);
+	return err;
+}
+
+static void v4_submit(const struct call *c)
+{
+	struct sg_io_v4 cop, *hs = NULL;
+	unsigned n = 0, k = 0, room = 0;
+	int err = caller_process(c);
+
+	if (!err)
+		err = peer_read(c->pid, c->arg, &cop, sizeof(cop));
+	if (!err && !(cop.flags & SGV4_FLAG_MULTIPLE_REQS)) {
+		reply(c->req, v4_take(c, &cop, 0));
+		return;
+	}
+	n = err ? 0 : cop.dout_xfer_len / sizeof(cop);
+	if (!err && (!(cop.flags & SGV4_FLAG_IMMED) || n > V4_MAX))
+		err = -EINVAL;
+	if (!err && n && !(hs = calloc(n, sizeof(*hs))))
+		err = -ENOMEM;
+	if (!err && n)
+		err = peer_read(c->pid, cop.dout_xferp, hs, n * sizeof(*hs));
+	room = !err && cop.request_len && n ? cop.request_len / n : 0;
+	for (k = 0; !err && k < n; k++)
+		if (v4_take(c, &hs[k], room ? cop.request + (uint64_t)k * room : 0))
+			break;
+	free(hs);
+	if (!err) {
+		cop.info = k;
+		cop.dout_resid = (int32_t)(n - k);
+		err = peer_write(c->pid, c->arg, &cop, sizeof(cop));
+	}
+	reply(c->req, err);
+}
+
+static void v4_receive(const struct call *c)
+{
+	struct sg_io_v4 cop, out[V4_MAX];
+	unsigned n = 0, room;
+	int err = caller_process(c);
+
+	if (!err)
+		err = peer_read(c->pid, c->arg, &cop, sizeof(cop));
+	if (err) {
+		reply(c->req, err);
+		return;
+	}
+	room = cop.flags & SGV4_FLAG_MULTIPLE_REQS ? cop.din_xfer_len / sizeof(cop) : 1;
+	room = room < V4_MAX ? room : V4_MAX;
+	pthread_mutex_lock(&c->f->lock);
+	for (; n < room && c->f->v4_count; n++, c->f->v4_count--) {
+		out[n] = c->f->v4[c->f->v4_first];
+		c->f->v4_first = (c->f->v4_first + 1) % V4_MAX;
+	}
+	pthread_mutex_unlock(&c->f->lock);
+	if (!(cop.flags & SGV4_FLAG_MULTIPLE_REQS)) {
+		reply(c->req, n ? peer_write(c->pid, c->arg, out, sizeof(out[0])) : -EAGAIN);
+		return;
+	}
+	if (!n) {
+		reply(c->req, -ENODATA); /* nothing outstanding: every command is done at once */
+		return;
+	}
+	err = peer_write(c->pid, cop.din_xferp, out, n * sizeof(out[0]));
+	cop.info = n;
+	cop.din_resid = (int32_t)(room - n);
+	reply(c->req, err ? err : peer_write(c->pid, c->arg, &cop, sizeof(cop)));
+}
+
 static void put_int(const struct call *c, int val)
 {
 	reply(c->req, peer_write(c->pid, c->arg, &val, sizeof(val)));
@@ -293,6 +410,12 @@ static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *
 	switch ((unsigned)cmd) {
 	case SG_IO:
 		sg_io(&c);
+		break;
+	case SG_IOSUBMIT:
+		v4_submit(&c);
+		break;
+	case SG_IORECEIVE:
+		v4_receive(&c);
 		break;
 	case SG_GET_VERSION_NUM:
 		put_int(&c, SG_VERSION);

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -2405,5 +2406,484 @@ Test(async, a_stalled_copy_delays_no_other_opener_and_ends_in_efault)
 	cr_expect(zero(u32, watchdog_free(g.d.wd)));
 	g.d.wd = NULL;
 	async_release(o2);
+	rig_fini(&g);
+}
+
+/* ---- the sg v4 ioctls: SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT ---- */
+
+/* An ioctl on the direct path by thread tid, left to be answered whenever. */
+static fuse_req_t ioctl_as(struct rig *g, pid_t tid, unsigned cmd, void *arg)
+{
+	struct ioctx x = {
+		.req = fake_req_new(g->fs),
+		.o = g->o,
+		.arg = (uintptr_t)arg,
+		.tid = tid,
+		.direct = true,
+	};
+
+	fake_req_ctx(x.req)->pid = tid;
+	ioctl_dispatch(&x, cmd, 0);
+	return x.req;
+}
+
+/* Its answer: the result, or -errno. */
+static int ioctl_result(fuse_req_t req)
+{
+	struct fake_reply *rep = reply_of(req);
+
+	if (rep->kind == FAKE_ERR)
+		return -rep->err;
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
+	return rep->result;
+}
+
+/* A control object naming n requests at hdrs, and room for m completions at rsp. */
+static struct sg_io_v4 mrq_ctl(struct sg_io_v4 *hdrs, unsigned n, struct sg_io_v4 *rsp, unsigned m,
+			       uint32_t flags)
+{
+	return (struct sg_io_v4){
+		.guard = 'Q',
+		.flags = SGV4_FLAG_MULTIPLE_REQS | flags,
+		.dout_xferp = (uintptr_t)hdrs,
+		.dout_xfer_len = n * V4,
+		.din_xferp = (uintptr_t)rsp,
+		.din_xfer_len = m * V4,
+	};
+}
+
+static struct sg_io_v4 rcv_hdr(int pack_id, uint32_t flags)
+{
+	return (struct sg_io_v4){ .guard = 'Q', .request_extra = pack_id, .flags = flags };
+}
+
+Test(async, iosubmit_one_yields_its_tag_and_ioreceive_returns_it)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_v4 h, r;
+
+	rig_init(&g, 2, O_RDWR);
+	script_check(g.ft, 4096, 0);
+	h = v4_read(&b, 7, 4096, 70);
+	h.flags = SGV4_FLAG_YIELD_TAG;
+	h.generated_tag = 12345;
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
+	cr_expect(not(eq(u64, h.generated_tag, 12345)), "the tag is written back");
+	r = rcv_hdr(-1, 0);
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
+	cr_expect(eq(i32, r.guard, 'Q'));
+	cr_expect(eq(u32, r.request_extra, 70), "its pack_id");
+	cr_expect(eq(u64, r.usr_ptr, FAKE_USR_PTR(70)));
+	cr_expect(eq(u64, r.generated_tag, h.generated_tag), "the tag SG_IOSUBMIT gave");
+	cr_expect(eq(u32, r.device_status, 2), "CHECK CONDITION");
+	cr_expect(eq(u32, r.response_len, 18));
+	cr_expect(eq(u32, r.info & SG_INFO_MRQ_FINI, 0), "not through a control object");
+	cr_expect(is_data_in(b.data, 4096, 7), "data-in copied during SG_IORECEIVE");
+	cr_expect(zero(int, memcmp(b.sense, g.ft->script.sense, 18)));
+	cr_expect(eq(int, err_of(call_read(&g, V4, O_NONBLOCK)), EAGAIN), "taken once");
+	rig_fini(&g);
+}
+
+Test(async, iosubmit_array_and_ioreceive_array_in_one_call_each)
+{
+	enum { N = 5, ROOM = 8 };
+	static const unsigned order[N] = { 4, 2, 5, 1, 3 };
+	struct fake_cmd b[N + 1];
+	struct sg_io_v4 h[N], rsp[ROOM], ctl;
+	struct rig g;
+	fuse_req_t r;
+	unsigned seen[N + 1] = { 0 };
+
+	rig_init(&g, N, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	for (unsigned i = 0; i < N; i++)
+		h[i] = v4_read(&b[i + 1], i + 1, 512, 10 + i + 1);
+	ctl = mrq_ctl(h, N, NULL, 0, SGV4_FLAG_IMMED);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &ctl)));
+	cr_expect(eq(u32, ctl.info, N), "all submitted");
+	cr_expect(eq(i32, ctl.dout_resid, 0));
+	cr_assert(fake_target_wait_entered(g.ft, N));
+
+	/* blocking: waits until as many are done as are outstanding (5 < room 8) */
+	memset(rsp, 0xa5, sizeof(rsp));
+	ctl = mrq_ctl(NULL, 0, rsp, ROOM, 0);
+	r = ioctl_as(&g, gettid(), SG_IORECEIVE, &ctl);
+	for (unsigned i = 0; i < N; i++) {
+		cr_expect(zero(u32, fake_req_replies(r)), "still waiting after %u", i);
+		fake_target_open(g.ft, order[i]);
+		wait_done(&g, i == N - 1 ? 0 : i + 1);
+	}
+	cr_assert(zero(int, ioctl_result(r)));
+	cr_expect(eq(u32, ctl.info, N), "five received");
+	cr_expect(eq(i32, ctl.din_resid, ROOM - N));
+	for (unsigned i = 0; i < N; i++) {
+		unsigned tag = rsp[i].request_extra - 10;
+
+		cr_assert(le(u32, tag, N));
+		if (i == 0)
+			cr_expect(eq(u32, tag, order[0]), "completion order");
+		cr_expect(eq(u32, rsp[i].info & SG_INFO_MRQ_FINI, SG_INFO_MRQ_FINI));
+		cr_expect(is_data_in(b[tag].data, 512, tag), "command %u's data", tag);
+		seen[tag]++;
+	}
+	for (unsigned t = 1; t <= N; t++)
+		cr_expect(eq(u32, seen[t], 1), "command %u once", t);
+	cr_expect(fake_all_bytes((unsigned char *)&rsp[N], (ROOM - N) * V4, 0xa5),
+		  "nothing past what was received");
+	rig_fini(&g);
+}
+
+Test(async, ioreceive_without_blocking_is_eagain_and_an_array_enodata_or_none)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_v4 h, r, rsp[4], ctl;
+
+	rig_init(&g, 2, O_RDWR);
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "nothing submitted");
+	ctl = mrq_ctl(NULL, 0, rsp, 4, SGV4_FLAG_IMMED);
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &ctl), -ENODATA),
+		  "an array: nothing outstanding");
+	script_good(g.ft, 512);
+	fake_target_set_block(g.ft, true);
+	h = v4_read(&b, 1, 512, 1);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "one running");
+	ctl = mrq_ctl(NULL, 0, rsp, 4, SGV4_FLAG_IMMED);
+	cr_expect(zero(int, call_ioctl(&g, SG_IORECEIVE, &ctl)), "an array takes none");
+	cr_expect(zero(u32, ctl.info));
+	cr_expect(eq(i32, ctl.din_resid, 4));
+	fake_target_release(g.ft);
+	r = rcv_hdr(-1, 0);
+	cr_expect(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
+	cr_expect(eq(u32, r.request_extra, 1));
+	rig_fini(&g);
+}
+
+Test(async, ioreceive_by_pack_id_or_tag_under_force_pack_id)
+{
+	enum { N = 3 };
+	struct fake_cmd b[N + 1];
+	struct sg_io_v4 h[N + 1], r;
+	struct rig g;
+	fuse_req_t req;
+
+	rig_init(&g, N, O_RDWR);
+	script_good(g.ft, 512);
+	ioctl_set(&g, SG_SET_FORCE_PACK_ID, 1);
+	fake_target_set_gate(g.ft, true);
+	for (unsigned t = 1; t <= N; t++) {
+		h[t] = v4_read(&b[t], t, 512, 100 + t);
+		h[t].flags = SGV4_FLAG_YIELD_TAG;
+		cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h[t])));
+	}
+	cr_assert(fake_target_wait_entered(g.ft, N));
+	fake_target_open(g.ft, 1);
+	wait_done(&g, 1);
+	r = rcv_hdr(102, 0);
+	req = ioctl_as(&g, gettid(), SG_IORECEIVE, &r);
+	cr_expect(zero(u32, fake_req_replies(req)), "102 is not done: waits, 101 is not taken");
+	fake_target_open(g.ft, 2);
+	cr_assert(zero(int, ioctl_result(req)));
+	cr_expect(eq(u32, r.request_extra, 102));
+	cr_expect(is_data_in(b[2].data, 512, 2));
+
+	struct sg_extended_info sei = { .sei_wr_mask = SG_SEIM_CTL_FLAGS,
+					.sei_rd_mask = SG_SEIM_CTL_FLAGS,
+					.ctl_flags_wr_mask = SG_CTL_FLAGM_TAG_FOR_PACK_ID,
+					.ctl_flags_rd_mask = SG_CTL_FLAGM_TAG_FOR_PACK_ID,
+					.ctl_flags = SG_CTL_FLAGM_TAG_FOR_PACK_ID };
+
+	cr_assert(zero(int, call_ioctl(&g, SG_SET_GET_EXTENDED, &sei)));
+	cr_expect(eq(u32, sei.ctl_flags, SG_CTL_FLAGM_TAG_FOR_PACK_ID), "read back");
+	fake_target_open(g.ft, 3);
+	wait_done(&g, 2);
+	r = rcv_hdr(-1, 0);
+	r.request_tag = h[3].generated_tag;
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
+	cr_expect(eq(u32, r.request_extra, 103), "by its tag");
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	r.request_tag = h[3].generated_tag;
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "that tag is taken");
+	r.request_tag = (uint64_t)-1;
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "tag -1: any");
+	cr_expect(eq(u32, r.request_extra, 101));
+	rig_fini(&g);
+}
+
+Test(async, ioctls_and_write_read_share_the_queue)
+{
+	struct fake_cmd b[3];
+	struct sg_io_v4 h[3], r;
+	struct fake_reply *rep;
+	struct rig g;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	h[0] = v4_read(&b[0], 1, 512, 1);
+	h[1] = v4_read(&b[1], 2, 512, 2);
+	h[2] = v4_read(&b[2], 3, 512, 3);
+	write_ok(&g, &h[0], V4, 0);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h[1])));
+	write_ok(&g, &h[2], V4, 0);
+	wait_done(&g, 3);
+	r = rcv_hdr(-1, 0);
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "a written one, by ioctl");
+	cr_expect(eq(u32, r.request_extra, 1));
+	rep = read_ok(&g, 2 * V4, 0);
+	cr_expect(eq(sz, rep->len, 2 * V4), "the submitted one and a written one, by read()");
+	cr_expect(eq(u32, v4_out(rep, 0).request_extra, 2));
+	cr_expect(eq(u32, v4_out(rep, 1).request_extra, 3));
+	for (int i = 0; i < 3; i++)
+		cr_expect(is_data_in(b[i].data, 512, i + 1));
+	rig_fini(&g);
+}
+
+Test(async, parked_ioreceive_interrupted_gets_eintr_and_leaves_the_completion)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_v4 h, r, rsp[2], ctl;
+	fuse_req_t req;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_block(g.ft, true);
+	h = v4_read(&b, 1, 512, 1);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	r = rcv_hdr(-1, 0);
+	req = ioctl_as(&g, gettid(), SG_IORECEIVE, &r);
+	cr_assert(zero(u32, fake_req_replies(req)));
+	fake_interrupt(req);
+	cr_expect(eq(int, ioctl_result(req), -EINTR));
+	ctl = mrq_ctl(NULL, 0, rsp, 2, 0);
+	req = ioctl_as(&g, gettid(), SG_IORECEIVE, &ctl);
+	cr_assert(zero(u32, fake_req_replies(req)));
+	fake_interrupt(req);
+	cr_expect(eq(int, ioctl_result(req), -EINTR), "an array's wait alike");
+
+	fake_target_release(g.ft);
+	wait_done(&g, 1);
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
+		  "nothing to the interrupted");
+	r = rcv_hdr(-1, 0);
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
+	cr_expect(eq(u32, r.request_extra, 1));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_req_replies(req), 1));
+	rig_fini(&g);
+}
+
+Test(async, ioabort_of_a_held_command_ends_it_unrun_and_others_as_they_end)
+{
+	struct fake_cmd b[2];
+	struct sg_io_v4 h[2], r, a;
+	struct rig g;
+
+	rig_init(&g, 2, O_RDWR);
+	g.d.max_running = 1;
+	script_good(g.ft, 512);
+	fake_target_set_block(g.ft, true);
+	h[0] = v4_read(&b[0], 1, 512, 1);
+	h[1] = v4_read(&b[1], 2, 512, 2);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h[0])));
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h[1])));
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	a = rcv_hdr(2, 0);
+	cr_expect(zero(int, call_ioctl(&g, SG_IOABORT, &a)), "held back: aborted");
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "it completes at once");
+	cr_expect(eq(u32, r.request_extra, 2));
+	cr_expect(eq(u32, r.transport_status, SCSI_DID_ABORT));
+	cr_expect(eq(u32, r.driver_status, SCSI_DRIVER_SOFT));
+	cr_expect(eq(u32, r.info & SG_INFO_ABORTED, SG_INFO_ABORTED));
+	cr_expect(fake_all_bytes(b[1].data, sizeof(b[1].data), FAKE_UNTOUCHED) ||
+			  fake_all_bytes(b[1].data, 512, 0),
+		  "no device data");
+	a = rcv_hdr(1, 0);
+	cr_expect(zero(int, call_ioctl(&g, SG_IOABORT, &a)), "at the device: marked");
+	a = rcv_hdr(99, 0);
+	cr_expect(eq(int, call_ioctl(&g, SG_IOABORT, &a), -ENODATA), "no such pack_id");
+	fake_target_release(g.ft);
+	r = rcv_hdr(-1, 0);
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
+	cr_expect(eq(u32, r.request_extra, 1));
+	cr_expect(eq(u32, r.device_status, 0), "it ran to its end");
+	cr_expect(eq(u32, r.info & SG_INFO_ABORTED, SG_INFO_ABORTED));
+	cr_expect(is_data_in(b[0].data, 512, 1));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "the aborted one never reached the target");
+	rig_fini(&g);
+}
+
+Test(async, ioctl_mistakes_get_the_sg_v4_errnos)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_v4 h, ctl, hs[2];
+	struct sg_io_hdr h3;
+
+	rig_init(&g, 1, O_RDONLY);
+	h = v4_read(&b, 1, 512, 1);
+	h.guard = 'S';
+	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &h), -EPERM), "guard");
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &h), -EPERM), "guard");
+	h3 = v3_read(&b, 1, 512, 1);
+	h3.interface_id = 'Q';
+	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT_V3, &h3), -EPERM), "interface_id");
+	h = rcv_hdr(1, 0);
+	cr_expect(eq(int, call_ioctl(&g, SG_IOABORT, &h), -EPERM), "abort on a read-only file");
+	g.o->open_flags = O_RDWR;
+	cr_expect(eq(int, call_ioctl(&g, SG_IOABORT, &h), -ENODATA));
+	h = v4_read(&b, 1, 512, 1);
+	h.request_len = 40;
+	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &h), -EINVAL), "a bad header: SG_IO's errno");
+	hs[0] = v4_read(&b, 1, 512, 1);
+	hs[1] = hs[0];
+	hs[1].guard = 'S';
+	ctl = mrq_ctl(hs, 2, NULL, 0, SGV4_FLAG_IMMED);
+	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &ctl), -ERANGE), "one bad: none taken");
+	ctl = mrq_ctl(hs, 1, NULL, 0, 0);
+	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &ctl), -EOPNOTSUPP), "blocking arrays");
+	ctl = mrq_ctl(NULL, 0, hs, 2, 0);
+	ctl.din_xfer_len = 100;
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &ctl), -ERANGE), "room not in headers");
+	hs[0].flags = SGV4_FLAG_MULTIPLE_REQS;
+	cr_expect(eq(int, sg_io_errno(&g, (struct sg_io_hdr *)&hs[0]), ERANGE),
+		  "SG_IO of an array");
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	g.d.direct = false;
+	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &h), -EINVAL), "no direct path");
+	rig_fini(&g);
+}
+
+Test(async, iosubmit_array_stops_where_a_request_is_refused)
+{
+	struct fake_cmd b[3];
+	struct sg_io_v4 hs[3], ctl, r;
+	struct rig g;
+
+	rig_init(&g, 2, O_RDONLY);
+	fake_set_rawio(false);
+	script_good(g.ft, 512);
+	hs[0] = v4_read(&b[0], 1, 512, 1);
+	hs[1] = v4_read(&b[1], 2, 512, 2);
+	fake_cmd_init(&b[2], true, 3, 1);
+	hs[2] = fake_v4_hdr(&b[2], true, 512, 3); /* WRITE(10) on a read-only file */
+	hs[1].flags = 0;
+	ctl = mrq_ctl(hs, 3, NULL, 0, SGV4_FLAG_IMMED);
+	ctl.din_xfer_len = V4; /* asks for why, in spare_out */
+	ctl.din_xferp = (uintptr_t)&r;
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &ctl)));
+	cr_expect(eq(u32, ctl.info, 2), "two taken");
+	cr_expect(eq(i32, ctl.dout_resid, 1));
+	cr_expect(eq(u32, ctl.spare_out, EPERM), "the third refused");
+	wait_done(&g, 2);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 2));
+	fake_set_rawio(true);
+	rig_fini(&g);
+}
+
+/*
+ * A child process, sharing the file as a forked child or a process it was
+ * passed to does: its own SG_IORECEIVE never takes this process's
+ * completions (their addresses are this process's), nor this one's its.
+ */
+Test(async, ioreceive_takes_only_its_own_processs_completions)
+{
+	struct fake_cmd b;
+	struct sg_io_v4 h, r;
+	struct rig g;
+	int pipefd[2];
+	pid_t child;
+	char c;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	h = v4_read(&b, 1, 512, 1);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
+	wait_done(&g, 1);
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	cr_assert(zero(int, pipe(pipefd)));
+	child = fork();
+	cr_assert(ge(int, child, 0));
+	if (child == 0) {
+		close(pipefd[1]);
+		(void)!read(pipefd[0], &c, 1); /* blocked, as in its ioctl */
+		_exit(0);
+	}
+	close(pipefd[0]);
+	cr_expect(eq(int, ioctl_result(ioctl_as(&g, child, SG_IORECEIVE, &r)), -EAGAIN),
+		  "the child sees nothing of ours");
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED) ||
+			  fake_all_bytes(b.data, 512, FAKE_UNTOUCHED),
+		  "nothing copied for it");
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	cr_expect(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "ours is still there");
+	cr_expect(eq(u32, r.request_extra, 1));
+	close(pipefd[1]);
+	waitpid(child, NULL, 0);
+	rig_fini(&g);
+}
+
+Test(async, release_with_ioctl_commands_running_and_a_parked_receive)
+{
+	struct fake_cmd b[3];
+	struct sg_io_v4 hs[3], ctl, rsp[3];
+	struct rig g;
+	fuse_req_t req;
+
+	rig_init(&g, 3, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_block(g.ft, true);
+	for (int i = 0; i < 3; i++)
+		hs[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	ctl = mrq_ctl(hs, 3, NULL, 0, SGV4_FLAG_IMMED);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &ctl)));
+	cr_assert(fake_target_wait_entered(g.ft, 3));
+	ctl = mrq_ctl(NULL, 0, rsp, 3, 0);
+	req = ioctl_as(&g, gettid(), SG_IORECEIVE, &ctl);
+	fake_interrupt(req); /* the kernel ends a dying client's call so */
+	cr_expect(eq(int, ioctl_result(req), -EINTR));
+	rig_release(&g);
+	fake_target_release(g.ft);
+	rig_stop(&g);
+	for (int i = 0; i < 3; i++)
+		cr_expect(fake_all_bytes(b[i].data, sizeof(b[i].data), FAKE_UNTOUCHED),
+			  "no user memory touched after release");
+	rig_fini(&g);
+}
+
+Test(async, iosubmit_v3_and_ioreceive_v3_take_v3_headers_only)
+{
+	struct fake_cmd b[2];
+	struct sg_io_hdr h3, r3;
+	struct sg_io_v4 h4, r4;
+	struct rig g;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	h4 = v4_read(&b[0], 1, 512, 1);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h4)));
+	h3 = v3_read(&b[1], 2, 512, 2);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT_V3, &h3)));
+	wait_done(&g, 2);
+	r3 = (struct sg_io_hdr){ .interface_id = 'S' };
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE_V3, &r3)),
+		  "the v3 one, though not the oldest");
+	cr_expect(eq(int, r3.pack_id, 2));
+	cr_expect(eq(ptr, r3.usr_ptr, h3.usr_ptr));
+	cr_expect(is_data_in(b[1].data, 512, 2));
+	r3 = (struct sg_io_hdr){ .interface_id = 'S', .flags = SGV4_FLAG_IMMED };
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE_V3, &r3), -EAGAIN), "no v3 one left");
+	r4 = rcv_hdr(-1, 0);
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r4)));
+	cr_expect(eq(u32, r4.request_extra, 1));
 	rig_fini(&g);
 }

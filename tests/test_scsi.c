@@ -871,3 +871,177 @@ Test(scsi, opcode_and_sense_names)
 	cr_expect(not(zero(str, buf)));
 	cr_expect(ne(ptr, strstr(buf, "Illegal Request"), NULL), "sense string: %s", buf);
 }
+
+/* ---- the sg v4 driver's control objects (SGV4_FLAG_MULTIPLE_REQS) ---- */
+
+static struct sg_io_v4 cop_of(unsigned n, uint32_t flags)
+{
+	return (struct sg_io_v4){
+		.guard = 'Q',
+		.flags = SGV4_FLAG_MULTIPLE_REQS | flags,
+		.dout_xferp = 0x10000,
+		.dout_xfer_len = n * SCSI_V4_HDR_LEN,
+	};
+}
+
+/* What a case changes in a good control object of four requests. */
+enum mrq_change {
+	M_NONE,
+	M_NO_ARRAY,
+	M_IOVEC,
+	M_RAGGED,
+	M_MMAP,
+	M_BIG,
+	M_IMMED_STOP,
+	M_CDBS_NO_LEN,
+	M_CDBS_RAGGED,
+	M_CDBS_SHORT,
+	M_CDBS_OK,
+};
+
+struct mrq_case {
+	const char *what;
+	enum mrq_change change;
+	int err;
+};
+
+static void mrq_change(struct sg_io_v4 *h, enum mrq_change c)
+{
+	switch (c) {
+	case M_NONE:
+		break;
+	case M_NO_ARRAY:
+		h->dout_xferp = 0;
+		break;
+	case M_IOVEC:
+		h->din_iovec_count = 1;
+		break;
+	case M_RAGGED:
+		h->dout_xfer_len += 1;
+		break;
+	case M_MMAP:
+		h->flags |= SG_FLAG_MMAP_IO;
+		break;
+	case M_BIG:
+		h->din_xfer_len = SCSI_V4_MRQ_MAX_BYTES + 1;
+		break;
+	case M_IMMED_STOP:
+		h->flags |= SGV4_FLAG_IMMED | SGV4_FLAG_STOP_IF;
+		break;
+	case M_CDBS_NO_LEN:
+		h->request = 0x20000;
+		break;
+	case M_CDBS_RAGGED:
+		h->request = 0x20000;
+		h->request_len = 4 * 10 + 1;
+		break;
+	case M_CDBS_SHORT:
+		h->request = 0x20000;
+		h->request_len = 4 * 5;
+		break;
+	case M_CDBS_OK:
+		h->request = 0x20000;
+		h->request_len = 4 * 16;
+		break;
+	}
+}
+
+/* sg_submit_v4() and sg_do_multi_req(), in their order */
+ParameterizedTestParameters(scsi, mrq_submit_check)
+{
+	static struct mrq_case cases[] = {
+		{ "four requests", M_NONE, 0 },
+		{ "no array", M_NO_ARRAY, -ERANGE },
+		{ "iovecs", M_IOVEC, -ERANGE },
+		{ "not whole headers", M_RAGGED, -ERANGE },
+		{ "mmap on the control object", M_MMAP, -EBADFD },
+		{ "over 2 MiB of room", M_BIG, -E2BIG },
+		{ "IMMED with STOP_IF", M_IMMED_STOP, -ERANGE },
+		{ "a CDB array without its length", M_CDBS_NO_LEN, -ERANGE },
+		{ "a CDB array not a multiple", M_CDBS_RAGGED, -ERANGE },
+		{ "CDBs of 5 bytes", M_CDBS_SHORT, -ERANGE },
+		{ "CDBs of 16 bytes", M_CDBS_OK, 0 },
+	};
+	return cr_make_param_array(struct mrq_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct mrq_case *tc, scsi, mrq_submit_check)
+{
+	struct sg_io_v4 h = cop_of(4, 0);
+	unsigned n = 99, cdb_len = 99;
+
+	mrq_change(&h, tc->change);
+	cr_expect(eq(int, scsi_mrq_submit_check(&h, &n, &cdb_len), tc->err), "%s", tc->what);
+	if (tc->err)
+		return;
+	cr_expect(eq(u32, n, 4), "%s", tc->what);
+	cr_expect(eq(u32, cdb_len, h.request_len / 4), "%s", tc->what);
+}
+
+Test(scsi, mrq_empty_array_is_nothing_to_do)
+{
+	struct sg_io_v4 h = cop_of(0, 0);
+	unsigned n = 99, cdb_len = 99;
+
+	cr_expect(zero(int, scsi_mrq_submit_check(&h, &n, &cdb_len)));
+	cr_expect(zero(u32, n));
+}
+
+Test(scsi, mrq_request_takes_its_cdb_from_the_array_and_the_shared_sense)
+{
+	struct sg_io_v4 cop = cop_of(4, 0), h = { .guard = 'Q', .request_len = 10 };
+
+	cop.request = 0x20000;
+	cop.request_len = 4 * 16;
+	cop.response = 0x30000;
+	cop.max_response_len = 32;
+	cr_assert(zero(int, scsi_mrq_request(&h, &cop, 2, 16, true)));
+	cr_expect(eq(u64, h.request, 0x20000 + 2 * 16));
+	cr_expect(eq(u64, h.response, 0x30000));
+	cr_expect(eq(u32, h.max_response_len, 32));
+	h.request_len = 17;
+	cr_expect(eq(int, scsi_mrq_request(&h, &cop, 2, 16, true), -ERANGE),
+		  "longer than its room");
+	h.request_len = 10;
+	h.guard = 'S';
+	cr_expect(eq(int, scsi_mrq_request(&h, &cop, 0, 16, true), -ERANGE), "guard");
+	h.guard = 'Q';
+	for (unsigned i = 0; i < 3; i++) {
+		static const uint32_t never[] = { SGV4_FLAG_MULTIPLE_REQS, SGV4_FLAG_SHARE,
+						  SGV4_FLAG_DO_ON_OTHER };
+
+		h.flags = never[i];
+		cr_expect(eq(int, scsi_mrq_request(&h, &cop, 0, 16, false), -ERANGE), "%u", i);
+	}
+	h.flags = SGV4_FLAG_COMPLETE_B4;
+	cr_expect(eq(int, scsi_mrq_request(&h, &cop, 0, 16, true), -ERANGE),
+		  "COMPLETE_B4 with IMMED");
+}
+
+Test(scsi, mrq_receive_check)
+{
+	struct sg_io_v4 h = { .guard = 'Q', .din_xferp = 0x10000, .din_xfer_len = 3 * 160 };
+	unsigned n = 0;
+
+	cr_expect(zero(int, scsi_mrq_receive_check(&h, &n)));
+	cr_expect(eq(u32, n, 3));
+	h.din_xfer_len = 100;
+	cr_expect(eq(int, scsi_mrq_receive_check(&h, &n), -ERANGE));
+	h.din_xfer_len = 161;
+	cr_expect(eq(int, scsi_mrq_receive_check(&h, &n), -ERANGE));
+	h.din_xfer_len = SCSI_V4_MRQ_MAX_BYTES + 160;
+	cr_expect(eq(int, scsi_mrq_receive_check(&h, &n), -E2BIG));
+	h.din_xfer_len = 160;
+	h.din_xferp = 0;
+	cr_expect(eq(int, scsi_mrq_receive_check(&h, &n), -ERANGE));
+}
+
+Test(scsi, decode_refuses_a_control_object_as_one_command)
+{
+	struct sg_io_v4 h = {
+		.guard = 'Q', .request_len = 10, .request = 0x1000, .flags = SGV4_FLAG_MULTIPLE_REQS
+	};
+	struct scsi_req r;
+
+	cr_expect(eq(int, scsi_decode(&h, sizeof(h), &r), -ERANGE));
+}

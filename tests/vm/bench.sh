@@ -10,8 +10,10 @@ set -uo pipefail
 . "$(dirname "$0")/node-lib.sh"
 
 # "qd16": only fio randread 4k at QD 16, delay=0 (make bench's second boot,
-# with the guest's default idle, to show what idle=poll changes)
+# with the guest's default idle, to show what idle=poll changes); "ioctl":
+# only the sg v4 ioctls' rows (make bench-ioctl)
 MODE=${1:-all}
+V4IO=$PWD/tests/sgv4io
 ROUNDS=${ROUNDS:-5}
 N=${N:-2000}
 
@@ -177,7 +179,82 @@ busy_table() {
     for qd in "$@"; do busy_row "delay=0" "$qd"; done
 }
 
+# v4_iops DEV QD BATCH: the batched sg v4 ioctls' random 4k read IOPS
+v4_iops() {
+    "$V4IO" load "$1" "$2" "$3" "$FIO_TIME" 2>/dev/null | sed -n 's/^iops=\([0-9]*\) .*/\1/p'
+}
+
+# ioctl_sweep LABEL [null]: kernel sg's write()/read() through fio against the
+# node's (fio) and the node's batched ioctls (tests/sgv4io load, submitting
+# and reaping a quarter of the depth a call), and with "null" the null
+# responder's same ioctls; ioctl.csv gets label,qd,kernel,node,ioctls,null
+ioctl_sweep() {
+    local label=$1 with_null=${2:-} qd b r k n v z ks ns vs zs
+    for qd in 1 16 64 256; do
+        b=$((qd / 4 > 0 ? qd / 4 : 1))
+        ks='' ns='' vs='' zs=''
+        for r in $(seq "$ROUNDS"); do
+            ks+="$(fio_iops "$VM_SG" $qd) "
+            ns+="$(fio_iops /dev/bsg/direct-cuse $qd) "
+            vs+="$(v4_iops /dev/bsg/direct-cuse $qd $b) "
+            [ -z "$with_null" ] || zs+="$(v4_iops /dev/bsg/null-cuse $qd $b) "
+        done
+        k=$(med <<<"$ks") n=$(med <<<"$ns") v=$(med <<<"$vs") z=$(med <<<"$zs")
+        awk -v l="$label" -v q=$qd -v b=$b -v k="$k" -v n="$n" -v v="$v" -v z="$z" '
+            function ratio(x, base) { return x == "" || !(base > 0) ? "n/a" : sprintf("%.2f", x / base) }
+            function val(x) { return x == "" ? "EDOM" : sprintf("%d", x) }
+            function opt(x) { return x == "" ? "n/a" : sprintf("%d", x) }
+            BEGIN { printf "| %-11s | %7d | %5d | %9s | %9s | %5s | %11s | %5s | %10s | %12s | %9s |\n",
+                    l, q, b, val(k), val(n), ratio(n, k), val(v), ratio(v, k), ratio(v, n),
+                    opt(z), ratio(v, z) }'
+        echo "$label,$qd,$k,$n,$v,$z" >>"$VM_OUT/ioctl.csv"
+    done
+}
+
+# ioctl_requests QD BATCH: FUSE requests per command of the batched ioctls
+ioctl_requests() {
+    local before after cmds
+    before=$(fuse_total "$VM_OUT/direct.log" "$DIRECT_PID")
+    cmds=$("$V4IO" load /dev/bsg/direct-cuse "$1" "$2" 2 | sed -n 's/.*commands=\([0-9]*\).*/\1/p')
+    after=$(fuse_total "$VM_OUT/direct.log" "$DIRECT_PID")
+    awk -v d=$((after - before)) -v c="$cmds" -v q="$1" -v b="$2" \
+        'BEGIN { printf "| sg v4 ioctls, QD %-3d, batches of %-3d | %5.3f |\n", q, b, d / c }'
+}
+
+ioctl_tables() {
+    echo
+    echo "Random 4k reads through the sg v4 ioctls (tests/sgv4io load: QD outstanding, a quarter"
+    echo "of it submitted in one SG_IOSUBMIT and reaped in one blocking SG_IORECEIVE), beside"
+    echo "fio's sg engine (write()/poll()/read()) on the kernel's sg and on the node, IOPS"
+    echo "(medians of $ROUNDS runs of ${FIO_TIME} s); EDOM: sg's 16 slots, kernel and node alike"
+    echo
+    echo "null, ioctls: the null responder's same ioctls (no target; the caller's process looked up"
+    echo "as the node does); node/null: the node's ioctls against it"
+    echo
+    echo "| scsi_debug  | iodepth | batch | kernel sg | node, fio | /kern | node, ioctls | /kern | ioctls/fio | null, ioctls | node/null |"
+    echo "|-------------|--------:|------:|----------:|----------:|------:|------------:|------:|-----------:|-------------:|----------:|"
+    : >"$VM_OUT/ioctl.csv"
+    ioctl_sweep "delay=0" null
+    echo 20000000 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
+    ioctl_sweep "ndelay=20ms"
+    echo 0 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
+    echo
+    echo "| FUSE requests per command            | node  |"
+    echo "|--------------------------------------|------:|"
+    ioctl_requests 1 1
+    ioctl_requests 16 4
+    ioctl_requests 16 16
+    ioctl_requests 64 16
+    ioctl_requests 256 64
+}
+
 declare -A QD16=()
+if [ "$MODE" = ioctl ]; then
+    ioctl_tables
+    pkill -TERM -x nullcuse
+    pkill -TERM -x cuse_bsg
+    exit 0
+fi
 echo
 echo "fio --ioengine=sg --rw=randread --bs=4k, IOPS (medians of $ROUNDS runs of ${FIO_TIME} s);"
 echo "node: the default engine on an sg target (its own queue), pool: --async=pool"
@@ -223,6 +300,7 @@ for qd in 1 4; do
     awk -v q=$qd -v k="$(med <<<"$ks")" -v n="$(med <<<"$ns")" -v p="$(med <<<"$ps")" \
         'BEGIN { printf "| 1 MiB, %-4d | %9d | %11d | %5.2f | %10d | %5.2f |\n", q, k, n, n / k, p, p / k }'
 done
+ioctl_tables
 echo
 echo "| FUSE requests per command | node  | null responder |"
 echo "|---------------------------|------:|---------------:|"
