@@ -2,7 +2,8 @@
 /*
  * sgv4io: a client of the sg v4 driver's asynchronous ioctls (SG_IOSUBMIT,
  * SG_IORECEIVE, SG_IOABORT) for the integration suite and the benchmark.
- * Each command prints one line and exits 0 on success.
+ * Each command prints one line and exits 0 on success.  DEV may be
+ * CTL=PATH: a control node's file bound to PATH.
  *
  *   sgv4io probe DEV          which interface: "sg v4 ioctls" if SG_IORECEIVE
  *                             with SGV4_FLAG_IMMED says EAGAIN, else its errno
@@ -420,6 +421,35 @@ static int load(unsigned qd, unsigned bat, double secs)
 	return 0;
 }
 
+/*
+ * DEV, or CTL=PATH: the control node CTL bound to PATH (opened read-only,
+ * closed once bound), so that the same checks run through a binding.
+ */
+static int open_dev(const char *dev)
+{
+	char ctl[256];
+	const char *eq = strchr(dev, '=');
+	int c, d;
+
+	if (!eq)
+		c = open(dev, O_RDWR);
+	else if ((size_t)(eq - dev) >= sizeof(ctl))
+		c = -1, errno = ENAMETOOLONG;
+	else {
+		snprintf(ctl, sizeof(ctl), "%.*s", (int)(eq - dev), dev);
+		c = open(ctl, O_RDWR);
+		d = open(eq + 1, O_RDONLY);
+		if (d < 0)
+			die(eq + 1);
+		if (c >= 0 && ioctl(c, 0x8900 /* BSG_IOC_ADD */, d) < 0)
+			die("BSG_IOC_ADD");
+		close(d);
+	}
+	if (c < 0)
+		die(dev);
+	return c;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -427,9 +457,7 @@ int main(int argc, char **argv)
 				"block|busy|load DEV [ARGS]\n");
 		return 2;
 	}
-	fd = open(argv[2], O_RDWR);
-	if (fd < 0)
-		die(argv[2]);
+	fd = open_dev(argv[2]);
 	if (!strcmp(argv[1], "probe"))
 		return probe();
 	if (!strcmp(argv[1], "batch") && argc == 5)

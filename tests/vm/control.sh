@@ -7,6 +7,7 @@ set -u
 . "$(dirname "$0")/node-lib.sh"
 T0=$SECONDS
 BIND=$PWD/tests/bsgbind
+V4IO=$PWD/tests/sgv4io
 CTL=/dev/bsg-control
 
 as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
@@ -93,6 +94,18 @@ blk_ioctls() {
         test "$rc" -eq 0
 }
 
+# the sg v4 driver's ioctls through a binding, as on a per-device node
+v4_ioctls() {
+    local dev out
+    for dev in "$VM_SG" "$VM_SD"; do
+        out=$("$V4IO" batch "$CTL=$dev" 64 16 2>&1)
+        check "SG_IOSUBMIT of 64 READs through a binding to $dev, SG_IORECEIVE 16 at a time ($out)" \
+            grep -q '^ok' <<<"$out"
+    done
+    out=$("$V4IO" mix "$CTL=$VM_BSG" 2>&1)
+    check "write()/read() and the v4 ioctls mixed on a binding to $VM_BSG ($out)" grep -q '^ok' <<<"$out"
+}
+
 randread() {
     local dev
     for dev in "$VM_SD" "$VM_SG" "$VM_BSG"; do
@@ -158,6 +171,7 @@ bad_descriptors
 bind_each
 rights
 blk_ioctls
+v4_ioctls
 randread
 two_devices
 killed_client
