@@ -17,6 +17,11 @@
  *    not at all.  An interrupted command leaves the caller's memory as it was;
  *  - churn threads: short-lived openers that write, poll and sometimes read,
  *    then are released with commands still running (orphans);
+ *  - sg v4 ioctl threads, an opener each: arrays of READs submitted with
+ *    SG_IOSUBMIT and taken back with blocking SG_IORECEIVEs of arrays, a
+ *    quarter of them interrupted at a random point; every command must come
+ *    back exactly once, with its data; the opener is released with a last
+ *    array running;
  *  - an observer thread: SG_GET_REQUEST_TABLE, SG_GET_NUM_WAITING,
  *    SG_GET_PACK_ID and polls without a handle on the stream openers.
  *
@@ -53,6 +58,9 @@
 #define CHURN_THREADS 2
 #define CHURN_OPENS   200
 #define CHURN_CMDS    4
+#define IOCTL_THREADS 2
+#define IOCTL_ROUNDS  150
+#define IOCTL_BATCH   8	   /* the most commands an array submits or receives */
 #define OBSERVATIONS  1500 /* informational ioctls and polls on the stream openers */
 #define LEN	      512  /* data-in of every command */
 #define V3	      SCSI_V3_HDR_LEN
@@ -116,6 +124,8 @@ struct actor {
 	fuse_req_t *reqs; /* every request it made */
 	size_t n_reqs, cap_reqs;
 	struct churn_cmd *churn;  /* churn threads: CHURN_OPENS * CHURN_CMDS */
+	struct fake_cmd *v4b;	  /* sg v4 ioctl threads: IOCTL_ROUNDS * IOCTL_BATCH */
+	unsigned *v4got;	  /* ... and how often each came back */
 	struct sgio_client *sgio; /* SG_IO threads: PER_SGIO */
 	unsigned interrupts, eintr, running_at_release;
 };
@@ -697,6 +707,120 @@ static void check_sgio(struct actor *a)
 	}
 }
 
+/* ---- the sg v4 ioctls ---- */
+
+static unsigned running(struct opener *o);
+
+#define V4_SUBMITTED 100 /* v4got: submitted; each delivery adds one */
+
+static int v4_call(struct actor *a, unsigned cmd, struct sg_io_v4 *arg, bool interrupt)
+{
+	struct ioctx x = {
+		.req = new_req(a),
+		.o = a->o,
+		.arg = (uintptr_t)arg,
+		.tid = gettid(),
+		.direct = true,
+	};
+	struct fake_reply *rep;
+
+	ioctl_dispatch(&x, cmd, 0);
+	if (interrupt) {
+		jitter(a);
+		fake_interrupt(x.req);
+		a->interrupts++;
+	}
+	rep = reply_of(a, x.req, "sg v4 ioctl");
+	if (!rep)
+		return -ETIMEDOUT;
+	return rep->kind == FAKE_ERR ? -rep->err : rep->result;
+}
+
+/* Receive until none of this round's k is outstanding. */
+static void v4_reap(struct actor *a, unsigned first, unsigned k)
+{
+	struct sg_io_v4 rsp[IOCTL_BATCH], c;
+	int err;
+
+	while (k && !failed(a->st)) {
+		unsigned room = 1 + rnd(a) % IOCTL_BATCH;
+
+		c = (struct sg_io_v4){ .guard = 'Q',
+				       .flags = SGV4_FLAG_MULTIPLE_REQS,
+				       .din_xferp = (uintptr_t)rsp,
+				       .din_xfer_len = room * V4 };
+		err = v4_call(a, SG_IORECEIVE, &c, rnd(a) % 4 == 0);
+		if (err == -EINTR) {
+			a->eintr++;
+			continue;
+		}
+		if (err) {
+			fail(a->st, "SG_IORECEIVE: errno %d", -err);
+			return;
+		}
+		for (unsigned i = 0; i < c.info; i++) {
+			unsigned id = rsp[i].request_extra;
+
+			if (id < first || id >= first + IOCTL_BATCH ||
+			    !is_data_in(a->v4b[id].data, id & 0xff))
+				fail(a->st, "SG_IORECEIVE: completion %u wrong", id);
+			else
+				a->v4got[id]++;
+		}
+		k -= c.info < k ? c.info : k;
+	}
+}
+
+/* Submit n READs from id first on in one array: 0, or -errno. */
+static int v4_submit(struct actor *a, unsigned first, unsigned n)
+{
+	struct sg_io_v4 h[IOCTL_BATCH], c;
+	int err;
+
+	for (unsigned i = 0; i < n; i++) {
+		bufs_init(&a->v4b[first + i], (first + i) & 0xff);
+		a->v4got[first + i] = V4_SUBMITTED;
+		h[i] = v4_hdr(&a->v4b[first + i], (int)(first + i));
+	}
+	c = (struct sg_io_v4){ .guard = 'Q',
+			       .flags = SGV4_FLAG_MULTIPLE_REQS | SGV4_FLAG_IMMED,
+			       .dout_xferp = (uintptr_t)h,
+			       .dout_xfer_len = n * V4 };
+	err = v4_call(a, SG_IOSUBMIT, &c, false);
+	if (!err && c.info != n)
+		err = -EAGAIN;
+	return err;
+}
+
+static void *ioctl_main(void *arg)
+{
+	struct actor *a = arg;
+	unsigned r;
+
+	for (r = 0; r + 1 < IOCTL_ROUNDS && !failed(a->st); r++) {
+		unsigned k = 1 + rnd(a) % IOCTL_BATCH;
+
+		if (v4_submit(a, r * IOCTL_BATCH, k))
+			fail(a->st, "SG_IOSUBMIT of %u failed", k);
+		else
+			v4_reap(a, r * IOCTL_BATCH, k);
+	}
+	if (!failed(a->st) && !v4_submit(a, r * IOCTL_BATCH, IOCTL_BATCH))
+		a->running_at_release = running(a->o);
+	async_release(a->o); /* the last array still running: orphans */
+	return NULL;
+}
+
+/* Every command but the last round's came back exactly once. */
+static void check_ioctl(struct actor *a)
+{
+	for (unsigned id = 0; id < (IOCTL_ROUNDS - 1) * IOCTL_BATCH; id++) {
+		if (a->v4got[id] && a->v4got[id] != V4_SUBMITTED + 1)
+			fail(a->st, "ioctl thread %u: command %u received %d times", a->idx, id,
+			     (int)a->v4got[id] - V4_SUBMITTED);
+	}
+}
+
 /* ---- churn: openers released with commands running ---- */
 
 /* Write the commands [first, first + CHURN_CMDS): a v3 header, then a v4 array. */
@@ -852,6 +976,7 @@ struct run {
 	struct stream sm[STREAMS];
 	struct actor writers[STREAMS][WRITERS], readers[STREAMS][READERS];
 	struct actor sgio[SGIO_THREADS], churn[CHURN_THREADS], observer;
+	struct actor ioctl[IOCTL_THREADS];
 	struct fake_session *sgio_fs;
 	struct opener *sgio_o;
 	unsigned actors; /* started so far: each gets its own random sequence */
@@ -934,6 +1059,13 @@ static void start_others(struct run *r)
 		r->churn[i].churn = xcalloc(CHURN_OPENS * CHURN_CMDS, sizeof(*r->churn[i].churn));
 		actor_start(r, &r->churn[i], churn_main);
 	}
+	for (unsigned i = 0; i < IOCTL_THREADS; i++) {
+		r->ioctl[i] = (struct actor){ .fs = fake_session_new(), .idx = i };
+		r->ioctl[i].o = opener_new(&r->st, gettid());
+		r->ioctl[i].v4b = xcalloc(IOCTL_ROUNDS * IOCTL_BATCH, sizeof(*r->ioctl[i].v4b));
+		r->ioctl[i].v4got = xcalloc(IOCTL_ROUNDS * IOCTL_BATCH, sizeof(unsigned));
+		actor_start(r, &r->ioctl[i], ioctl_main);
+	}
 	r->observer = (struct actor){ .sm = r->sm, .fs = fake_session_new() };
 	actor_start(r, &r->observer, observer_main);
 }
@@ -952,6 +1084,8 @@ static void join_all(struct run *r)
 		pthread_join(r->sgio[i].thread, NULL);
 	for (unsigned i = 0; i < CHURN_THREADS; i++)
 		pthread_join(r->churn[i].thread, NULL);
+	for (unsigned i = 0; i < IOCTL_THREADS; i++)
+		pthread_join(r->ioctl[i].thread, NULL);
 	pthread_join(r->observer.thread, NULL);
 }
 
@@ -1007,6 +1141,11 @@ static void check_all(struct run *r)
 		check_replies(&r->churn[i]);
 		check_churn(&r->churn[i]);
 	}
+	for (unsigned i = 0; i < IOCTL_THREADS; i++) {
+		check_session(&r->st, r->ioctl[i].fs, "sg v4 ioctls");
+		check_replies(&r->ioctl[i]);
+		check_ioctl(&r->ioctl[i]);
+	}
 	check_session(&r->st, r->observer.fs, "observer");
 	check_replies(&r->observer);
 	if (fake_target_chans_open(r->st.ft))
@@ -1023,7 +1162,8 @@ static void sum(const struct actor *a, unsigned *interrupts, unsigned *eintr, si
 
 static void report(struct run *r)
 {
-	unsigned intr = 0, eintr = 0, sg_intr = 0, sg_eintr = 0, at_release = 0;
+	unsigned intr = 0, eintr = 0, sg_intr = 0, sg_eintr = 0, v4_intr = 0, v4_eintr = 0;
+	unsigned at_release = 0;
 	size_t reqs = 0;
 
 	for (unsigned s = 0; s < STREAMS; s++) {
@@ -1038,13 +1178,19 @@ static void report(struct run *r)
 		reqs += r->churn[i].n_reqs;
 		at_release += r->churn[i].running_at_release;
 	}
+	for (unsigned i = 0; i < IOCTL_THREADS; i++) {
+		sum(&r->ioctl[i], &v4_intr, &v4_eintr, &reqs);
+		at_release += r->ioctl[i].running_at_release;
+	}
 	reqs += r->observer.n_reqs;
 	printf("stress_async: seed %u: %zu requests; %u stream commands, %u of %u interrupts "
-	       "gave EINTR; %u SG_IO, %u of %u interrupts gave EINTR; %u churn opens, %u commands "
-	       "running just before release; %u target calls: %s\n",
+	       "gave EINTR; %u SG_IO, %u of %u interrupts gave EINTR; %u rounds of the sg v4 "
+	       "ioctls, %u of %u interrupts gave EINTR; %u churn opens, %u commands running just "
+	       "before release; %u target calls: %s\n",
 	       r->st.seed, reqs, STREAMS * WRITERS * PER_WRITER, eintr, intr,
-	       SGIO_THREADS * PER_SGIO, sg_eintr, sg_intr, CHURN_THREADS * CHURN_OPENS, at_release,
-	       fake_target_calls(r->st.ft), failed(&r->st) ? "FAILED" : "ok");
+	       SGIO_THREADS * PER_SGIO, sg_eintr, sg_intr, IOCTL_THREADS * IOCTL_ROUNDS, v4_eintr,
+	       v4_intr, CHURN_THREADS * CHURN_OPENS, at_release, fake_target_calls(r->st.ft),
+	       failed(&r->st) ? "FAILED" : "ok");
 	if (failed(&r->st))
 		fprintf(stderr, "stress_async: %u failures; the first: %s\n",
 			atomic_load(&r->st.failures), r->st.why);
@@ -1076,6 +1222,12 @@ static void free_all(struct run *r)
 	for (unsigned i = 0; i < CHURN_THREADS; i++) {
 		fake_session_free(r->churn[i].fs);
 		free_actor(&r->churn[i]);
+	}
+	for (unsigned i = 0; i < IOCTL_THREADS; i++) {
+		fake_session_free(r->ioctl[i].fs);
+		free(r->ioctl[i].v4b);
+		free(r->ioctl[i].v4got);
+		free_actor(&r->ioctl[i]);
 	}
 	fake_session_free(r->observer.fs);
 	free_actor(&r->observer);
