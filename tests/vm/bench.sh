@@ -189,11 +189,11 @@ v4_iops() {
 # and reaping a quarter of the depth a call), and with "null" the null
 # responder's same ioctls; ioctl.csv gets label,qd,kernel,node,ioctls,null
 ioctl_sweep() {
-    local label=$1 with_null=${2:-} qd b r k n v z ks ns vs zs
+    local label=$1 with_null=${2:-} qd b k n v z ks ns vs zs
     for qd in 1 16 64 256; do
         b=$((qd / 4 > 0 ? qd / 4 : 1))
         ks='' ns='' vs='' zs=''
-        for r in $(seq "$ROUNDS"); do
+        for _ in $(seq "$ROUNDS"); do
             ks+="$(fio_iops "$VM_SG" $qd) "
             ns+="$(fio_iops /dev/bsg/direct-cuse $qd) "
             vs+="$(v4_iops /dev/bsg/direct-cuse $qd $b) "

@@ -52,7 +52,7 @@ batches() {
 }
 
 interrupted() {
-    local out rc=0 pid before after
+    local out rc=0 pid before after line
     out=$("$V4IO" intr "$NODE" 300 2>&1) || rc=$?
     check "SIGALRM during a blocking SG_IORECEIVE: EINTR ($out)" test "$rc" -eq 0
     # a 20 ms device: commands are in flight when the client dies
@@ -61,14 +61,14 @@ interrupted() {
     "$V4IO" block "$NODE" 32 >/tmp/block.out 2>&1 &
     pid=$!
     vm_wait 10 grep -q submitted /tmp/block.out || vm_fail "the blocked client did not submit"
-    sleep 0.5
+    vm_wait 10 vm_in_syscall "$pid" 16 || vm_fail "the client did not block in SG_IORECEIVE"
     kill -9 $pid
     wait $pid 2>/dev/null
     after=$(node_stat interrupt)
     check "kill -9 of a client blocked in SG_IORECEIVE, 32 submitted: its call ends ($before -> $after interrupts)" \
         test "$after" -gt "$before"
     out=$("$V4IO" abort "$NODE" 2>&1)
-    echo "$out" | sed 's/^/   /'
+    while IFS= read -r line; do echo "   $line"; done <<<"$out"
     check "SG_IOABORT of a command at the device: 0, and it comes back marked aborted" \
         grep -q 'pack_id 2: info 0x1[0-9a-f] aborted 1' <<<"$out"
     check "SG_IOABORT of no such command: ENODATA" grep -q 'abort of none: No data available' <<<"$out"
@@ -83,9 +83,9 @@ interrupted() {
 # RSS is printed for reference (thread stacks and malloc arenas still grow
 # over the first few hundred clients, as in the async suite).
 killed_clients() {
-    local pid=$NODE_PID i c a b fa fb
+    local pid=$NODE_PID c a b fa fb
     rss() { awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
-    fds() { ls "/proc/$pid/fd" | wc -l; }
+    fds() { local f=("/proc/$pid/fd/"*); echo "${#f[@]}"; }
     echo 1 >"$DELAY"
     kill_one() {
         "$V4IO" busy "$NODE" 16 >/tmp/k.out 2>&1 &
@@ -94,11 +94,11 @@ killed_clients() {
         kill -9 $c
         wait $c 2>/dev/null
     }
-    for i in $(seq 100); do kill_one; done
-    sleep 1
+    for _ in $(seq 100); do kill_one; done
+    vm_wait 20 node_settled 0 || vm_fail "the killed clients' files were not all released"
     a=$(rss) fa=$(fds)
-    for i in $(seq 200); do kill_one; done
-    sleep 1
+    for _ in $(seq 200); do kill_one; done
+    vm_wait 20 node_settled 0 || vm_fail "the killed clients' files were not all released"
     b=$(rss) fb=$(fds)
     echo "   daemon RSS: $a KiB after 100 killed clients, $b after 300; descriptors $fa, $fb"
     check "no descriptor left by the last 200 killed clients ($fa, $fb)" test "$fa" -eq "$fb"

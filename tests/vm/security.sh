@@ -523,8 +523,8 @@ ioctl_parity() {
     local label=$1 dev=$2 modes=$3 skip=$4 m k n
     shift 4
     for m in $modes; do
-        k=$(bounded 60 "$@" "$SECPROBE" ioctls "$dev" $m | grep -Ev "^($skip) ")
-        n=$(bounded 60 "$@" "$SECPROBE" ioctls "$NODE" $m | grep -Ev "^($skip) ")
+        k=$(bounded 60 "$@" "$SECPROBE" ioctls "$dev" "$m" | grep -Ev "^($skip) ")
+        n=$(bounded 60 "$@" "$SECPROBE" ioctls "$NODE" "$m" | grep -Ev "^($skip) ")
         parity "10 ($label, $m)" "$label" "$k" "$n"
     done
 }
