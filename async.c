@@ -60,6 +60,7 @@ struct want {
 	bool by_tag;	  /* id is a tag (SG_SET_GET_EXTENDED's TAG_FOR_PACK_ID) */
 	pid_t owner;	  /* the caller's process */
 	unsigned version; /* 3 or 4; 0: either (read()) */
+	unsigned mrq;	  /* a blocking array's own commands, or 0: every other */
 };
 
 /* An SG_IORECEIVE(_V3) call: where its completions go. */
@@ -71,6 +72,10 @@ struct rcv {
 	bool mrq;	     /* a control object: an array of completions */
 	unsigned max;	     /* mrq: the room in the array at cop.din_xferp */
 	struct sg_io_v4 cop; /* mrq: the control object as given */
+	bool ordered;	     /* a blocking array: each at its place in the array */
+	unsigned total;	     /* ordered: requests in the array */
+	unsigned submitted;  /* ordered: of which taken */
+	int s_res;	     /* ordered: why the rest was not, or 0 */
 };
 
 /* A read(), SG_IORECEIVE or write() waiting for a completion or for room. */
@@ -301,6 +306,30 @@ static struct parked *unpark(struct parked **list, fuse_req_t req)
 	return NULL;
 }
 
+static void serve_later(struct opener *o);
+
+/*
+ * A blocking array's call ends without its completions (a signal): they
+ * become the file's like any other, for a later SG_IORECEIVE or read(), as
+ * sg leaves them.  Its parked receivers are served on the elastic pool.
+ */
+static void mrq_release(struct opener *o, const struct parked *p)
+{
+	struct fuse_pollhandle *ph;
+	unsigned id = p->rcv ? p->rcv->w.mrq : 0;
+
+	if (!id)
+		return;
+	pthread_mutex_lock(&o->lock);
+	for (struct sgio_cmd *c = o->head; c; c = c->next)
+		if (c->mrq == id)
+			c->mrq = 0;
+	ph = take_poller(o);
+	pthread_mutex_unlock(&o->lock);
+	notify(ph);
+	serve_later(o);
+}
+
 /* libfuse, with the request's lock held: a parked call was signalled. */
 static void parked_interrupted(fuse_req_t req, void *data)
 {
@@ -316,6 +345,7 @@ static void parked_interrupted(fuse_req_t req, void *data)
 		return; /* being answered already */
 	stat_inc(o->d, STAT_INTERRUPT);
 	fuse_reply_err(req, EINTR);
+	mrq_release(o, p);
 	free(p);
 }
 
@@ -348,6 +378,7 @@ static enum park_result park_call(struct opener *o, struct parked **list, struct
 	pthread_mutex_unlock(&o->lock);
 	if (res == ANSWERED) {
 		fuse_reply_err(p->req, EINTR);
+		mrq_release(o, p);
 		free(p);
 	}
 	return res;
@@ -548,6 +579,7 @@ static int fetch_guarded(struct opener *o, fuse_req_t req, struct sgio_cmd *cmd)
 struct origin {
 	pid_t owner;
 	bool ioctl;
+	unsigned mrq, mrq_ind; /* a blocking array's id and the place in it, or 0 */
 };
 
 /*
@@ -571,6 +603,8 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 	if (err)
 		return err;
 	cmd->owner = from->owner;
+	cmd->mrq = from->mrq;
+	cmd->mrq_ind = from->mrq_ind;
 	pthread_mutex_lock(&o->lock);
 	/* the ioctls' bound is the file's, whatever the write()s' depth */
 	if (o->queued >= (from->ioctl ? DAEMON_MAX_DEPTH : queue_limit(o, r.version))) {
@@ -727,6 +761,8 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
  */
 static bool wanted(const struct opener *o, const struct sgio_cmd *c, const struct want *w)
 {
+	if (c->mrq != w->mrq)
+		return false;
 	if (w->version && c->r.version != w->version)
 		return false;
 	if (c->owner && c->owner != w->owner && !o->shared)
@@ -1719,33 +1755,58 @@ static void reply_ioctl(fuse_req_t req, int err)
 		fuse_reply_ioctl(req, 0, NULL, 0);
 }
 
+static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock);
+
+/* submit_array(): a blocking array was taken, and its call waits as *wait says */
+#define ARRAY_WAITS 1
+
+/* A blocking array's own id, which no other call's want names. */
+static unsigned mrq_id(struct opener *o)
+{
+	unsigned id;
+
+	pthread_mutex_lock(&o->lock);
+	id = ++o->next_mrq ? o->next_mrq : ++o->next_mrq;
+	pthread_mutex_unlock(&o->lock);
+	return id;
+}
+
 /*
- * An array (SGV4_FLAG_MULTIPLE_REQS) submitted without waiting (IMMED, or
- * an O_NONBLOCK file): every request is checked first, then each taken in
- * turn until one cannot be; the control object says how many (info,
- * dout_resid) and, with a din_xferp, why the rest was not (spare_out).
+ * An array (SGV4_FLAG_MULTIPLE_REQS): every request is checked first, then
+ * each taken in turn until one cannot be; the control object says how many
+ * (info, dout_resid) and, with a din_xferp, why the rest was not
+ * (spare_out).  Submitted without waiting (IMMED, or an O_NONBLOCK file),
+ * that is the answer; otherwise (sg's "variable blocking") the call waits
+ * for every command taken, whose completions no other call sees, and gets
+ * them at their places in din_xferp: ARRAY_WAITS, with *wait set up.
  */
-static int submit_array(struct ioctx *x, struct sg_io_v4 *cop, const struct origin *from,
-			struct batch *b)
+static int submit_array(struct ioctx *x, struct sg_io_v4 *cop, const struct origin *from0,
+			struct batch *b, struct rcv *wait)
 {
 	struct opener *o = x->o;
 	bool immed = (cop->flags & SGV4_FLAG_IMMED) || (o->open_flags & O_NONBLOCK);
+	struct origin from = *from0;
 	struct sg_io_v4 *hdrs = NULL;
 	unsigned n, cdb_len, k = 0;
 	int err, s_res = 0;
 
 	err = scsi_mrq_submit_check(cop, &n, &cdb_len);
-	if (!err && !immed)
-		err = -EOPNOTSUPP; /* sg's blocking arrays: not offered (README) */
+	if (!err && n && !immed)
+		from.mrq = mrq_id(o);
 	if (!err && n && !(hdrs = calloc(n, sizeof(*hdrs))))
 		err = -ENOMEM;
 	if (!err && n)
 		err = copy_guarded(o, x->req, x->tid, cop->dout_xferp, hdrs, n * sizeof(*hdrs),
 				   false);
-	for (k = 0; !err && k < n; k++)
-		err = scsi_mrq_request(&hdrs[k], cop, k, cdb_len, immed);
 	for (k = 0; !err && k < n; k++) {
-		s_res = submit_one(o, x->req, x->tid, &hdrs[k], sizeof(hdrs[k]), b, from, NULL);
+		err = scsi_mrq_request(&hdrs[k], cop, k, cdb_len, immed);
+		/* waiting for one before the next is not offered (README) */
+		if (!err && !immed && (hdrs[k].flags & SGV4_FLAG_COMPLETE_B4))
+			err = -EOPNOTSUPP;
+	}
+	for (k = 0; !err && k < n; k++) {
+		from.mrq_ind = k;
+		s_res = submit_one(o, x->req, x->tid, &hdrs[k], sizeof(hdrs[k]), b, &from, NULL);
 		if (s_res)
 			break;
 	}
@@ -1756,8 +1817,24 @@ static int submit_array(struct ioctx *x, struct sg_io_v4 *cop, const struct orig
 	}
 	if (err)
 		return err;
+	if (!immed && k) {
+		*wait = (struct rcv){
+			.req = x->req,
+			.tid = x->tid,
+			.arg = x->arg,
+			.w = { .id = -1, .owner = from.owner, .version = 4, .mrq = from.mrq },
+			.mrq = true,
+			.max = k,
+			.cop = *cop,
+			.ordered = true,
+			.total = n,
+			.submitted = k,
+			.s_res = s_res
+		};
+		return ARRAY_WAITS;
+	}
 	zero_outputs(cop);
-	cop->info = k;
+	cop->info = immed ? k : 0; /* sg: taken, or completed */
 	cop->dout_resid = (int32_t)(n - k);
 	if (cop->din_xfer_len) {
 		cop->din_resid = (int32_t)n;
@@ -1789,6 +1866,7 @@ void async_iosubmit(struct ioctx *x, unsigned version)
 	struct origin from = { .ioctl = true };
 	union scsi_hdr h;
 	struct batch b;
+	struct rcv wait;
 	int err;
 
 	batch_init(&b);
@@ -1802,9 +1880,14 @@ void async_iosubmit(struct ioctx *x, unsigned version)
 	if (!err && (version == 3 ? h.v3.interface_id != 'S' : h.v4.guard != 'Q'))
 		err = -EPERM;
 	if (!err && version == 4 && (h.v4.flags & SGV4_FLAG_MULTIPLE_REQS))
-		err = submit_array(x, &h.v4, &from, &b);
+		err = submit_array(x, &h.v4, &from, &b, &wait);
 	else if (!err)
 		err = submit_single(x, &h, version, &from, &b);
+	if (err == ARRAY_WAITS) {
+		batch_start(&b);
+		rcv_go(o, &wait, false); /* answered once all are done */
+		return;
+	}
 	reply_ioctl(x->req, err);
 	batch_start(&b); /* what was taken runs, whatever the answer */
 }
@@ -1874,12 +1957,43 @@ static bool rcv_ready(struct opener *o, const struct rcv *rc)
 	return rcv_try(o, rc, false, false, NULL, &n) != 1;
 }
 
-/* The headers of what rc took (used of them) and, for an array, its control object. */
-static int rcv_write_out(const struct rcv *rc, unsigned char *out, unsigned used)
+/*
+ * A blocking array's answer: each completion at its request's place in
+ * din_xferp (what fits), then the control object, as sg_mrq_arr_flush().
+ */
+static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct sgio_cmd **cmds,
+			     unsigned used)
 {
 	struct sg_io_v4 cop = rc->cop;
 	int err = 0;
 
+	for (unsigned i = 0; i < used && !err; i++) {
+		struct sg_io_v4 *h = (struct sg_io_v4 *)(out + i * SCSI_V4_HDR_LEN);
+		uint64_t at = (uint64_t)cmds[i]->mrq_ind * SCSI_V4_HDR_LEN;
+
+		h->info |= SG_INFO_MRQ_FINI;
+		if (cop.din_xferp && at + SCSI_V4_HDR_LEN <= cop.din_xfer_len)
+			err = uaccess_write(rc->tid, cop.din_xferp + at, h, sizeof(*h));
+	}
+	zero_outputs(&cop);
+	cop.info = used;
+	cop.dout_resid = (int32_t)(rc->total - rc->submitted);
+	if (cop.din_xfer_len) {
+		cop.din_resid = (int32_t)(rc->total - used);
+		cop.spare_out = (uint32_t)-rc->s_res;
+	}
+	return err ? err : uaccess_write(rc->tid, rc->arg, &cop, sizeof(cop));
+}
+
+/* The headers of what rc took (used of them) and, for an array, its control object. */
+static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct sgio_cmd **cmds,
+			 unsigned used)
+{
+	struct sg_io_v4 cop = rc->cop;
+	int err = 0;
+
+	if (rc->ordered)
+		return ordered_write_out(rc, out, cmds, used);
 	if (!rc->mrq)
 		return uaccess_write(rc->tid, rc->arg, out,
 				     rc->w.version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN);
@@ -1921,7 +2035,7 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd 
 					(uint64_t)cmds[i]->tag;
 		}
 		if (ok || !n)
-			werr = rcv_write_out(rc, out, ok);
+			werr = rcv_write_out(rc, out, cmds, ok);
 		mine = guard_end(o->d->wd, &g);
 	}
 	used = ok ? ok : n ? 1 : 0; /* a first that failed is dropped, as sg's */
@@ -1929,6 +2043,8 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd 
 		used = i; /* answered EFAULT meanwhile: what it reached is lost */
 	if (used < n) {
 		pthread_mutex_lock(&o->lock);
+		for (unsigned k = used; k < n; k++)
+			cmds[k]->mrq = 0; /* its array's call is over: anyone's */
 		put_back(o, cmds + used, n - used);
 		pthread_mutex_unlock(&o->lock);
 	}

@@ -134,6 +134,7 @@ struct opener {
 	struct sgio_cmd *head, *tail; /* protected by lock: written, not yet read */
 	unsigned queued, done;	      /* protected by lock: in that list; of which done */
 	int next_tag;		      /* protected by lock: the next command's generated_tag */
+	unsigned next_mrq;	      /* protected by lock: the last blocking array's id */
 	/* written commands have their own channel (or target queue), opened at
 	 * the first write(): sg's slots per descriptor are not shared with SG_IO */
 	int achan;			   /* protected by lock: or -1 */

@@ -78,7 +78,7 @@ static int decode_v4(const struct sg_io_v4 *h, struct scsi_req *r)
 	if (h->dout_xfer_len && h->din_xfer_len)
 		return -EOPNOTSUPP; /* bidi was removed from bsg */
 	if (h->flags & SGV4_FLAG_MULTIPLE_REQS)
-		return -ERANGE; /* sg v4: a control object goes to SG_IOSUBMIT only */
+		return -ERANGE; /* a control object: SG_IOSUBMIT only (sg v4 write()'s errno) */
 	/* bsg takes any request_len up to scmd->cmnd; we also refuse a CDB
 	 * too short to hold an opcode's fields rather than send zeros */
 	if (h->request_len > SCSI_CDB_MAX || h->request_len < 6)

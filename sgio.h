@@ -31,6 +31,8 @@ struct sgio_cmd {
 	bool aborted;		    /* async: SG_IOABORT named it before it was done */
 	pid_t owner;		    /* async: the process whose calls may take it; 0: any */
 	int tag;		    /* async: its generated_tag, per opener */
+	unsigned mrq;		    /* async: the blocking SG_IOSUBMIT array it is in, or 0 */
+	unsigned mrq_ind;	    /* async: and its place in that array */
 	int err;		    /* async: the target's SG_IO errno, or 0 */
 	uint32_t duration; /* ms from the call to the target's answer, or SGIO_NO_DURATION */
 	struct daemon *d;

@@ -10,6 +10,8 @@
  *   sgv4io batch DEV N ROOM   N READs of 4 KiB submitted in one control object,
  *                             received in blocking arrays of ROOM, each checked
  *                             against SG_IO of the same blocks
+ *   sgv4io barray DEV N       N READs in one blocking control object: the call
+ *                             returns once all are done, each at its place
  *   sgv4io nonblock DEV       receives with nothing outstanding: EAGAIN, ENODATA
  *   sgv4io bypack DEV         SG_SET_FORCE_PACK_ID: received in the order asked
  *   sgv4io mix DEV            two write()n and two submitted, received half by
@@ -180,6 +182,30 @@ static int batch(unsigned n, unsigned room)
 			return fprintf(stderr, "a blocking receive returned %u\n", c.info), 1;
 	}
 	printf("ok: %u commands in 1 submit, %u receives of up to %u\n", n, calls, room);
+	return 0;
+}
+
+static int barray(unsigned n)
+{
+	static uint8_t bufs[MAX_REQS][BLK], check[BLK], cdbs[MAX_REQS][16], sense[MAX_REQS][32];
+	struct sg_io_v4 reqs[MAX_REQS], rsp[MAX_REQS], c;
+
+	if (!n || n > MAX_REQS)
+		return 1;
+	for (unsigned i = 0; i < n; i++)
+		reqs[i] = v4_read(cdbs[i], bufs[i], sense[i], i * 5, (int)i);
+	c = ctl(reqs, n, rsp, n, 0);
+	if (ioctl(fd, SG_IOSUBMIT, &c) < 0)
+		die("SG_IOSUBMIT");
+	if (c.info != n || c.dout_resid || c.din_resid)
+		return fprintf(stderr, "completed %u of %u\n", c.info, n), 1;
+	for (unsigned i = 0; i < n; i++) {
+		sg_io_read(i * 5, check);
+		if (rsp[i].request_extra != i || !(rsp[i].info & SG_INFO_MRQ_FINI) ||
+		    memcmp(check, bufs[i], BLK))
+			return fprintf(stderr, "request %u: wrong completion or data\n", i), 1;
+	}
+	printf("ok: %u commands in one blocking call, each at its place\n", n);
 	return 0;
 }
 
@@ -453,8 +479,9 @@ static int open_dev(const char *dev)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: sgv4io probe|batch|nonblock|bypack|mix|fork|abort|intr|"
-				"block|busy|load DEV [ARGS]\n");
+		fprintf(stderr,
+			"usage: sgv4io probe|batch|barray|nonblock|bypack|mix|fork|abort|intr|"
+			"block|busy|load DEV [ARGS]\n");
 		return 2;
 	}
 	fd = open_dev(argv[2]);
@@ -462,6 +489,8 @@ int main(int argc, char **argv)
 		return probe();
 	if (!strcmp(argv[1], "batch") && argc == 5)
 		return batch(atoi(argv[3]), atoi(argv[4]));
+	if (!strcmp(argv[1], "barray") && argc == 4)
+		return barray(atoi(argv[3]));
 	if (!strcmp(argv[1], "nonblock"))
 		return nonblock();
 	if (!strcmp(argv[1], "bypack"))

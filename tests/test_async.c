@@ -2631,13 +2631,16 @@ Test(async, ioctls_and_write_read_share_the_queue)
 	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h[1])));
 	write_ok(&g, &h[2], V4, 0);
 	wait_done(&g, 3);
+	/* completion order is the pool's: which one goes where is open, all go once */
 	r = rcv_hdr(-1, 0);
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "a written one, by ioctl");
-	cr_expect(eq(u32, r.request_extra, 1));
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "one, by ioctl");
 	rep = read_ok(&g, 2 * V4, 0);
-	cr_expect(eq(sz, rep->len, 2 * V4), "the submitted one and a written one, by read()");
-	cr_expect(eq(u32, v4_out(rep, 0).request_extra, 2));
-	cr_expect(eq(u32, v4_out(rep, 1).request_extra, 3));
+	cr_expect(eq(sz, rep->len, 2 * V4), "the other two, by read()");
+	cr_expect(eq(u32,
+		     1u << r.request_extra | 1u << v4_out(rep, 0).request_extra |
+			     1u << v4_out(rep, 1).request_extra,
+		     0xeu),
+		  "each of the three once, written or submitted");
 	for (int i = 0; i < 3; i++)
 		cr_expect(is_data_in(b[i].data, 512, i + 1));
 	rig_fini(&g);
@@ -2748,8 +2751,11 @@ Test(async, ioctl_mistakes_get_the_sg_v4_errnos)
 	hs[1].guard = 'S';
 	ctl = mrq_ctl(hs, 2, NULL, 0, SGV4_FLAG_IMMED);
 	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &ctl), -ERANGE), "one bad: none taken");
-	ctl = mrq_ctl(hs, 1, NULL, 0, 0);
-	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &ctl), -EOPNOTSUPP), "blocking arrays");
+	hs[1] = hs[0];
+	hs[1].flags = SGV4_FLAG_COMPLETE_B4;
+	ctl = mrq_ctl(hs, 2, NULL, 0, 0);
+	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &ctl), -EOPNOTSUPP),
+		  "one before the next, in a blocking array");
 	ctl = mrq_ctl(NULL, 0, hs, 2, 0);
 	ctl.din_xfer_len = 100;
 	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &ctl), -ERANGE), "room not in headers");
@@ -2885,5 +2891,70 @@ Test(async, iosubmit_v3_and_ioreceive_v3_take_v3_headers_only)
 	r4 = rcv_hdr(-1, 0);
 	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r4)));
 	cr_expect(eq(u32, r4.request_extra, 1));
+	rig_fini(&g);
+}
+
+Test(async, blocking_array_waits_for_all_and_answers_each_at_its_place)
+{
+	enum { N = 3 };
+	struct fake_cmd b[N];
+	struct sg_io_v4 hs[N], rsp[N + 1], ctl, r;
+	struct rig g;
+	fuse_req_t req;
+
+	rig_init(&g, N, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	for (unsigned i = 0; i < N; i++)
+		hs[i] = v4_read(&b[i], i + 1, 512, 20 + i);
+	memset(rsp, 0xa5, sizeof(rsp));
+	ctl = mrq_ctl(hs, N, rsp, N + 1, 0); /* no IMMED: sg's "variable blocking" */
+	req = ioctl_as(&g, gettid(), SG_IOSUBMIT, &ctl);
+	cr_assert(fake_target_wait_entered(g.ft, N));
+	fake_target_open(g.ft, 3);
+	fake_target_open(g.ft, 1);
+	wait_done(&g, 2); /* done, but the array's own */
+	cr_expect(zero(u32, fake_req_replies(req)), "one is still running");
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "no one else sees them");
+	cr_expect(eq(int, err_of(call_read(&g, V4, O_NONBLOCK)), EAGAIN), "nor read()");
+	fake_target_open(g.ft, 2);
+	cr_assert(zero(int, ioctl_result(req)));
+	cr_expect(eq(u32, ctl.info, N), "all completed");
+	cr_expect(zero(i32, ctl.dout_resid));
+	cr_expect(eq(i32, ctl.din_resid, 0));
+	for (unsigned i = 0; i < N; i++) {
+		cr_expect(eq(u32, rsp[i].request_extra, 20 + i), "at its request's place");
+		cr_expect(eq(u32, rsp[i].info & SG_INFO_MRQ_FINI, SG_INFO_MRQ_FINI));
+		cr_expect(is_data_in(b[i].data, 512, i + 1));
+	}
+	cr_expect(fake_all_bytes((unsigned char *)&rsp[N], V4, 0xa5), "nothing past the array");
+	rig_fini(&g);
+}
+
+Test(async, interrupted_blocking_array_leaves_its_completions_to_any_receive)
+{
+	struct fake_cmd b[2];
+	struct sg_io_v4 hs[2], ctl, r;
+	struct rig g;
+	fuse_req_t req;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_block(g.ft, true);
+	hs[0] = v4_read(&b[0], 1, 512, 1);
+	hs[1] = v4_read(&b[1], 2, 512, 2);
+	ctl = mrq_ctl(hs, 2, hs, 2, 0);
+	req = ioctl_as(&g, gettid(), SG_IOSUBMIT, &ctl);
+	cr_assert(fake_target_wait_entered(g.ft, 2));
+	cr_assert(zero(u32, fake_req_replies(req)));
+	fake_interrupt(req);
+	cr_expect(eq(int, ioctl_result(req), -EINTR));
+	fake_target_release(g.ft);
+	for (int i = 0; i < 2; i++) {
+		r = rcv_hdr(-1, 0);
+		cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "%d", i);
+		cr_expect(is_data_in(b[r.request_extra - 1].data, 512, r.request_extra));
+	}
 	rig_fini(&g);
 }

@@ -38,6 +38,9 @@ batches() {
         check "$n READs in one SG_IOSUBMIT, received $room at a time, data as SG_IO's" \
             grep -q '^ok' <<<"$out"
     done
+    out=$("$V4IO" barray "$NODE" 32 2>&1)
+    check "32 READs in one blocking SG_IOSUBMIT, each completion at its place ($out)" \
+        grep -q '^ok' <<<"$out"
     out=$("$V4IO" nonblock "$NODE")
     echo "   $out"
     check "nothing outstanding: a single receive EAGAIN, an array ENODATA" \
