@@ -100,6 +100,8 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd 
 
 int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident)
 {
+	list_init(&o->cmds);
+	list_init(&o->pend);
 	uaccess_status_init(&o->status);
 	o->ident.pidfd = -1;
 	/*
@@ -228,35 +230,6 @@ static bool writer_ready(struct opener *o, const struct parked *p)
 {
 	(void)p;
 	return o->queued < queue_limit(o, 4) || atomic_load(&o->d->target_gone);
-}
-
-/* Caller holds o->lock. */
-static void list_append(struct sgio_cmd **head, struct sgio_cmd **tail, struct sgio_cmd *cmd)
-{
-	cmd->next = NULL;
-	if (*tail)
-		(*tail)->next = cmd;
-	else
-		*head = cmd;
-	*tail = cmd;
-}
-
-/* Caller holds o->lock. */
-static void list_unlink(struct sgio_cmd **head, struct sgio_cmd **tail, struct sgio_cmd *cmd)
-{
-	struct sgio_cmd *prev = NULL;
-
-	for (struct sgio_cmd *c = *head; c; prev = c, c = c->next) {
-		if (c != cmd)
-			continue;
-		if (prev)
-			prev->next = c->next;
-		else
-			*head = c->next;
-		if (*tail == c)
-			*tail = prev;
-		return;
-	}
 }
 
 /* Caller holds o->lock.  The poll handle to notify, taken, or NULL. */
@@ -459,23 +432,30 @@ static void dispatch(struct sgio_cmd *cmd)
 
 /*
  * The commands one write() took, in order, started once it is answered.
- * Linked through pend_next, which take_place() reuses once a command leaves.
+ * Linked through pend, which take_place() reuses once a command leaves.
  */
 struct batch {
-	struct sgio_cmd *head, **tail;
+	struct list_head cmds;
 };
 
 static void batch_init(struct batch *b)
 {
-	b->head = NULL;
-	b->tail = &b->head;
+	list_init(&b->cmds);
 }
 
 static void batch_add(struct batch *b, struct sgio_cmd *cmd)
 {
-	cmd->pend_next = NULL;
-	*b->tail = cmd;
-	b->tail = &cmd->pend_next;
+	list_add_tail(&cmd->pend, &b->cmds);
+}
+
+/* The batch's first command, taken off it, or NULL. */
+static struct sgio_cmd *batch_take(struct batch *b)
+{
+	struct sgio_cmd *cmd = list_first_entry_or_null(&b->cmds, struct sgio_cmd, pend);
+
+	if (cmd)
+		list_del(&cmd->pend);
+	return cmd;
 }
 
 static bool take_place(struct opener *o, struct sgio_cmd *cmd);
@@ -483,14 +463,11 @@ static bool take_place(struct opener *o, struct sgio_cmd *cmd);
 /* After the write's answer: each command to the target, or to wait for its place. */
 static void batch_start(struct batch *b)
 {
-	struct sgio_cmd *cmd, *next;
+	struct sgio_cmd *cmd;
 
-	for (cmd = b->head; cmd; cmd = next) {
-		next = cmd->pend_next;
+	while ((cmd = batch_take(b)))
 		if (take_place(cmd->o, cmd))
 			dispatch(cmd);
-	}
-	batch_init(b);
 }
 
 /* cmd may start now (true), or waits for one of its opener's to end. */
@@ -504,12 +481,7 @@ static bool take_place(struct opener *o, struct sgio_cmd *cmd)
 	if (go) {
 		o->running++;
 	} else {
-		cmd->pend_next = NULL;
-		if (o->pend_tail)
-			o->pend_tail->pend_next = cmd;
-		else
-			o->pend = cmd;
-		o->pend_tail = cmd;
+		list_add_tail(&cmd->pend, &o->pend);
 	}
 	pthread_mutex_unlock(&o->lock);
 	return go;
@@ -518,12 +490,11 @@ static bool take_place(struct opener *o, struct sgio_cmd *cmd)
 /* Undo what b took: the write that took them was answered with an error. */
 static void batch_cancel(struct opener *o, struct batch *b)
 {
-	struct sgio_cmd *cmd, *next;
+	struct sgio_cmd *cmd;
 
-	for (cmd = b->head; cmd; cmd = next) {
-		next = cmd->pend_next;
+	while ((cmd = batch_take(b))) {
 		pthread_mutex_lock(&o->lock);
-		list_unlink(&o->head, &o->tail, cmd);
+		list_del(&cmd->node);
 		o->queued--;
 		o->refs--;
 		pthread_mutex_unlock(&o->lock);
@@ -583,7 +554,7 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 	o->refs++;
 	cmd->tag = o->next_tag;
 	o->next_tag = o->next_tag == INT32_MAX ? 0 : o->next_tag + 1;
-	list_append(&o->head, &o->tail, cmd);
+	list_add_tail(&cmd->node, &o->cmds);
 	pthread_mutex_unlock(&o->lock);
 	if (ret_tag)
 		*ret_tag = cmd->tag;
@@ -599,7 +570,7 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 		err = sgio_check_access(cmd, !from->ioctl);
 	if (err) {
 		pthread_mutex_lock(&o->lock);
-		list_unlink(&o->head, &o->tail, cmd);
+		list_del(&cmd->node);
 		o->queued--;
 		o->refs--;
 		pthread_mutex_unlock(&o->lock);
@@ -734,26 +705,32 @@ static bool wanted(const struct opener *o, const struct sgio_cmd *c, const struc
 	return w->id == -1 || (w->by_tag ? c->tag : pack_id_of(c)) == w->id;
 }
 
-/* Caller holds o->lock.  The oldest command from c on that w wants, done or not. */
-static struct sgio_cmd *find_from(struct opener *o, struct sgio_cmd *c, const struct want *w,
+/*
+ * Caller holds o->lock.  The oldest command from pos (a node of o->cmds, or
+ * the head itself: none) on that w wants, done or not.
+ */
+static struct sgio_cmd *find_from(struct opener *o, struct list_head *pos, const struct want *w,
 				  bool done)
 {
-	for (; c; c = c->next)
+	for (; pos != &o->cmds; pos = pos->next) {
+		struct sgio_cmd *c = list_entry(pos, struct sgio_cmd, node);
+
 		if (c->done == done && wanted(o, c, w))
 			return c;
+	}
 	return NULL;
 }
 
 /* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
 static struct sgio_cmd *pick(struct opener *o, const struct want *w)
 {
-	return find_from(o, o->head, w, true);
+	return find_from(o, o->cmds.next, w, true);
 }
 
 /* Caller holds o->lock: is a command w wants still running? */
 static bool busy(struct opener *o, const struct want *w)
 {
-	return find_from(o, o->head, w, false) != NULL;
+	return find_from(o, o->cmds.next, w, false) != NULL;
 }
 
 /* The want of a read() of pack_id (-1: any): the opener's process is the reader's. */
@@ -776,9 +753,9 @@ static unsigned take_done(struct opener *o, const struct want *w, size_t room,
 
 	v4.version = 4;
 	while (c) {
-		struct sgio_cmd *next = c->next;
+		struct list_head *next = c->node.next;
 
-		list_unlink(&o->head, &o->tail, c);
+		list_del(&c->node);
 		o->queued--;
 		o->done--;
 		cmds[n++] = c;
@@ -818,10 +795,7 @@ static void put_back(struct opener *o, struct sgio_cmd **cmds, unsigned n)
 	while (n--) {
 		struct sgio_cmd *c = cmds[n];
 
-		c->next = o->head; /* still the oldest completions */
-		o->head = c;
-		if (!o->tail)
-			o->tail = c;
+		list_add(&c->node, &o->cmds); /* still the oldest completions */
 		o->queued++;
 		o->done++;
 	}
@@ -1425,11 +1399,9 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 	sgio_log_cmd(cmd, cmd->err);
 	pthread_mutex_lock(&o->lock);
 	if (placed)
-		next = o->pend;
+		next = list_first_entry_or_null(&o->pend, struct sgio_cmd, pend);
 	if (next) {
-		o->pend = next->pend_next;
-		if (!o->pend)
-			o->pend_tail = NULL;
+		list_del(&next->pend);
 	} else if (placed) {
 		o->running--;
 	}
@@ -1438,8 +1410,8 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 		o->queued--;
 	} else {
 		/* the done list is in completion order: move it to the tail */
-		list_unlink(&o->head, &o->tail, cmd);
-		list_append(&o->head, &o->tail, cmd);
+		list_del(&cmd->node);
+		list_add_tail(&cmd->node, &o->cmds);
 		cmd->done = true;
 		o->done++;
 		ph = take_poller(o);
@@ -1478,7 +1450,7 @@ void async_keep(struct sgio_cmd *cmd)
 	pthread_mutex_lock(&o->lock);
 	o->queued++;
 	o->refs++;
-	list_append(&o->head, &o->tail, cmd);
+	list_add_tail(&cmd->node, &o->cmds);
 	pthread_mutex_unlock(&o->lock);
 }
 
@@ -1487,7 +1459,7 @@ void async_unkeep(struct sgio_cmd *cmd)
 	struct opener *o = cmd->o;
 
 	pthread_mutex_lock(&o->lock);
-	list_unlink(&o->head, &o->tail, cmd);
+	list_del(&cmd->node);
 	o->queued--;
 	o->refs--; /* not the last: the file is open */
 	pthread_mutex_unlock(&o->lock);
@@ -1570,27 +1542,25 @@ void async_target_gone(struct daemon *d)
 
 void async_release(struct opener *o)
 {
-	struct sgio_cmd *c, *next, *done = NULL;
+	struct sgio_cmd *c, *next;
+	struct list_head done = LIST_HEAD_INIT(done);
 	struct fuse_pollhandle *ph;
 
 	pthread_mutex_lock(&o->lock);
 	o->released = true;
-	for (c = o->head; c; c = next) {
-		next = c->next;
+	list_for_each_entry_safe(c, next, &o->cmds, node)
+	{
+		list_del(&c->node);
 		if (!c->done)
 			continue; /* still running: an orphan, freed when it completes */
-		c->next = done;
-		done = c;
+		list_add_tail(&c->node, &done);
 		o->queued--;
 		o->done--;
 	}
-	o->head = o->tail = NULL;
 	ph = take_poller(o);
 	pthread_mutex_unlock(&o->lock);
-	for (c = done; c; c = next) {
-		next = c->next;
+	list_for_each_entry_safe(c, next, &done, node)
 		sgio_cmd_free(c); /* results nobody will read: no user memory touched */
-	}
 	if (ph)
 		fuse_pollhandle_destroy(ph);
 	async_opener_put(o);
@@ -1609,23 +1579,29 @@ int async_num_waiting(struct opener *o)
 int async_pack_id(struct opener *o)
 {
 	struct sgio_cmd *c;
-	int id;
+	int id = -1;
 
 	pthread_mutex_lock(&o->lock);
-	for (c = o->head; c && !c->done; c = c->next)
-		;
-	id = c ? pack_id_of(c) : -1;
+	list_for_each_entry(c, &o->cmds, node)
+	{
+		if (c->done) {
+			id = pack_id_of(c);
+			break;
+		}
+	}
 	pthread_mutex_unlock(&o->lock);
 	return id;
 }
 
 void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
 {
+	struct sgio_cmd *c;
 	unsigned i = 0;
 
 	memset(t, 0, n * sizeof(*t));
 	pthread_mutex_lock(&o->lock);
-	for (struct sgio_cmd *c = o->head; c && i < n; c = c->next, i++) {
+	for (c = list_first_entry(&o->cmds, struct sgio_cmd, node); &c->node != &o->cmds && i < n;
+	     c = list_next_entry(c, node), i++) {
 		const struct scsi_result *res = &c->c.res;
 
 		t[i].req_state = c->done ? 2 : 1;
@@ -1812,7 +1788,7 @@ void async_iosubmit(struct ioctx *x, unsigned version)
 /* Caller holds o->lock: take c off the list for a receiver. */
 static void take_cmd(struct opener *o, struct sgio_cmd *c)
 {
-	list_unlink(&o->head, &o->tail, c);
+	list_del(&c->node);
 	o->queued--;
 	o->done--;
 }
@@ -1846,7 +1822,8 @@ static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool t
 			return -ENODEV;
 		return nonblock ? -EAGAIN : 1;
 	}
-	for (c = o->head; c; c = c->next) {
+	list_for_each_entry(c, &o->cmds, node)
+	{
 		if (!wanted(o, c, &rc->w))
 			continue;
 		all++;
@@ -1858,7 +1835,7 @@ static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool t
 		return 1;
 	c = take ? pick(o, &rc->w) : NULL;
 	while (c && *n < max) {
-		struct sgio_cmd *next = c->next;
+		struct list_head *next = c->node.next;
 
 		take_cmd(o, c);
 		cmds[(*n)++] = c;
@@ -2047,18 +2024,14 @@ void async_ioreceive(struct ioctx *x, unsigned version)
 /* Caller holds o->lock: take c off the list of commands waiting for a place. */
 static bool unpend(struct opener *o, struct sgio_cmd *c)
 {
-	struct sgio_cmd *prev = NULL;
+	struct sgio_cmd *p;
 
-	for (struct sgio_cmd *p = o->pend; p; prev = p, p = p->pend_next) {
-		if (p != c)
-			continue;
-		if (prev)
-			prev->pend_next = p->pend_next;
-		else
-			o->pend = p->pend_next;
-		if (o->pend_tail == p)
-			o->pend_tail = prev;
-		return true;
+	list_for_each_entry(p, &o->pend, pend)
+	{
+		if (p == c) {
+			list_del(&c->pend);
+			return true;
+		}
 	}
 	return false;
 }
@@ -2074,7 +2047,7 @@ void async_ioabort(struct ioctx *x)
 {
 	struct opener *o = x->o;
 	struct sg_io_v4 h;
-	struct sgio_cmd *c = NULL;
+	struct sgio_cmd *c = NULL, *it;
 	bool by_tag, held = false;
 	pid_t owner;
 	int err, id;
@@ -2095,9 +2068,13 @@ void async_ioabort(struct ioctx *x)
 	by_tag = atomic_load(&o->prefer_tag);
 	id = by_tag ? (int)h.request_tag : (int)h.request_extra;
 	pthread_mutex_lock(&o->lock);
-	for (c = o->head; c; c = c->next)
-		if (id == -1 || (by_tag ? c->tag : pack_id_of(c)) == id)
+	list_for_each_entry(it, &o->cmds, node)
+	{
+		if (id == -1 || (by_tag ? it->tag : pack_id_of(it)) == id) {
+			c = it;
 			break;
+		}
+	}
 	if (c && !c->done) {
 		c->aborted = true;
 		held = unpend(o, c);

@@ -221,6 +221,8 @@ int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct s
 	if (!cmd)
 		return -ENOMEM;
 	cmd->o = o;
+	list_init(&cmd->node);
+	list_init(&cmd->pend);
 	cmd->charged = charge_of(r->data_len);
 	if (r->data_len) {
 		/* a kept buffer is charged already: only a new one is charged */
