@@ -75,7 +75,7 @@ struct rcv {
 
 /* A read(), SG_IORECEIVE or write() waiting for a completion or for room. */
 struct parked {
-	struct parked *next;
+	struct list_head node; /* in o->readers or o->writers */
 	fuse_req_t req;
 	pid_t tid;
 	size_t size;	     /* read: room in the reader's buffer */
@@ -102,6 +102,8 @@ int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident)
 {
 	list_init(&o->cmds);
 	list_init(&o->pend);
+	list_init(&o->readers);
+	list_init(&o->writers);
 	uaccess_status_init(&o->status);
 	o->ident.pidfd = -1;
 	/*
@@ -249,25 +251,15 @@ static void notify(struct fuse_pollhandle *ph)
 	fuse_pollhandle_destroy(ph);
 }
 
-/* Caller holds o->lock. */
-static void park(struct parked **list, struct parked *p)
+/* Caller holds o->lock.  The call of req taken off list, or NULL. */
+static struct parked *unpark(struct list_head *list, fuse_req_t req)
 {
-	struct parked **pp = list;
+	struct parked *p;
 
-	while (*pp)
-		pp = &(*pp)->next;
-	p->next = NULL;
-	*pp = p;
-}
-
-/* Caller holds o->lock. */
-static struct parked *unpark(struct parked **list, fuse_req_t req)
-{
-	for (struct parked **pp = list; *pp; pp = &(*pp)->next) {
-		struct parked *p = *pp;
-
+	list_for_each_entry(p, list, node)
+	{
 		if (p->req == req) {
-			*pp = p->next;
+			list_del(&p->node);
 			return p;
 		}
 	}
@@ -301,7 +293,7 @@ enum park_result { PARKED, ANSWERED, READY };
  * The interrupt callback goes first, so that a signal arriving at any point
  * is seen by one of the two checks.
  */
-static enum park_result park_call(struct opener *o, struct parked **list, struct parked *p,
+static enum park_result park_call(struct opener *o, struct list_head *list, struct parked *p,
 				  bool front, bool (*ready)(struct opener *, const struct parked *))
 {
 	enum park_result res = PARKED;
@@ -313,10 +305,9 @@ static enum park_result park_call(struct opener *o, struct parked **list, struct
 	} else if (ready(o, p)) {
 		res = READY;
 	} else if (front) {
-		p->next = *list;
-		*list = p;
+		list_add(&p->node, list);
 	} else {
-		park(list, p);
+		list_add_tail(&p->node, list);
 	}
 	pthread_mutex_unlock(&o->lock);
 	if (res == ANSWERED) {
@@ -900,14 +891,17 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 /* Take the parked unresolved read of req back from its list: NULL if it is gone. */
 static struct parked *claim_unresolved(struct opener *o, fuse_req_t req, pid_t tid)
 {
-	struct parked *p;
+	struct parked *p = NULL, *it;
 
 	pthread_mutex_lock(&o->lock);
-	for (p = o->readers; p; p = p->next)
-		if (p->req == req && p->tid == tid && p->unresolved)
+	list_for_each_entry(it, &o->readers, node)
+	{
+		if (it->req == req && it->tid == tid && it->unresolved) {
+			p = it;
+			list_del(&p->node);
 			break;
-	if (p)
-		unpark(&o->readers, p->req);
+		}
+	}
 	pthread_mutex_unlock(&o->lock);
 	if (p)
 		unparked(p); /* from here on, nobody else answers it */
@@ -1189,36 +1183,32 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 
 /*
  * Caller holds o->lock.  The device gone, the parked readers with nothing
- * left to wait for, unlinked: they get ENODEV.
+ * left to wait for, moved to the front of gone: they get ENODEV.
  */
-static struct parked *take_gone_readers(struct opener *o)
+static void take_gone_readers(struct opener *o, struct list_head *gone)
 {
-	struct parked *gone = NULL, **pp = &o->readers;
+	struct parked *p, *next;
 
 	if (!atomic_load(&o->d->target_gone))
-		return NULL;
-	while (*pp) {
-		struct parked *p = *pp;
-
+		return;
+	list_for_each_entry_safe(p, next, &o->readers, node)
+	{
 		const struct want *w = p->rcv ? &p->rcv->w : &p->w;
 
-		if (!p->unresolved && (pick(o, w) || busy(o, w))) {
-			pp = &p->next;
+		if (!p->unresolved && (pick(o, w) || busy(o, w)))
 			continue;
-		}
-		*pp = p->next;
-		p->next = gone;
-		gone = p;
+		list_del(&p->node);
+		list_add(&p->node, gone);
 	}
-	return gone;
 }
 
-static void answer_all(struct parked *p, int err)
+/* Answer err to every call on list, and free them. */
+static void answer_all(struct list_head *list, int err)
 {
-	struct parked *next;
+	struct parked *p, *next;
 
-	for (; p; p = next) {
-		next = p->next;
+	list_for_each_entry_safe(p, next, list, node)
+	{
 		unparked(p);
 		fuse_reply_err(p->req, err);
 		free(p);
@@ -1229,33 +1219,41 @@ static void answer_all(struct parked *p, int err)
 static void serve_readers(struct opener *o)
 {
 	struct sgio_cmd *cmds[RCV_MAX];
-	struct parked *p, *gone;
+	struct list_head gone;
+	struct parked *p, *it;
 	unsigned n = 0;
 	int res = 0;
 
 	for (;;) {
+		p = NULL;
+		list_init(&gone);
 		pthread_mutex_lock(&o->lock);
-		for (p = o->readers; p; p = p->next) {
-			if (p->unresolved)
+		list_for_each_entry(it, &o->readers, node)
+		{
+			if (it->unresolved)
 				continue;
-			if (p->rcv) {
-				res = rcv_try(o, p->rcv, false, true, cmds, &n);
-				if (res <= 0)
+			if (it->rcv) {
+				res = rcv_try(o, it->rcv, false, true, cmds, &n);
+				if (res <= 0) {
+					p = it;
 					break;
+				}
 				continue;
 			}
 			res = 0;
-			n = take_done(o, &p->w, p->size, cmds);
-			if (n)
+			n = take_done(o, &it->w, it->size, cmds);
+			if (n) {
+				p = it;
 				break;
+			}
 		}
 		if (p)
-			unpark(&o->readers, p->req);
+			list_del(&p->node);
 		else
-			gone = take_gone_readers(o);
+			take_gone_readers(o, &gone);
 		pthread_mutex_unlock(&o->lock);
 		if (!p) {
-			answer_all(gone, ENODEV);
+			answer_all(&gone, ENODEV);
 			return;
 		}
 		unparked(p);
@@ -1311,7 +1309,7 @@ static void serve_later(struct opener *o)
 		return;
 	}
 	pthread_mutex_lock(&o->lock);
-	go = o->readers && !o->serve_queued;
+	go = !list_empty(&o->readers) && !o->serve_queued;
 	if (go) {
 		o->serve_queued = true;
 		o->refs++;
@@ -1339,9 +1337,9 @@ void async_room(struct opener *o)
 	batch_init(&b);
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
-		p = o->writers;
+		p = list_first_entry_or_null(&o->writers, struct parked, node);
 		if (p && o->queued < queue_limit(o, 4))
-			o->writers = p->next;
+			list_del(&p->node);
 		else
 			p = NULL;
 		pthread_mutex_unlock(&o->lock);
@@ -1354,8 +1352,7 @@ void async_room(struct opener *o)
 			break;
 		if (n == -EAGAIN) {
 			pthread_mutex_lock(&o->lock);
-			p->next = o->writers;
-			o->writers = p; /* READY: taken again at the top */
+			list_add(&p->node, &o->writers); /* READY: taken again at the top */
 			pthread_mutex_unlock(&o->lock);
 			continue;
 		}
@@ -1500,17 +1497,16 @@ void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph)
  */
 static void sweep_gone(struct opener *o)
 {
-	struct parked *readers, *writers;
+	struct list_head readers = LIST_HEAD_INIT(readers), writers = LIST_HEAD_INIT(writers);
 	struct fuse_pollhandle *ph;
 
 	pthread_mutex_lock(&o->lock);
-	readers = take_gone_readers(o);
-	writers = o->writers;
-	o->writers = NULL;
+	take_gone_readers(o, &readers);
+	list_splice_tail(&o->writers, &writers);
 	ph = take_poller(o);
 	pthread_mutex_unlock(&o->lock);
-	answer_all(readers, ENODEV);
-	answer_all(writers, ENODEV);
+	answer_all(&readers, ENODEV);
+	answer_all(&writers, ENODEV);
 	notify(ph);
 }
 

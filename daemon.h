@@ -137,15 +137,15 @@ struct opener {
 	int next_tag;	       /* protected by lock: the next command's generated_tag */
 	/* written commands have their own channel (or target queue), opened at
 	 * the first write(): sg's slots per descriptor are not shared with SG_IO */
-	int achan;			  /* protected by lock: or -1 */
-	struct target_queue *tq;	  /* protected by lock: or NULL */
-	unsigned running;		  /* protected by lock: at the target now */
-	struct list_head pend;		  /* protected by lock: waiting for max_running */
-	struct parked *readers, *writers; /* protected by lock: calls waiting, FIFO */
-	struct fuse_pollhandle *ph;	  /* protected by lock: the newest poller */
-	bool serve_queued;		  /* protected by lock: a serve job is queued */
-	unsigned refs;			  /* protected by lock: the file + running commands */
-	bool released;			  /* protected by lock: the file is gone */
+	int achan;			   /* protected by lock: or -1 */
+	struct target_queue *tq;	   /* protected by lock: or NULL */
+	unsigned running;		   /* protected by lock: at the target now */
+	struct list_head pend;		   /* protected by lock: waiting for max_running */
+	struct list_head readers, writers; /* protected by lock: calls waiting, FIFO */
+	struct fuse_pollhandle *ph;	   /* protected by lock: the newest poller */
+	bool serve_queued;		   /* protected by lock: a serve job is queued */
+	unsigned refs;			   /* protected by lock: the file + running commands */
+	bool released;			   /* protected by lock: the file is gone */
 	pthread_mutex_t status_lock;
 	struct uaccess_status status; /* protected by status_lock: the last caller's */
 	pthread_mutex_t bufs_lock;
