@@ -256,8 +256,7 @@ static struct parked *unpark(struct list_head *list, fuse_req_t req)
 {
 	struct parked *p;
 
-	list_for_each_entry(p, list, node)
-	{
+	list_for_each_entry(p, list, node) {
 		if (p->req == req) {
 			list_del(&p->node);
 			return p;
@@ -894,8 +893,7 @@ static struct parked *claim_unresolved(struct opener *o, fuse_req_t req, pid_t t
 	struct parked *p = NULL, *it;
 
 	pthread_mutex_lock(&o->lock);
-	list_for_each_entry(it, &o->readers, node)
-	{
+	list_for_each_entry(it, &o->readers, node) {
 		if (it->req == req && it->tid == tid && it->unresolved) {
 			p = it;
 			list_del(&p->node);
@@ -1191,8 +1189,7 @@ static void take_gone_readers(struct opener *o, struct list_head *gone)
 
 	if (!atomic_load(&o->d->target_gone))
 		return;
-	list_for_each_entry_safe(p, next, &o->readers, node)
-	{
+	list_for_each_entry_safe(p, next, &o->readers, node) {
 		const struct want *w = p->rcv ? &p->rcv->w : &p->w;
 
 		if (!p->unresolved && (pick(o, w) || busy(o, w)))
@@ -1207,8 +1204,7 @@ static void answer_all(struct list_head *list, int err)
 {
 	struct parked *p, *next;
 
-	list_for_each_entry_safe(p, next, list, node)
-	{
+	list_for_each_entry_safe(p, next, list, node) {
 		unparked(p);
 		fuse_reply_err(p->req, err);
 		free(p);
@@ -1228,8 +1224,7 @@ static void serve_readers(struct opener *o)
 		p = NULL;
 		list_init(&gone);
 		pthread_mutex_lock(&o->lock);
-		list_for_each_entry(it, &o->readers, node)
-		{
+		list_for_each_entry(it, &o->readers, node) {
 			if (it->unresolved)
 				continue;
 			if (it->rcv) {
@@ -1544,8 +1539,7 @@ void async_release(struct opener *o)
 
 	pthread_mutex_lock(&o->lock);
 	o->released = true;
-	list_for_each_entry_safe(c, next, &o->cmds, node)
-	{
+	list_for_each_entry_safe(c, next, &o->cmds, node) {
 		list_del(&c->node);
 		if (!c->done)
 			continue; /* still running: an orphan, freed when it completes */
@@ -1578,8 +1572,7 @@ int async_pack_id(struct opener *o)
 	int id = -1;
 
 	pthread_mutex_lock(&o->lock);
-	list_for_each_entry(c, &o->cmds, node)
-	{
+	list_for_each_entry(c, &o->cmds, node) {
 		if (c->done) {
 			id = pack_id_of(c);
 			break;
@@ -1818,8 +1811,7 @@ static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool t
 			return -ENODEV;
 		return nonblock ? -EAGAIN : 1;
 	}
-	list_for_each_entry(c, &o->cmds, node)
-	{
+	list_for_each_entry(c, &o->cmds, node) {
 		if (!wanted(o, c, &rc->w))
 			continue;
 		all++;
@@ -2022,8 +2014,7 @@ static bool unpend(struct opener *o, struct sgio_cmd *c)
 {
 	struct sgio_cmd *p;
 
-	list_for_each_entry(p, &o->pend, pend)
-	{
+	list_for_each_entry(p, &o->pend, pend) {
 		if (p == c) {
 			list_del(&c->pend);
 			return true;
@@ -2064,8 +2055,7 @@ void async_ioabort(struct ioctx *x)
 	by_tag = atomic_load(&o->prefer_tag);
 	id = by_tag ? (int)h.request_tag : (int)h.request_extra;
 	pthread_mutex_lock(&o->lock);
-	list_for_each_entry(it, &o->cmds, node)
-	{
+	list_for_each_entry(it, &o->cmds, node) {
 		if (id == -1 || (by_tag ? it->tag : pack_id_of(it)) == id) {
 			c = it;
 			break;

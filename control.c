@@ -66,7 +66,8 @@ static void reap(struct control *c)
 	pthread_mutex_lock(&c->lock);
 	list_splice_tail(&c->dead, &dead);
 	pthread_mutex_unlock(&c->lock);
-	list_for_each_entry_safe(b, next, &dead, node) binding_free(b);
+	list_for_each_entry_safe(b, next, &dead, node)
+		binding_free(b);
 }
 
 int control_new(struct daemon *cd, struct control **ret)
@@ -92,10 +93,10 @@ void control_stop(struct control *c)
 		return;
 	/* the session is over: no binding is added now, but one may die meanwhile */
 	pthread_mutex_lock(&c->lock);
-	list_for_each_entry(b, &c->live, node) n++;
-	all = calloc(n ? n : 1, sizeof(*all));
 	list_for_each_entry(b, &c->live, node)
-	{
+		n++;
+	all = calloc(n ? n : 1, sizeof(*all));
+	list_for_each_entry(b, &c->live, node) {
 		if (!all)
 			break;
 		all[i++] = b;

@@ -22,8 +22,7 @@ static int values(struct list_head *h, int *out, int max)
 	struct item *it;
 	int n = 0;
 
-	list_for_each_entry(it, h, node)
-	{
+	list_for_each_entry(it, h, node) {
 		if (n < max)
 			out[n] = it->v;
 		n++;
@@ -85,8 +84,7 @@ Test(list, safe_walk_may_delete_each)
 		it[i].v = i;
 		list_add_tail(&it[i].node, &h);
 	}
-	list_for_each_entry_safe(pos, n, &h, node)
-	{
+	list_for_each_entry_safe(pos, n, &h, node) {
 		cr_assert(eq(int, pos->v, seen));
 		seen++;
 		if (pos->v % 2 == 0)
