@@ -37,6 +37,15 @@
 #include "sgio.h"
 
 #define SG_HEADER_LEN 36 /* the legacy struct sg_header */
+
+/*
+ * Where sg looks in a read()'s or write()'s buffer: the legacy sg_header's
+ * reply_len, which is dxfer_direction (negative) in a v3 header, tells the
+ * two apart; then the pack_id of whichever it is.
+ */
+#define SG_HEADER_REPLY_LEN_AT offsetof(struct sg_header, reply_len) /* 4 */
+#define SG_HEADER_PACK_ID_AT   offsetof(struct sg_header, pack_id)   /* 8 */
+#define SG_IO_HDR_PACK_ID_AT   offsetof(struct sg_io_hdr, pack_id)   /* 48 */
 /*
  * The most completions one read() returns (v4; v3 returns one), whatever
  * the queue's depth: what its stack arrays hold.  A deeper queue is read in
@@ -210,8 +219,8 @@ static unsigned poll_limit(struct opener *o)
 	return queue_limit(o, atomic_load(&o->wrote) == 3 ? 3 : 4);
 }
 
-static struct sgio_cmd *pick(struct opener *o, const struct want *w);
-static bool busy(struct opener *o, const struct want *w);
+static struct sgio_cmd *oldest_done(struct opener *o, const struct want *w);
+static bool still_running(struct opener *o, const struct want *w);
 static bool rcv_ready(struct opener *o, const struct rcv *rc);
 
 /*
@@ -225,7 +234,8 @@ static bool reader_ready(struct opener *o, const struct parked *p)
 		return atomic_load(&o->d->target_gone);
 	if (p->rcv)
 		return rcv_ready(o, p->rcv);
-	return pick(o, &p->w) != NULL || (atomic_load(&o->d->target_gone) && !busy(o, &p->w));
+	return oldest_done(o, &p->w) != NULL ||
+	       (atomic_load(&o->d->target_gone) && !still_running(o, &p->w));
 }
 
 static bool writer_ready(struct opener *o, const struct parked *p)
@@ -243,7 +253,7 @@ static struct fuse_pollhandle *take_poller(struct opener *o)
 	return ph;
 }
 
-static void notify(struct fuse_pollhandle *ph)
+static void wake_poller(struct fuse_pollhandle *ph)
 {
 	if (!ph)
 		return;
@@ -662,7 +672,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 		fuse_reply_err(req, EIO);
 		return;
 	}
-	memcpy(&reply_len, buf + 4, sizeof(reply_len));
+	memcpy(&reply_len, buf + SG_HEADER_REPLY_LEN_AT, sizeof(reply_len));
 	if (version < 0 && reply_len >= 0) {
 		daemon_debug(o->d, "tid %d: legacy sg_header write() refused", tid);
 		fuse_reply_err(req, EINVAL);
@@ -712,13 +722,13 @@ static struct sgio_cmd *find_from(struct opener *o, struct list_head *pos, const
 }
 
 /* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
-static struct sgio_cmd *pick(struct opener *o, const struct want *w)
+static struct sgio_cmd *oldest_done(struct opener *o, const struct want *w)
 {
 	return find_from(o, o->cmds.next, w, true);
 }
 
 /* Caller holds o->lock: is a command w wants still running? */
-static bool busy(struct opener *o, const struct want *w)
+static bool still_running(struct opener *o, const struct want *w)
 {
 	return find_from(o, o->cmds.next, w, false) != NULL;
 }
@@ -738,7 +748,7 @@ static unsigned take_done(struct opener *o, const struct want *w, size_t room,
 			  struct sgio_cmd **cmds)
 {
 	struct want v4 = *w;
-	struct sgio_cmd *c = pick(o, w);
+	struct sgio_cmd *c = oldest_done(o, w);
 	unsigned n = 0;
 
 	v4.version = 4;
@@ -855,9 +865,13 @@ static int pack_id_at(struct opener *o, pid_t tid, int err, uint64_t buf)
 	int reply_len, pack_id;
 
 	if (!err)
-		err = uaccess_read(tid, buf + 4, &reply_len, sizeof(reply_len));
-	if (!err)
-		err = uaccess_read(tid, buf + (reply_len < 0 ? 48 : 8), &pack_id, sizeof(pack_id));
+		err = uaccess_read(tid, buf + SG_HEADER_REPLY_LEN_AT, &reply_len,
+				   sizeof(reply_len));
+	if (!err) {
+		size_t at = reply_len < 0 ? SG_IO_HDR_PACK_ID_AT : SG_HEADER_PACK_ID_AT;
+
+		err = uaccess_read(tid, buf + at, &pack_id, sizeof(pack_id));
+	}
 	if (!err)
 		return pack_id;
 	daemon_debug(o->d, "tid %d: no pack_id in its read buffer (%s): any completion will do",
@@ -1117,7 +1131,8 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 		if (n)
 			o->refs++; /* deliver() goes on after its answer, when the
 				    * client may already have closed the file */
-		gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !busy(o, &w));
+		gone = !n && atomic_load(&o->d->target_gone) &&
+		       (unresolved || !still_running(o, &w));
 		pthread_mutex_unlock(&o->lock);
 		if (n) {
 			free(p);
@@ -1192,7 +1207,7 @@ static void take_gone_readers(struct opener *o, struct list_head *gone)
 	list_for_each_entry_safe(p, next, &o->readers, node) {
 		const struct want *w = p->rcv ? &p->rcv->w : &p->w;
 
-		if (!p->unresolved && (pick(o, w) || busy(o, w)))
+		if (!p->unresolved && (oldest_done(o, w) || still_running(o, w)))
 			continue;
 		list_del(&p->node);
 		list_add(&p->node, gone);
@@ -1363,7 +1378,7 @@ void async_room(struct opener *o)
 	pthread_mutex_lock(&o->lock);
 	ph = take_poller(o);
 	pthread_mutex_unlock(&o->lock);
-	notify(ph);
+	wake_poller(ph);
 }
 
 /*
@@ -1413,7 +1428,7 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 		sgio_cmd_free(cmd); /* its opener is gone: nobody may read it */
 	else
 		serve_later(o);
-	notify(ph);
+	wake_poller(ph);
 	if (next)
 		dispatch(next); /* its place: o->running is unchanged */
 	async_opener_put(o);
@@ -1502,7 +1517,7 @@ static void sweep_gone(struct opener *o)
 	pthread_mutex_unlock(&o->lock);
 	answer_all(&readers, ENODEV);
 	answer_all(&writers, ENODEV);
-	notify(ph);
+	wake_poller(ph);
 }
 
 void async_target_gone(struct daemon *d)
@@ -1800,14 +1815,14 @@ static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool t
 
 	*n = 0;
 	if (!rc->mrq) {
-		c = pick(o, &rc->w);
+		c = oldest_done(o, &rc->w);
 		if (c && take) {
 			take_cmd(o, c);
 			cmds[(*n)++] = c;
 		}
 		if (c)
 			return 0;
-		if (gone && !busy(o, &rc->w))
+		if (gone && !still_running(o, &rc->w))
 			return -ENODEV;
 		return nonblock ? -EAGAIN : 1;
 	}
@@ -1821,7 +1836,7 @@ static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool t
 		return gone ? -ENODEV : -ENODATA;
 	if (!nonblock && done < (max < all ? max : all))
 		return 1;
-	c = take ? pick(o, &rc->w) : NULL;
+	c = take ? oldest_done(o, &rc->w) : NULL;
 	while (c && *n < max) {
 		struct list_head *next = c->node.next;
 

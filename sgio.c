@@ -373,7 +373,7 @@ static void reply_retry_path(struct sgio_cmd *cmd, unsigned sense_len)
 /*
  * Answer the call.  Its buffer goes back to the opener before the answer,
  * while the call keeps the file open; the retry path's answer carries it,
- * so run() frees it after.  The copy into the caller is guarded: past the
+ * so run_and_answer() frees it after.  The copy into the caller is guarded: past the
  * bound the watchdog answers EFAULT and this answers nothing.
  */
 static void finish(struct sgio_cmd *cmd, int ret)
@@ -444,7 +444,7 @@ static struct sgio_cmd *cmd_of(struct pool_work *w)
 }
 
 /* On the libfuse worker that took the call. */
-static void run(struct pool_work *w, unsigned slot)
+static void run_and_answer(struct pool_work *w, unsigned slot)
 {
 	struct sgio_cmd *cmd = cmd_of(w);
 	int ret;
@@ -590,10 +590,10 @@ static void interrupted(fuse_req_t req, void *data)
  */
 static void run_or_queue(struct sgio_cmd *cmd)
 {
-	struct daemon *d = cmd->d; /* run() frees cmd */
+	struct daemon *d = cmd->d; /* run_and_answer() frees cmd */
 
 	if (atomic_fetch_add(&d->inline_busy, 1) < d->inline_max) {
-		run(&cmd->work, 0);
+		run_and_answer(&cmd->work, 0);
 		atomic_fetch_sub(&d->inline_busy, 1);
 		return;
 	}
@@ -602,9 +602,9 @@ static void run_or_queue(struct sgio_cmd *cmd)
 	pool_submit(d->pool, &cmd->work);
 }
 
-static void submit(struct sgio_cmd *cmd)
+static void start_sgio(struct sgio_cmd *cmd)
 {
-	cmd->work.run = run;
+	cmd->work.run = run_and_answer;
 	atomic_store(&cmd->state, SGIO_RUNNING);
 	fuse_req_interrupt_func(cmd->req, interrupted, cmd);
 	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED) {
@@ -734,7 +734,7 @@ static void sgio_retry(struct ioctx *x)
 	if (!err)
 		err = sgio_check_access(cmd, false);
 	if (!err) {
-		submit(cmd);
+		start_sgio(cmd);
 		return;
 	}
 out:
@@ -810,7 +810,7 @@ static void sgio_direct(struct ioctx *x)
 	if (!err)
 		err = sgio_check_access(cmd, false);
 	if (!err) {
-		submit(cmd);
+		start_sgio(cmd);
 		return;
 	}
 	sgio_cmd_free(cmd);
