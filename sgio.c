@@ -688,59 +688,99 @@ static int decode(const void *buf, size_t len, struct scsi_req *r)
 	return err == -ENOSYS ? -EINVAL : err;
 }
 
+/* What a round of the retry exchange returns when the caller must send more. */
+#define NEXT_ROUND 1
+
+/*
+ * The header's rounds: its v3 length, then v4's if it says 'Q', then the
+ * v3 iovec array after it.  0: all in x, decoded into r; NEXT_ROUND: the
+ * caller sends iov[0..*n) first; or -errno.
+ */
+static int header_round(struct ioctx *x, struct scsi_req *r, struct iovec *iov, unsigned *n)
+{
+	int err;
+
+	iov[0] = (struct iovec){ (void *)(uintptr_t)x->arg, SCSI_V3_HDR_LEN };
+	*n = 1;
+	if (x->in_len < SCSI_V3_HDR_LEN)
+		return NEXT_ROUND;
+	if (scsi_peek_version(x->in_buf, x->in_len) == 4 && x->in_len < SCSI_V4_HDR_LEN) {
+		iov[0].iov_len = SCSI_V4_HDR_LEN;
+		return NEXT_ROUND;
+	}
+	err = decode(x->in_buf, x->in_len, r);
+	if (!err)
+		err = check_limits(x, r);
+	if (err)
+		return err;
+	if (!r->iov_count || x->in_len >= r->hdr_len + r->iov_count * sizeof(struct sg_iovec))
+		return 0;
+	iov[0].iov_len = r->hdr_len;
+	iov[1] = (struct iovec){ (void *)(uintptr_t)r->data_addr,
+				 r->iov_count * sizeof(struct sg_iovec) };
+	*n = 2;
+	return NEXT_ROUND;
+}
+
+/*
+ * The command's round: the CDB and data-out in, room for the data-in and
+ * sense out.  0: *ret is ready to run; NEXT_ROUND: p says what the caller
+ * asks for, and frees *ret after; or -errno (nothing to free).
+ */
+static int command_round(struct ioctx *x, const struct scsi_req *r, struct plan *p,
+			 struct sgio_cmd **ret)
+{
+	struct sgio_cmd *cmd = NULL;
+	int err;
+
+	err = cmd_new(x, r, &cmd);
+	if (!err)
+		err = cmd_set_segs(cmd,
+				   (const struct sg_iovec *)((const char *)x->in_buf + r->hdr_len));
+	if (!err)
+		err = make_plan(x, cmd, p);
+	if (!err && x->out_len == 0)
+		err = NEXT_ROUND;
+	if (!err)
+		err = take_final(x, cmd, p);
+	if (!err)
+		err = sgio_check_access(cmd, false);
+	if (err < 0) {
+		sgio_cmd_free(cmd);
+		return err;
+	}
+	*ret = cmd;
+	return err;
+}
+
+/*
+ * SG_IO on the retry path, as libfuse's example/cuse.c fioc_do_rw: each
+ * round checks that what it needs is in, or asks for it, and one answer
+ * ends the call.
+ */
 static void sgio_retry(struct ioctx *x)
 {
-	struct iovec iov[2] = { { (void *)(uintptr_t)x->arg, SCSI_V3_HDR_LEN } };
+	struct iovec iov[2] = { 0 };
 	struct sgio_cmd *cmd = NULL;
 	struct scsi_req r;
 	struct plan p;
+	unsigned n;
 	int err;
 
-	if (x->in_len < SCSI_V3_HDR_LEN) {
-		ioctx_retry(x, iov, 1, NULL, 0);
-		return;
-	}
-	err = scsi_peek_version(x->in_buf, x->in_len);
-	if (err == 4 && x->in_len < SCSI_V4_HDR_LEN) {
-		iov[0].iov_len = SCSI_V4_HDR_LEN;
-		ioctx_retry(x, iov, 1, NULL, 0);
-		return;
-	}
-	err = decode(x->in_buf, x->in_len, &r);
+	err = header_round(x, &r, iov, &n);
 	if (!err)
-		err = check_limits(x, &r);
-	if (err)
-		goto out;
-	if (r.iov_count && x->in_len < r.hdr_len + r.iov_count * sizeof(struct sg_iovec)) {
-		iov[0].iov_len = r.hdr_len;
-		iov[1] = (struct iovec){ (void *)(uintptr_t)r.data_addr,
-					 r.iov_count * sizeof(struct sg_iovec) };
-		ioctx_retry(x, iov, 2, NULL, 0);
-		return;
-	}
-	err = cmd_new(x, &r, &cmd);
-	if (!err)
-		err = cmd_set_segs(cmd,
-				   (const struct sg_iovec *)((const char *)x->in_buf + r.hdr_len));
-	if (!err)
-		err = make_plan(x, cmd, &p);
-	if (!err && x->out_len == 0) {
+		err = command_round(x, &r, &p, &cmd);
+	if (err == NEXT_ROUND && !cmd) {
+		ioctx_retry(x, iov, n, NULL, 0);
+	} else if (err == NEXT_ROUND) {
 		ioctx_retry(x, p.in, p.n_in, p.out, p.n_out);
 		sgio_cmd_free(cmd);
-		return;
-	}
-	if (!err)
-		err = take_final(x, cmd, &p);
-	if (!err)
-		err = sgio_check_access(cmd, false);
-	if (!err) {
+	} else if (!err) {
 		start_sgio(cmd);
-		return;
+	} else {
+		stat_inc(x->o->d, STAT_SG_IO_ERR);
+		fuse_reply_err(x->req, -err);
 	}
-out:
-	sgio_cmd_free(cmd);
-	stat_inc(x->o->d, STAT_SG_IO_ERR);
-	fuse_reply_err(x->req, -err);
 }
 
 int sgio_fetch(struct sgio_cmd *cmd)
