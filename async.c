@@ -881,7 +881,7 @@ static int pack_id_at(struct opener *o, pid_t tid, int err, uint64_t buf)
 
 /* A parked read whose pack_id the resolver looks for; holds a reference to o. */
 struct resolve_job {
-	struct resolve_job *next;
+	struct list_head node; /* in the resolver's jobs */
 	struct opener *o;
 	fuse_req_t req;
 	pid_t tid;
@@ -892,8 +892,8 @@ struct resolver {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct resolve_job *jobs; /* protected by lock */
-	bool stop;		  /* protected by lock */
+	struct list_head jobs; /* protected by lock: newest first */
+	bool stop;	       /* protected by lock */
 };
 
 static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err, uint64_t buf,
@@ -994,13 +994,14 @@ static void *resolver_main(void *arg)
 {
 	struct daemon *d = arg;
 	struct resolver *r = d->resolver;
-	struct resolve_job *jobs, *job, *next, *left;
+	struct list_head left;
+	struct resolve_job *job, *next;
 
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop) {
 		struct timespec tick;
 
-		if (!r->jobs) {
+		if (list_empty(&r->jobs)) {
 			pthread_cond_wait(&r->cond, &r->lock);
 			continue;
 		}
@@ -1011,25 +1012,20 @@ static void *resolver_main(void *arg)
 			tick.tv_nsec -= 1000000000;
 		}
 		pthread_cond_timedwait(&r->cond, &r->lock, &tick);
-		jobs = r->jobs;
-		r->jobs = NULL;
+		list_init(&left);
+		list_splice_tail(&r->jobs, &left);
 		pthread_mutex_unlock(&r->lock);
-		for (left = NULL, job = jobs; job; job = next) {
-			next = job->next;
-			if (!resolve_one(job)) {
-				job->next = left;
-				left = job;
+		list_for_each_entry_safe(job, next, &left, node) {
+			if (!resolve_one(job))
 				continue;
-			}
+			list_del(&job->node);
 			async_opener_put(job->o);
 			free(job);
 		}
+		/* those left go back in front of the ones added meanwhile */
 		pthread_mutex_lock(&r->lock);
-		for (job = left; job; job = next) {
-			next = job->next;
-			job->next = r->jobs;
-			r->jobs = job;
-		}
+		list_splice_tail(&r->jobs, &left);
+		list_splice_tail(&left, &r->jobs);
 	}
 	pthread_mutex_unlock(&r->lock);
 	return NULL;
@@ -1043,6 +1039,7 @@ static struct resolver *resolver_get(struct daemon *d)
 	pthread_mutex_lock(&d->openers_lock);
 	r = d->resolver;
 	if (!r && (r = calloc(1, sizeof(*r)))) {
+		list_init(&r->jobs);
 		pthread_mutex_init(&r->lock, NULL);
 		pthread_cond_init(&r->cond, NULL);
 		d->resolver = r;
@@ -1070,8 +1067,7 @@ static bool resolve_later(struct opener *o, fuse_req_t req, pid_t tid)
 	clock_gettime(CLOCK_MONOTONIC, &job->since);
 	async_opener_get(o);
 	pthread_mutex_lock(&r->lock);
-	job->next = r->jobs;
-	r->jobs = job;
+	list_add(&job->node, &r->jobs);
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	return true;
@@ -1089,8 +1085,7 @@ void async_daemon_fini(struct daemon *d)
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	pthread_join(r->thread, NULL);
-	for (job = r->jobs; job; job = next) {
-		next = job->next;
+	list_for_each_entry_safe(job, next, &r->jobs, node) {
 		resolve_now(job->o, job->req, job->tid); /* still parked: any completion */
 		async_opener_put(job->o);
 		free(job);
