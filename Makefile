@@ -29,7 +29,8 @@ DAEMON_MODULES := node.o udev.o fleet.o
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter \
-	tests/test_caps tests/test_notify tests/test_udev tests/test_uaccess tests/test_creds tests/test_log
+	tests/test_caps tests/test_notify tests/test_udev tests/test_uaccess tests/test_creds tests/test_log \
+	tests/test_list
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
 VM_RUN := tests/vm/vm-run
@@ -69,6 +70,9 @@ tests/test_filter: build/san/tests/test_filter.o build/san/filter.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
 
 tests/test_log: build/san/tests/test_log.o build/san/log.o
+	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
+
+tests/test_list: build/san/tests/test_list.o
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
 
 tests/test_notify: build/san/tests/test_notify.o build/san/notify.o

@@ -37,6 +37,15 @@
 #include "sgio.h"
 
 #define SG_HEADER_LEN 36 /* the legacy struct sg_header */
+
+/*
+ * Where sg looks in a read()'s or write()'s buffer: the legacy sg_header's
+ * reply_len, which is dxfer_direction (negative) in a v3 header, tells the
+ * two apart; then the pack_id of whichever it is.
+ */
+#define SG_HEADER_REPLY_LEN_AT offsetof(struct sg_header, reply_len) /* 4 */
+#define SG_HEADER_PACK_ID_AT   offsetof(struct sg_header, pack_id)   /* 8 */
+#define SG_IO_HDR_PACK_ID_AT   offsetof(struct sg_io_hdr, pack_id)   /* 48 */
 /*
  * The most completions one read() returns (v4; v3 returns one), whatever
  * the queue's depth: what its stack arrays hold.  A deeper queue is read in
@@ -80,7 +89,7 @@ struct rcv {
 
 /* A read(), SG_IORECEIVE or write() waiting for a completion or for room. */
 struct parked {
-	struct parked *next;
+	struct list_head node; /* in o->readers or o->writers */
 	fuse_req_t req;
 	pid_t tid;
 	size_t size;	     /* read: room in the reader's buffer */
@@ -105,6 +114,10 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd 
 
 int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident)
 {
+	list_init(&o->cmds);
+	list_init(&o->pend);
+	list_init(&o->readers);
+	list_init(&o->writers);
 	uaccess_status_init(&o->status);
 	o->ident.pidfd = -1;
 	/*
@@ -211,8 +224,8 @@ static unsigned poll_limit(struct opener *o)
 	return queue_limit(o, atomic_load(&o->wrote) == 3 ? 3 : 4);
 }
 
-static struct sgio_cmd *pick(struct opener *o, const struct want *w);
-static bool busy(struct opener *o, const struct want *w);
+static struct sgio_cmd *oldest_done(struct opener *o, const struct want *w);
+static bool still_running(struct opener *o, const struct want *w);
 static bool rcv_ready(struct opener *o, const struct rcv *rc);
 
 /*
@@ -226,42 +239,14 @@ static bool reader_ready(struct opener *o, const struct parked *p)
 		return atomic_load(&o->d->target_gone);
 	if (p->rcv)
 		return rcv_ready(o, p->rcv);
-	return pick(o, &p->w) != NULL || (atomic_load(&o->d->target_gone) && !busy(o, &p->w));
+	return oldest_done(o, &p->w) != NULL ||
+	       (atomic_load(&o->d->target_gone) && !still_running(o, &p->w));
 }
 
 static bool writer_ready(struct opener *o, const struct parked *p)
 {
 	(void)p;
 	return o->queued < queue_limit(o, 4) || atomic_load(&o->d->target_gone);
-}
-
-/* Caller holds o->lock. */
-static void list_append(struct sgio_cmd **head, struct sgio_cmd **tail, struct sgio_cmd *cmd)
-{
-	cmd->next = NULL;
-	if (*tail)
-		(*tail)->next = cmd;
-	else
-		*head = cmd;
-	*tail = cmd;
-}
-
-/* Caller holds o->lock. */
-static void list_unlink(struct sgio_cmd **head, struct sgio_cmd **tail, struct sgio_cmd *cmd)
-{
-	struct sgio_cmd *prev = NULL;
-
-	for (struct sgio_cmd *c = *head; c; prev = c, c = c->next) {
-		if (c != cmd)
-			continue;
-		if (prev)
-			prev->next = c->next;
-		else
-			*head = c->next;
-		if (*tail == c)
-			*tail = prev;
-		return;
-	}
 }
 
 /* Caller holds o->lock.  The poll handle to notify, taken, or NULL. */
@@ -273,7 +258,7 @@ static struct fuse_pollhandle *take_poller(struct opener *o)
 	return ph;
 }
 
-static void notify(struct fuse_pollhandle *ph)
+static void wake_poller(struct fuse_pollhandle *ph)
 {
 	if (!ph)
 		return;
@@ -281,25 +266,14 @@ static void notify(struct fuse_pollhandle *ph)
 	fuse_pollhandle_destroy(ph);
 }
 
-/* Caller holds o->lock. */
-static void park(struct parked **list, struct parked *p)
+/* Caller holds o->lock.  The call of req taken off list, or NULL. */
+static struct parked *unpark(struct list_head *list, fuse_req_t req)
 {
-	struct parked **pp = list;
+	struct parked *p;
 
-	while (*pp)
-		pp = &(*pp)->next;
-	p->next = NULL;
-	*pp = p;
-}
-
-/* Caller holds o->lock. */
-static struct parked *unpark(struct parked **list, fuse_req_t req)
-{
-	for (struct parked **pp = list; *pp; pp = &(*pp)->next) {
-		struct parked *p = *pp;
-
+	list_for_each_entry(p, list, node) {
 		if (p->req == req) {
-			*pp = p->next;
+			list_del(&p->node);
 			return p;
 		}
 	}
@@ -321,12 +295,14 @@ static void mrq_release(struct opener *o, const struct parked *p)
 	if (!id)
 		return;
 	pthread_mutex_lock(&o->lock);
-	for (struct sgio_cmd *c = o->head; c; c = c->next)
+	struct sgio_cmd *c;
+
+	list_for_each_entry(c, &o->cmds, node)
 		if (c->mrq == id)
 			c->mrq = 0;
 	ph = take_poller(o);
 	pthread_mutex_unlock(&o->lock);
-	notify(ph);
+	wake_poller(ph);
 	serve_later(o);
 }
 
@@ -358,7 +334,7 @@ enum park_result { PARKED, ANSWERED, READY };
  * The interrupt callback goes first, so that a signal arriving at any point
  * is seen by one of the two checks.
  */
-static enum park_result park_call(struct opener *o, struct parked **list, struct parked *p,
+static enum park_result park_call(struct opener *o, struct list_head *list, struct parked *p,
 				  bool front, bool (*ready)(struct opener *, const struct parked *))
 {
 	enum park_result res = PARKED;
@@ -370,10 +346,9 @@ static enum park_result park_call(struct opener *o, struct parked **list, struct
 	} else if (ready(o, p)) {
 		res = READY;
 	} else if (front) {
-		p->next = *list;
-		*list = p;
+		list_add(&p->node, list);
 	} else {
-		park(list, p);
+		list_add_tail(&p->node, list);
 	}
 	pthread_mutex_unlock(&o->lock);
 	if (res == ANSWERED) {
@@ -490,23 +465,30 @@ static void dispatch(struct sgio_cmd *cmd)
 
 /*
  * The commands one write() took, in order, started once it is answered.
- * Linked through pend_next, which take_place() reuses once a command leaves.
+ * Linked through pend, which take_place() reuses once a command leaves.
  */
 struct batch {
-	struct sgio_cmd *head, **tail;
+	struct list_head cmds;
 };
 
 static void batch_init(struct batch *b)
 {
-	b->head = NULL;
-	b->tail = &b->head;
+	list_init(&b->cmds);
 }
 
 static void batch_add(struct batch *b, struct sgio_cmd *cmd)
 {
-	cmd->pend_next = NULL;
-	*b->tail = cmd;
-	b->tail = &cmd->pend_next;
+	list_add_tail(&cmd->pend, &b->cmds);
+}
+
+/* The batch's first command, taken off it, or NULL. */
+static struct sgio_cmd *batch_take(struct batch *b)
+{
+	struct sgio_cmd *cmd = list_first_entry_or_null(&b->cmds, struct sgio_cmd, pend);
+
+	if (cmd)
+		list_del(&cmd->pend);
+	return cmd;
 }
 
 static bool take_place(struct opener *o, struct sgio_cmd *cmd);
@@ -514,14 +496,11 @@ static bool take_place(struct opener *o, struct sgio_cmd *cmd);
 /* After the write's answer: each command to the target, or to wait for its place. */
 static void batch_start(struct batch *b)
 {
-	struct sgio_cmd *cmd, *next;
+	struct sgio_cmd *cmd;
 
-	for (cmd = b->head; cmd; cmd = next) {
-		next = cmd->pend_next;
+	while ((cmd = batch_take(b)))
 		if (take_place(cmd->o, cmd))
 			dispatch(cmd);
-	}
-	batch_init(b);
 }
 
 /* cmd may start now (true), or waits for one of its opener's to end. */
@@ -535,12 +514,7 @@ static bool take_place(struct opener *o, struct sgio_cmd *cmd)
 	if (go) {
 		o->running++;
 	} else {
-		cmd->pend_next = NULL;
-		if (o->pend_tail)
-			o->pend_tail->pend_next = cmd;
-		else
-			o->pend = cmd;
-		o->pend_tail = cmd;
+		list_add_tail(&cmd->pend, &o->pend);
 	}
 	pthread_mutex_unlock(&o->lock);
 	return go;
@@ -549,12 +523,11 @@ static bool take_place(struct opener *o, struct sgio_cmd *cmd)
 /* Undo what b took: the write that took them was answered with an error. */
 static void batch_cancel(struct opener *o, struct batch *b)
 {
-	struct sgio_cmd *cmd, *next;
+	struct sgio_cmd *cmd;
 
-	for (cmd = b->head; cmd; cmd = next) {
-		next = cmd->pend_next;
+	while ((cmd = batch_take(b))) {
 		pthread_mutex_lock(&o->lock);
-		list_unlink(&o->head, &o->tail, cmd);
+		list_del(&cmd->node);
 		o->queued--;
 		o->refs--;
 		pthread_mutex_unlock(&o->lock);
@@ -617,7 +590,7 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 	o->refs++;
 	cmd->tag = o->next_tag;
 	o->next_tag = o->next_tag == INT32_MAX ? 0 : o->next_tag + 1;
-	list_append(&o->head, &o->tail, cmd);
+	list_add_tail(&cmd->node, &o->cmds);
 	pthread_mutex_unlock(&o->lock);
 	if (ret_tag)
 		*ret_tag = cmd->tag;
@@ -633,7 +606,7 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 		err = sgio_check_access(cmd, !from->ioctl);
 	if (err) {
 		pthread_mutex_lock(&o->lock);
-		list_unlink(&o->head, &o->tail, cmd);
+		list_del(&cmd->node);
 		o->queued--;
 		o->refs--;
 		pthread_mutex_unlock(&o->lock);
@@ -735,7 +708,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 		fuse_reply_err(req, EIO);
 		return;
 	}
-	memcpy(&reply_len, buf + 4, sizeof(reply_len));
+	memcpy(&reply_len, buf + SG_HEADER_REPLY_LEN_AT, sizeof(reply_len));
 	if (version < 0 && reply_len >= 0) {
 		daemon_debug(o->d, "tid %d: legacy sg_header write() refused", tid);
 		fuse_reply_err(req, EINVAL);
@@ -770,26 +743,32 @@ static bool wanted(const struct opener *o, const struct sgio_cmd *c, const struc
 	return w->id == -1 || (w->by_tag ? c->tag : pack_id_of(c)) == w->id;
 }
 
-/* Caller holds o->lock.  The oldest command from c on that w wants, done or not. */
-static struct sgio_cmd *find_from(struct opener *o, struct sgio_cmd *c, const struct want *w,
+/*
+ * Caller holds o->lock.  The oldest command from pos (a node of o->cmds, or
+ * the head itself: none) on that w wants, done or not.
+ */
+static struct sgio_cmd *find_from(struct opener *o, struct list_head *pos, const struct want *w,
 				  bool done)
 {
-	for (; c; c = c->next)
+	for (; pos != &o->cmds; pos = pos->next) {
+		struct sgio_cmd *c = list_entry(pos, struct sgio_cmd, node);
+
 		if (c->done == done && wanted(o, c, w))
 			return c;
+	}
 	return NULL;
 }
 
 /* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
-static struct sgio_cmd *pick(struct opener *o, const struct want *w)
+static struct sgio_cmd *oldest_done(struct opener *o, const struct want *w)
 {
-	return find_from(o, o->head, w, true);
+	return find_from(o, o->cmds.next, w, true);
 }
 
 /* Caller holds o->lock: is a command w wants still running? */
-static bool busy(struct opener *o, const struct want *w)
+static bool still_running(struct opener *o, const struct want *w)
 {
-	return find_from(o, o->head, w, false) != NULL;
+	return find_from(o, o->cmds.next, w, false) != NULL;
 }
 
 /* The want of a read() of pack_id (-1: any): the opener's process is the reader's. */
@@ -807,14 +786,14 @@ static unsigned take_done(struct opener *o, const struct want *w, size_t room,
 			  struct sgio_cmd **cmds)
 {
 	struct want v4 = *w;
-	struct sgio_cmd *c = pick(o, w);
+	struct sgio_cmd *c = oldest_done(o, w);
 	unsigned n = 0;
 
 	v4.version = 4;
 	while (c) {
-		struct sgio_cmd *next = c->next;
+		struct list_head *next = c->node.next;
 
-		list_unlink(&o->head, &o->tail, c);
+		list_del(&c->node);
 		o->queued--;
 		o->done--;
 		cmds[n++] = c;
@@ -854,10 +833,7 @@ static void put_back(struct opener *o, struct sgio_cmd **cmds, unsigned n)
 	while (n--) {
 		struct sgio_cmd *c = cmds[n];
 
-		c->next = o->head; /* still the oldest completions */
-		o->head = c;
-		if (!o->tail)
-			o->tail = c;
+		list_add(&c->node, &o->cmds); /* still the oldest completions */
 		o->queued++;
 		o->done++;
 	}
@@ -927,9 +903,13 @@ static int pack_id_at(struct opener *o, pid_t tid, int err, uint64_t buf)
 	int reply_len, pack_id;
 
 	if (!err)
-		err = uaccess_read(tid, buf + 4, &reply_len, sizeof(reply_len));
-	if (!err)
-		err = uaccess_read(tid, buf + (reply_len < 0 ? 48 : 8), &pack_id, sizeof(pack_id));
+		err = uaccess_read(tid, buf + SG_HEADER_REPLY_LEN_AT, &reply_len,
+				   sizeof(reply_len));
+	if (!err) {
+		size_t at = reply_len < 0 ? SG_IO_HDR_PACK_ID_AT : SG_HEADER_PACK_ID_AT;
+
+		err = uaccess_read(tid, buf + at, &pack_id, sizeof(pack_id));
+	}
 	if (!err)
 		return pack_id;
 	daemon_debug(o->d, "tid %d: no pack_id in its read buffer (%s): any completion will do",
@@ -939,7 +919,7 @@ static int pack_id_at(struct opener *o, pid_t tid, int err, uint64_t buf)
 
 /* A parked read whose pack_id the resolver looks for; holds a reference to o. */
 struct resolve_job {
-	struct resolve_job *next;
+	struct list_head node; /* in the resolver's jobs */
 	struct opener *o;
 	fuse_req_t req;
 	pid_t tid;
@@ -950,8 +930,8 @@ struct resolver {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct resolve_job *jobs; /* protected by lock */
-	bool stop;		  /* protected by lock */
+	struct list_head jobs; /* protected by lock: newest first */
+	bool stop;	       /* protected by lock */
 };
 
 static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err, uint64_t buf,
@@ -962,14 +942,16 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 /* Take the parked unresolved read of req back from its list: NULL if it is gone. */
 static struct parked *claim_unresolved(struct opener *o, fuse_req_t req, pid_t tid)
 {
-	struct parked *p;
+	struct parked *p = NULL, *it;
 
 	pthread_mutex_lock(&o->lock);
-	for (p = o->readers; p; p = p->next)
-		if (p->req == req && p->tid == tid && p->unresolved)
+	list_for_each_entry(it, &o->readers, node) {
+		if (it->req == req && it->tid == tid && it->unresolved) {
+			p = it;
+			list_del(&p->node);
 			break;
-	if (p)
-		unpark(&o->readers, p->req);
+		}
+	}
 	pthread_mutex_unlock(&o->lock);
 	if (p)
 		unparked(p); /* from here on, nobody else answers it */
@@ -1050,13 +1032,14 @@ static void *resolver_main(void *arg)
 {
 	struct daemon *d = arg;
 	struct resolver *r = d->resolver;
-	struct resolve_job *jobs, *job, *next, *left;
+	struct list_head left;
+	struct resolve_job *job, *next;
 
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop) {
 		struct timespec tick;
 
-		if (!r->jobs) {
+		if (list_empty(&r->jobs)) {
 			pthread_cond_wait(&r->cond, &r->lock);
 			continue;
 		}
@@ -1067,25 +1050,20 @@ static void *resolver_main(void *arg)
 			tick.tv_nsec -= 1000000000;
 		}
 		pthread_cond_timedwait(&r->cond, &r->lock, &tick);
-		jobs = r->jobs;
-		r->jobs = NULL;
+		list_init(&left);
+		list_splice_tail(&r->jobs, &left);
 		pthread_mutex_unlock(&r->lock);
-		for (left = NULL, job = jobs; job; job = next) {
-			next = job->next;
-			if (!resolve_one(job)) {
-				job->next = left;
-				left = job;
+		list_for_each_entry_safe(job, next, &left, node) {
+			if (!resolve_one(job))
 				continue;
-			}
+			list_del(&job->node);
 			async_opener_put(job->o);
 			free(job);
 		}
+		/* those left go back in front of the ones added meanwhile */
 		pthread_mutex_lock(&r->lock);
-		for (job = left; job; job = next) {
-			next = job->next;
-			job->next = r->jobs;
-			r->jobs = job;
-		}
+		list_splice_tail(&r->jobs, &left);
+		list_splice_tail(&left, &r->jobs);
 	}
 	pthread_mutex_unlock(&r->lock);
 	return NULL;
@@ -1099,6 +1077,7 @@ static struct resolver *resolver_get(struct daemon *d)
 	pthread_mutex_lock(&d->openers_lock);
 	r = d->resolver;
 	if (!r && (r = calloc(1, sizeof(*r)))) {
+		list_init(&r->jobs);
 		pthread_mutex_init(&r->lock, NULL);
 		pthread_cond_init(&r->cond, NULL);
 		d->resolver = r;
@@ -1126,8 +1105,7 @@ static bool resolve_later(struct opener *o, fuse_req_t req, pid_t tid)
 	clock_gettime(CLOCK_MONOTONIC, &job->since);
 	async_opener_get(o);
 	pthread_mutex_lock(&r->lock);
-	job->next = r->jobs;
-	r->jobs = job;
+	list_add(&job->node, &r->jobs);
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	return true;
@@ -1145,8 +1123,7 @@ void async_daemon_fini(struct daemon *d)
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	pthread_join(r->thread, NULL);
-	for (job = r->jobs; job; job = next) {
-		next = job->next;
+	list_for_each_entry_safe(job, next, &r->jobs, node) {
 		resolve_now(job->o, job->req, job->tid); /* still parked: any completion */
 		async_opener_put(job->o);
 		free(job);
@@ -1187,7 +1164,8 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 		if (n)
 			o->refs++; /* deliver() goes on after its answer, when the
 				    * client may already have closed the file */
-		gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !busy(o, &w));
+		gone = !n && atomic_load(&o->d->target_gone) &&
+		       (unresolved || !still_running(o, &w));
 		pthread_mutex_unlock(&o->lock);
 		if (n) {
 			free(p);
@@ -1251,36 +1229,30 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 
 /*
  * Caller holds o->lock.  The device gone, the parked readers with nothing
- * left to wait for, unlinked: they get ENODEV.
+ * left to wait for, moved to the front of gone: they get ENODEV.
  */
-static struct parked *take_gone_readers(struct opener *o)
+static void take_gone_readers(struct opener *o, struct list_head *gone)
 {
-	struct parked *gone = NULL, **pp = &o->readers;
+	struct parked *p, *next;
 
 	if (!atomic_load(&o->d->target_gone))
-		return NULL;
-	while (*pp) {
-		struct parked *p = *pp;
-
+		return;
+	list_for_each_entry_safe(p, next, &o->readers, node) {
 		const struct want *w = p->rcv ? &p->rcv->w : &p->w;
 
-		if (!p->unresolved && (pick(o, w) || busy(o, w))) {
-			pp = &p->next;
+		if (!p->unresolved && (oldest_done(o, w) || still_running(o, w)))
 			continue;
-		}
-		*pp = p->next;
-		p->next = gone;
-		gone = p;
+		list_del(&p->node);
+		list_add(&p->node, gone);
 	}
-	return gone;
 }
 
-static void answer_all(struct parked *p, int err)
+/* Answer err to every call on list, and free them. */
+static void answer_all(struct list_head *list, int err)
 {
-	struct parked *next;
+	struct parked *p, *next;
 
-	for (; p; p = next) {
-		next = p->next;
+	list_for_each_entry_safe(p, next, list, node) {
 		unparked(p);
 		fuse_reply_err(p->req, err);
 		free(p);
@@ -1291,33 +1263,40 @@ static void answer_all(struct parked *p, int err)
 static void serve_readers(struct opener *o)
 {
 	struct sgio_cmd *cmds[RCV_MAX];
-	struct parked *p, *gone;
+	struct list_head gone;
+	struct parked *p, *it;
 	unsigned n = 0;
 	int res = 0;
 
 	for (;;) {
+		p = NULL;
+		list_init(&gone);
 		pthread_mutex_lock(&o->lock);
-		for (p = o->readers; p; p = p->next) {
-			if (p->unresolved)
+		list_for_each_entry(it, &o->readers, node) {
+			if (it->unresolved)
 				continue;
-			if (p->rcv) {
-				res = rcv_try(o, p->rcv, false, true, cmds, &n);
-				if (res <= 0)
+			if (it->rcv) {
+				res = rcv_try(o, it->rcv, false, true, cmds, &n);
+				if (res <= 0) {
+					p = it;
 					break;
+				}
 				continue;
 			}
 			res = 0;
-			n = take_done(o, &p->w, p->size, cmds);
-			if (n)
+			n = take_done(o, &it->w, it->size, cmds);
+			if (n) {
+				p = it;
 				break;
+			}
 		}
 		if (p)
-			unpark(&o->readers, p->req);
+			list_del(&p->node);
 		else
-			gone = take_gone_readers(o);
+			take_gone_readers(o, &gone);
 		pthread_mutex_unlock(&o->lock);
 		if (!p) {
-			answer_all(gone, ENODEV);
+			answer_all(&gone, ENODEV);
 			return;
 		}
 		unparked(p);
@@ -1373,7 +1352,7 @@ static void serve_later(struct opener *o)
 		return;
 	}
 	pthread_mutex_lock(&o->lock);
-	go = o->readers && !o->serve_queued;
+	go = !list_empty(&o->readers) && !o->serve_queued;
 	if (go) {
 		o->serve_queued = true;
 		o->refs++;
@@ -1401,9 +1380,9 @@ void async_room(struct opener *o)
 	batch_init(&b);
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
-		p = o->writers;
+		p = list_first_entry_or_null(&o->writers, struct parked, node);
 		if (p && o->queued < queue_limit(o, 4))
-			o->writers = p->next;
+			list_del(&p->node);
 		else
 			p = NULL;
 		pthread_mutex_unlock(&o->lock);
@@ -1416,8 +1395,7 @@ void async_room(struct opener *o)
 			break;
 		if (n == -EAGAIN) {
 			pthread_mutex_lock(&o->lock);
-			p->next = o->writers;
-			o->writers = p; /* READY: taken again at the top */
+			list_add(&p->node, &o->writers); /* READY: taken again at the top */
 			pthread_mutex_unlock(&o->lock);
 			continue;
 		}
@@ -1433,7 +1411,7 @@ void async_room(struct opener *o)
 	pthread_mutex_lock(&o->lock);
 	ph = take_poller(o);
 	pthread_mutex_unlock(&o->lock);
-	notify(ph);
+	wake_poller(ph);
 }
 
 /*
@@ -1461,11 +1439,9 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 	sgio_log_cmd(cmd, cmd->err);
 	pthread_mutex_lock(&o->lock);
 	if (placed)
-		next = o->pend;
+		next = list_first_entry_or_null(&o->pend, struct sgio_cmd, pend);
 	if (next) {
-		o->pend = next->pend_next;
-		if (!o->pend)
-			o->pend_tail = NULL;
+		list_del(&next->pend);
 	} else if (placed) {
 		o->running--;
 	}
@@ -1474,8 +1450,8 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 		o->queued--;
 	} else {
 		/* the done list is in completion order: move it to the tail */
-		list_unlink(&o->head, &o->tail, cmd);
-		list_append(&o->head, &o->tail, cmd);
+		list_del(&cmd->node);
+		list_add_tail(&cmd->node, &o->cmds);
 		cmd->done = true;
 		o->done++;
 		ph = take_poller(o);
@@ -1485,7 +1461,7 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 		sgio_cmd_free(cmd); /* its opener is gone: nobody may read it */
 	else
 		serve_later(o);
-	notify(ph);
+	wake_poller(ph);
 	if (next)
 		dispatch(next); /* its place: o->running is unchanged */
 	async_opener_put(o);
@@ -1514,7 +1490,7 @@ void async_keep(struct sgio_cmd *cmd)
 	pthread_mutex_lock(&o->lock);
 	o->queued++;
 	o->refs++;
-	list_append(&o->head, &o->tail, cmd);
+	list_add_tail(&cmd->node, &o->cmds);
 	pthread_mutex_unlock(&o->lock);
 }
 
@@ -1523,7 +1499,7 @@ void async_unkeep(struct sgio_cmd *cmd)
 	struct opener *o = cmd->o;
 
 	pthread_mutex_lock(&o->lock);
-	list_unlink(&o->head, &o->tail, cmd);
+	list_del(&cmd->node);
 	o->queued--;
 	o->refs--; /* not the last: the file is open */
 	pthread_mutex_unlock(&o->lock);
@@ -1564,18 +1540,17 @@ void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph)
  */
 static void sweep_gone(struct opener *o)
 {
-	struct parked *readers, *writers;
+	struct list_head readers = LIST_HEAD_INIT(readers), writers = LIST_HEAD_INIT(writers);
 	struct fuse_pollhandle *ph;
 
 	pthread_mutex_lock(&o->lock);
-	readers = take_gone_readers(o);
-	writers = o->writers;
-	o->writers = NULL;
+	take_gone_readers(o, &readers);
+	list_splice_tail(&o->writers, &writers);
 	ph = take_poller(o);
 	pthread_mutex_unlock(&o->lock);
-	answer_all(readers, ENODEV);
-	answer_all(writers, ENODEV);
-	notify(ph);
+	answer_all(&readers, ENODEV);
+	answer_all(&writers, ENODEV);
+	wake_poller(ph);
 }
 
 void async_target_gone(struct daemon *d)
@@ -1606,27 +1581,24 @@ void async_target_gone(struct daemon *d)
 
 void async_release(struct opener *o)
 {
-	struct sgio_cmd *c, *next, *done = NULL;
+	struct sgio_cmd *c, *next;
+	struct list_head done = LIST_HEAD_INIT(done);
 	struct fuse_pollhandle *ph;
 
 	pthread_mutex_lock(&o->lock);
 	o->released = true;
-	for (c = o->head; c; c = next) {
-		next = c->next;
+	list_for_each_entry_safe(c, next, &o->cmds, node) {
+		list_del(&c->node);
 		if (!c->done)
 			continue; /* still running: an orphan, freed when it completes */
-		c->next = done;
-		done = c;
+		list_add_tail(&c->node, &done);
 		o->queued--;
 		o->done--;
 	}
-	o->head = o->tail = NULL;
 	ph = take_poller(o);
 	pthread_mutex_unlock(&o->lock);
-	for (c = done; c; c = next) {
-		next = c->next;
+	list_for_each_entry_safe(c, next, &done, node)
 		sgio_cmd_free(c); /* results nobody will read: no user memory touched */
-	}
 	if (ph)
 		fuse_pollhandle_destroy(ph);
 	async_opener_put(o);
@@ -1645,23 +1617,28 @@ int async_num_waiting(struct opener *o)
 int async_pack_id(struct opener *o)
 {
 	struct sgio_cmd *c;
-	int id;
+	int id = -1;
 
 	pthread_mutex_lock(&o->lock);
-	for (c = o->head; c && !c->done; c = c->next)
-		;
-	id = c ? pack_id_of(c) : -1;
+	list_for_each_entry(c, &o->cmds, node) {
+		if (c->done) {
+			id = pack_id_of(c);
+			break;
+		}
+	}
 	pthread_mutex_unlock(&o->lock);
 	return id;
 }
 
 void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
 {
+	struct sgio_cmd *c;
 	unsigned i = 0;
 
 	memset(t, 0, n * sizeof(*t));
 	pthread_mutex_lock(&o->lock);
-	for (struct sgio_cmd *c = o->head; c && i < n; c = c->next, i++) {
+	for (c = list_first_entry(&o->cmds, struct sgio_cmd, node); &c->node != &o->cmds && i < n;
+	     c = list_next_entry(c, node), i++) {
 		const struct scsi_result *res = &c->c.res;
 
 		t[i].req_state = c->done ? 2 : 1;
@@ -1895,7 +1872,7 @@ void async_iosubmit(struct ioctx *x, unsigned version)
 /* Caller holds o->lock: take c off the list for a receiver. */
 static void take_cmd(struct opener *o, struct sgio_cmd *c)
 {
-	list_unlink(&o->head, &o->tail, c);
+	list_del(&c->node);
 	o->queued--;
 	o->done--;
 }
@@ -1918,18 +1895,18 @@ static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool t
 
 	*n = 0;
 	if (!rc->mrq) {
-		c = pick(o, &rc->w);
+		c = oldest_done(o, &rc->w);
 		if (c && take) {
 			take_cmd(o, c);
 			cmds[(*n)++] = c;
 		}
 		if (c)
 			return 0;
-		if (gone && !busy(o, &rc->w))
+		if (gone && !still_running(o, &rc->w))
 			return -ENODEV;
 		return nonblock ? -EAGAIN : 1;
 	}
-	for (c = o->head; c; c = c->next) {
+	list_for_each_entry(c, &o->cmds, node) {
 		if (!wanted(o, c, &rc->w))
 			continue;
 		all++;
@@ -1939,9 +1916,9 @@ static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool t
 		return gone ? -ENODEV : -ENODATA;
 	if (!nonblock && done < (max < all ? max : all))
 		return 1;
-	c = take ? pick(o, &rc->w) : NULL;
+	c = take ? oldest_done(o, &rc->w) : NULL;
 	while (c && *n < max) {
-		struct sgio_cmd *next = c->next;
+		struct list_head *next = c->node.next;
 
 		take_cmd(o, c);
 		cmds[(*n)++] = c;
@@ -2163,18 +2140,13 @@ void async_ioreceive(struct ioctx *x, unsigned version)
 /* Caller holds o->lock: take c off the list of commands waiting for a place. */
 static bool unpend(struct opener *o, struct sgio_cmd *c)
 {
-	struct sgio_cmd *prev = NULL;
+	struct sgio_cmd *p;
 
-	for (struct sgio_cmd *p = o->pend; p; prev = p, p = p->pend_next) {
-		if (p != c)
-			continue;
-		if (prev)
-			prev->pend_next = p->pend_next;
-		else
-			o->pend = p->pend_next;
-		if (o->pend_tail == p)
-			o->pend_tail = prev;
-		return true;
+	list_for_each_entry(p, &o->pend, pend) {
+		if (p == c) {
+			list_del(&c->pend);
+			return true;
+		}
 	}
 	return false;
 }
@@ -2190,7 +2162,7 @@ void async_ioabort(struct ioctx *x)
 {
 	struct opener *o = x->o;
 	struct sg_io_v4 h;
-	struct sgio_cmd *c = NULL;
+	struct sgio_cmd *c = NULL, *it;
 	bool by_tag, held = false;
 	pid_t owner;
 	int err, id;
@@ -2211,9 +2183,12 @@ void async_ioabort(struct ioctx *x)
 	by_tag = atomic_load(&o->prefer_tag);
 	id = by_tag ? (int)h.request_tag : (int)h.request_extra;
 	pthread_mutex_lock(&o->lock);
-	for (c = o->head; c; c = c->next)
-		if (id == -1 || (by_tag ? c->tag : pack_id_of(c)) == id)
+	list_for_each_entry(it, &o->cmds, node) {
+		if (id == -1 || (by_tag ? it->tag : pack_id_of(it)) == id) {
+			c = it;
 			break;
+		}
+	}
 	if (c && !c->done) {
 		c->aborted = true;
 		held = unpend(o, c);

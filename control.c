@@ -10,20 +10,21 @@
 #include "async.h"
 #include "control.h"
 #include "ioctl.h"
+#include "list.h"
 #include "opener.h"
 
 struct control {
 	struct daemon *cd;
 	pthread_mutex_t lock;
-	struct binding *dead; /* protected by lock: no opener left, to be freed */
-	struct binding *live; /* protected by lock: the others */
+	struct list_head dead; /* protected by lock: no opener left, to be freed */
+	struct list_head live; /* protected by lock: the others */
 };
 
 /* One BSG_IOC_ADD: the device's daemon, alive while an opener of it is. */
 struct binding {
 	struct daemon d; /* first: d.openers_gone is given &d */
 	struct control *ctl;
-	struct binding *prev, *next; /* protected by ctl->lock: in live or dead */
+	struct list_head node; /* protected by ctl->lock: in live or dead */
 	char name[PATH_MAX + 64];
 };
 
@@ -36,26 +37,6 @@ struct control_file {
 
 #define to_binding(dp) ((struct binding *)(dp))
 
-static void list_del(struct binding **head, struct binding *b)
-{
-	if (b->prev)
-		b->prev->next = b->next;
-	else
-		*head = b->next;
-	if (b->next)
-		b->next->prev = b->prev;
-	b->prev = b->next = NULL;
-}
-
-static void list_add(struct binding **head, struct binding *b)
-{
-	b->prev = NULL;
-	b->next = *head;
-	if (b->next)
-		b->next->prev = b;
-	*head = b;
-}
-
 /* d's last opener is gone, on any thread: freed later, from a control call. */
 static void binding_gone(struct daemon *d)
 {
@@ -63,8 +44,8 @@ static void binding_gone(struct daemon *d)
 	struct control *c = b->ctl;
 
 	pthread_mutex_lock(&c->lock);
-	list_del(&c->live, b);
-	list_add(&c->dead, b);
+	list_del(&b->node);
+	list_add(&b->node, &c->dead);
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -79,16 +60,14 @@ static void binding_free(struct binding *b)
 /* Free the bindings no opener holds.  Not with c->lock held. */
 static void reap(struct control *c)
 {
+	struct list_head dead = LIST_HEAD_INIT(dead);
 	struct binding *b, *next;
 
 	pthread_mutex_lock(&c->lock);
-	b = c->dead;
-	c->dead = NULL;
+	list_splice_tail(&c->dead, &dead);
 	pthread_mutex_unlock(&c->lock);
-	for (; b; b = next) {
-		next = b->next;
+	list_for_each_entry_safe(b, next, &dead, node)
 		binding_free(b);
-	}
 }
 
 int control_new(struct daemon *cd, struct control **ret)
@@ -99,6 +78,8 @@ int control_new(struct daemon *cd, struct control **ret)
 		return -ENOMEM;
 	c->cd = cd;
 	pthread_mutex_init(&c->lock, NULL);
+	list_init(&c->dead);
+	list_init(&c->live);
 	*ret = c;
 	return 0;
 }
@@ -112,11 +93,14 @@ void control_stop(struct control *c)
 		return;
 	/* the session is over: no binding is added now, but one may die meanwhile */
 	pthread_mutex_lock(&c->lock);
-	for (b = c->live; b; b = b->next)
+	list_for_each_entry(b, &c->live, node)
 		n++;
 	all = calloc(n ? n : 1, sizeof(*all));
-	for (b = c->live; all && b; b = b->next)
+	list_for_each_entry(b, &c->live, node) {
+		if (!all)
+			break;
 		all[i++] = b;
+	}
 	pthread_mutex_unlock(&c->lock);
 	/* a daemon's resolver holds a reference to its opener: b lives until it is stopped */
 	for (i = 0; all && i < n; i++)
@@ -212,7 +196,7 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	b->d.openers_gone = binding_gone;
 	pthread_mutex_init(&b->d.openers_lock, NULL);
 	pthread_mutex_lock(&c->lock);
-	list_add(&c->live, b);
+	list_add(&b->node, &c->live);
 	pthread_mutex_unlock(&c->lock);
 	*ret = b;
 	return 0;

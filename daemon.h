@@ -18,6 +18,7 @@
 
 #include "creds.h"
 #include "filter.h"
+#include "list.h"
 #include "log.h"
 #include "pool.h"
 #include "target.h"
@@ -131,17 +132,17 @@ struct opener {
 	atomic_int wrote;	    /* the version of the last header written (3, 4), or 0 */
 	struct uaccess_ident ident; /* of the thread that opened it: read() and write() match it */
 	pthread_mutex_t lock;
-	struct sgio_cmd *head, *tail; /* protected by lock: written, not yet read */
-	unsigned queued, done;	      /* protected by lock: in that list; of which done */
-	int next_tag;		      /* protected by lock: the next command's generated_tag */
-	unsigned next_mrq;	      /* protected by lock: the last blocking array's id */
+	struct list_head cmds; /* protected by lock: written, not yet read */
+	unsigned queued, done; /* protected by lock: in that list; of which done */
+	int next_tag;	       /* protected by lock: the next command's generated_tag */
+	unsigned next_mrq;     /* protected by lock: the last blocking array's id */
 	/* written commands have their own channel (or target queue), opened at
 	 * the first write(): sg's slots per descriptor are not shared with SG_IO */
 	int achan;			   /* protected by lock: or -1 */
 	struct target_queue *tq;	   /* protected by lock: or NULL */
 	unsigned running;		   /* protected by lock: at the target now */
-	struct sgio_cmd *pend, *pend_tail; /* protected by lock: waiting for max_running */
-	struct parked *readers, *writers;  /* protected by lock: calls waiting, FIFO */
+	struct list_head pend;		   /* protected by lock: waiting for max_running */
+	struct list_head readers, writers; /* protected by lock: calls waiting, FIFO */
 	struct fuse_pollhandle *ph;	   /* protected by lock: the newest poller */
 	bool serve_queued;		   /* protected by lock: a serve job is queued */
 	unsigned refs;			   /* protected by lock: the file + running commands */

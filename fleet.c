@@ -191,7 +191,7 @@ static struct queued *take_queue(struct fleet *f)
 	return q;
 }
 
-static void work(struct fleet *f)
+static void apply_queued(struct fleet *f)
 {
 	struct queued *q = take_queue(f), *next;
 
@@ -252,7 +252,7 @@ int fleet_new(const struct node_config *cfg, const char *subsystem, void (*wake)
 
 void fleet_work(struct fleet *f)
 {
-	work(f);
+	apply_queued(f);
 }
 
 void fleet_log_stats(struct fleet *f)

@@ -18,11 +18,11 @@ enum guard_state { GUARD_RUNNING, GUARD_DONE, GUARD_EXPIRED };
 struct watchdog {
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;	   /* monotonic clock */
-	struct guard *head, *tail; /* protected by lock */
-	unsigned busy;		   /* protected by lock: guards registered */
-	unsigned stalled;	   /* protected by lock: of which past the bound */
-	bool stop;		   /* protected by lock */
+	pthread_cond_t cond;	 /* monotonic clock */
+	struct list_head guards; /* protected by lock: oldest first */
+	unsigned busy;		 /* protected by lock: guards registered */
+	unsigned stalled;	 /* protected by lock: of which past the bound */
+	bool stop;		 /* protected by lock */
 	unsigned timeout_ms;
 	const char *name;
 };
@@ -46,8 +46,10 @@ static bool before(const struct timespec *a, const struct timespec *b)
 static struct guard *expired(struct watchdog *w, const struct timespec *now, struct timespec *next,
 			     bool *have_next)
 {
+	struct guard *g;
+
 	*have_next = false;
-	for (struct guard *g = w->head; g; g = g->next) {
+	list_for_each_entry(g, &w->guards, node) {
 		struct timespec end = g->start;
 
 		if (atomic_load(&g->state) != GUARD_RUNNING)
@@ -111,6 +113,7 @@ int watchdog_new(unsigned timeout_ms, const char *name, struct watchdog **ret)
 		return -ENOMEM;
 	w->timeout_ms = timeout_ms;
 	w->name = name;
+	list_init(&w->guards);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -180,12 +183,7 @@ int guard_begin(struct watchdog *w, struct guard *g, fuse_req_t req, int tid, at
 	*g = (struct guard){ .req = req, .tid = tid, .stuck = stuck };
 	clock_gettime(CLOCK_MONOTONIC, &g->start);
 	pthread_mutex_lock(&w->lock);
-	g->prev = w->tail;
-	if (w->tail)
-		w->tail->next = g;
-	else
-		w->head = g;
-	w->tail = g;
+	list_add_tail(&g->node, &w->guards);
 	if (w->busy++ == 0)
 		pthread_cond_signal(&w->cond); /* it slept with nothing to watch */
 	pthread_mutex_unlock(&w->lock);
@@ -201,14 +199,7 @@ bool guard_end(struct watchdog *w, struct guard *g)
 		return true;
 	pthread_mutex_lock(&w->lock);
 	mine = atomic_compare_exchange_strong(&g->state, &expect, GUARD_DONE);
-	if (g->prev)
-		g->prev->next = g->next;
-	else
-		w->head = g->next;
-	if (g->next)
-		g->next->prev = g->prev;
-	else
-		w->tail = g->prev;
+	list_del(&g->node);
 	w->busy--;
 	if (!mine)
 		w->stalled--;

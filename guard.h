@@ -23,8 +23,10 @@
 
 #include <fuse3/fuse_lowlevel.h>
 
+#include "list.h"
+
 struct guard {
-	struct guard *prev, *next; /* protected by the watchdog's lock */
+	struct list_head node; /* protected by the watchdog's lock */
 	fuse_req_t req;
 	int tid;
 	atomic_uint *stuck; /* the open file's count of stuck copies */

@@ -147,7 +147,7 @@ static void answer_len(struct mid_call *c)
 }
 
 /* On a pool worker: the target's part; the copy out goes to the elastic pool. */
-static void run(struct pool_work *w, unsigned slot)
+static void run_mid_ioctl(struct pool_work *w, unsigned slot)
 {
 	struct mid_call *c = call_of(w);
 	struct daemon *d = c->o->d;
@@ -173,9 +173,9 @@ static void run(struct pool_work *w, unsigned slot)
 	pool_submit(d->serve, &c->work);
 }
 
-static void submit(struct mid_call *c)
+static void queue_mid_ioctl(struct mid_call *c)
 {
-	c->work.run = run;
+	c->work.run = run_mid_ioctl;
 	pool_submit(c->o->d->pool, &c->work);
 }
 
@@ -257,7 +257,7 @@ static void forward(struct ioctx *x, unsigned cmd, size_t buf_len, const void *a
 	c->has_arg = arg != NULL;
 	if (arg)
 		memcpy(c->buf, arg, len);
-	submit(c);
+	queue_mid_ioctl(c);
 }
 
 /*
@@ -338,7 +338,7 @@ void midlayer_send_command(struct ioctx *x)
 		return;
 	}
 	c->out_off = SIC_HEAD;
-	submit(c);
+	queue_mid_ioctl(c);
 }
 
 void midlayer_probe_host(struct ioctx *x)
@@ -370,7 +370,7 @@ void midlayer_probe_host(struct ioctx *x)
 	c->has_arg = true;
 	c->user_len = len;
 	memcpy(c->buf, &len, sizeof(len));
-	submit(c);
+	queue_mid_ioctl(c);
 }
 
 void midlayer_get_pci(struct ioctx *x)
@@ -393,7 +393,7 @@ void midlayer_get_pci(struct ioctx *x)
 	}
 	c->direct = x->direct;
 	c->has_arg = true;
-	submit(c);
+	queue_mid_ioctl(c);
 }
 
 void midlayer_no_arg(struct ioctx *x, unsigned cmd)

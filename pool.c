@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Worker pool: one mutex, one condition variable, a singly linked FIFO.
+ * Worker pool: one mutex, one condition variable, a FIFO list.
  * Stopped with a flag and a broadcast; workers drain the queue first.
  */
 #include <errno.h>
@@ -21,9 +21,9 @@ struct worker {
 struct pool {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	struct pool_work *head, *tail; /* protected by lock */
-	unsigned backlog;	       /* protected by lock */
-	bool stopping;		       /* protected by lock */
+	struct list_head queue; /* protected by lock */
+	unsigned backlog;	/* protected by lock */
+	bool stopping;		/* protected by lock */
 	/* elastic: threads made as needed, detached; the last one out frees */
 	bool elastic;
 	unsigned max;	     /* elastic: threads at most */
@@ -40,14 +40,12 @@ static struct pool_work *take(struct pool *p)
 
 	pthread_mutex_lock(&p->lock);
 	p->idle++;
-	while (!p->head && !p->stopping)
+	while (list_empty(&p->queue) && !p->stopping)
 		pthread_cond_wait(&p->wake, &p->lock);
 	p->idle--;
-	w = p->head;
+	w = list_first_entry_or_null(&p->queue, struct pool_work, node);
 	if (w) {
-		p->head = w->next;
-		if (!p->head)
-			p->tail = NULL;
+		list_del(&w->node);
 		p->backlog--;
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -75,6 +73,7 @@ int pool_new(unsigned nthreads, struct pool **ret)
 	p = calloc(1, sizeof(*p) + nthreads * sizeof(p->workers[0]));
 	if (!p)
 		return -ENOMEM;
+	list_init(&p->queue);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->wake, NULL);
 	for (i = 0; i < nthreads; i++) {
@@ -123,6 +122,7 @@ int pool_new_elastic(unsigned max, struct pool **ret)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	list_init(&p->queue);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->wake, NULL);
 	pthread_cond_init(&p->gone, NULL);
@@ -149,13 +149,8 @@ static void elastic_grow(struct pool *p)
 
 void pool_submit(struct pool *p, struct pool_work *w)
 {
-	w->next = NULL;
 	pthread_mutex_lock(&p->lock);
-	if (p->tail)
-		p->tail->next = w;
-	else
-		p->head = w;
-	p->tail = w;
+	list_add_tail(&w->node, &p->queue);
 	p->backlog++;
 	if (p->elastic)
 		elastic_grow(p);

@@ -9,8 +9,10 @@
 
 #include <stdbool.h>
 
+#include "list.h"
+
 struct pool_work {
-	struct pool_work *next;
+	struct list_head node; /* the pool's, while queued */
 	void (*run)(struct pool_work *w, unsigned slot);
 };
 

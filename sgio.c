@@ -221,6 +221,8 @@ int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct s
 	if (!cmd)
 		return -ENOMEM;
 	cmd->o = o;
+	list_init(&cmd->node);
+	list_init(&cmd->pend);
 	cmd->charged = charge_of(r->data_len);
 	if (r->data_len) {
 		/* a kept buffer is charged already: only a new one is charged */
@@ -371,7 +373,7 @@ static void reply_retry_path(struct sgio_cmd *cmd, unsigned sense_len)
 /*
  * Answer the call.  Its buffer goes back to the opener before the answer,
  * while the call keeps the file open; the retry path's answer carries it,
- * so run() frees it after.  The copy into the caller is guarded: past the
+ * so run_and_answer() frees it after.  The copy into the caller is guarded: past the
  * bound the watchdog answers EFAULT and this answers nothing.
  */
 static void finish(struct sgio_cmd *cmd, int ret)
@@ -442,7 +444,7 @@ static struct sgio_cmd *cmd_of(struct pool_work *w)
 }
 
 /* On the libfuse worker that took the call. */
-static void run(struct pool_work *w, unsigned slot)
+static void run_and_answer(struct pool_work *w, unsigned slot)
 {
 	struct sgio_cmd *cmd = cmd_of(w);
 	int ret;
@@ -588,10 +590,10 @@ static void interrupted(fuse_req_t req, void *data)
  */
 static void run_or_queue(struct sgio_cmd *cmd)
 {
-	struct daemon *d = cmd->d; /* run() frees cmd */
+	struct daemon *d = cmd->d; /* run_and_answer() frees cmd */
 
 	if (atomic_fetch_add(&d->inline_busy, 1) < d->inline_max) {
-		run(&cmd->work, 0);
+		run_and_answer(&cmd->work, 0);
 		atomic_fetch_sub(&d->inline_busy, 1);
 		return;
 	}
@@ -600,9 +602,9 @@ static void run_or_queue(struct sgio_cmd *cmd)
 	pool_submit(d->pool, &cmd->work);
 }
 
-static void submit(struct sgio_cmd *cmd)
+static void start_sgio(struct sgio_cmd *cmd)
 {
-	cmd->work.run = run;
+	cmd->work.run = run_and_answer;
 	atomic_store(&cmd->state, SGIO_RUNNING);
 	fuse_req_interrupt_func(cmd->req, interrupted, cmd);
 	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED) {
@@ -686,59 +688,99 @@ static int decode(const void *buf, size_t len, struct scsi_req *r)
 	return err == -ENOSYS ? -EINVAL : err;
 }
 
+/* What a round of the retry exchange returns when the caller must send more. */
+#define NEXT_ROUND 1
+
+/*
+ * The header's rounds: its v3 length, then v4's if it says 'Q', then the
+ * v3 iovec array after it.  0: all in x, decoded into r; NEXT_ROUND: the
+ * caller sends iov[0..*n) first; or -errno.
+ */
+static int header_round(struct ioctx *x, struct scsi_req *r, struct iovec *iov, unsigned *n)
+{
+	int err;
+
+	iov[0] = (struct iovec){ (void *)(uintptr_t)x->arg, SCSI_V3_HDR_LEN };
+	*n = 1;
+	if (x->in_len < SCSI_V3_HDR_LEN)
+		return NEXT_ROUND;
+	if (scsi_peek_version(x->in_buf, x->in_len) == 4 && x->in_len < SCSI_V4_HDR_LEN) {
+		iov[0].iov_len = SCSI_V4_HDR_LEN;
+		return NEXT_ROUND;
+	}
+	err = decode(x->in_buf, x->in_len, r);
+	if (!err)
+		err = check_limits(x, r);
+	if (err)
+		return err;
+	if (!r->iov_count || x->in_len >= r->hdr_len + r->iov_count * sizeof(struct sg_iovec))
+		return 0;
+	iov[0].iov_len = r->hdr_len;
+	iov[1] = (struct iovec){ (void *)(uintptr_t)r->data_addr,
+				 r->iov_count * sizeof(struct sg_iovec) };
+	*n = 2;
+	return NEXT_ROUND;
+}
+
+/*
+ * The command's round: the CDB and data-out in, room for the data-in and
+ * sense out.  0: *ret is ready to run; NEXT_ROUND: p says what the caller
+ * asks for, and frees *ret after; or -errno (nothing to free).
+ */
+static int command_round(struct ioctx *x, const struct scsi_req *r, struct plan *p,
+			 struct sgio_cmd **ret)
+{
+	struct sgio_cmd *cmd = NULL;
+	int err;
+
+	err = cmd_new(x, r, &cmd);
+	if (!err)
+		err = cmd_set_segs(cmd,
+				   (const struct sg_iovec *)((const char *)x->in_buf + r->hdr_len));
+	if (!err)
+		err = make_plan(x, cmd, p);
+	if (!err && x->out_len == 0)
+		err = NEXT_ROUND;
+	if (!err)
+		err = take_final(x, cmd, p);
+	if (!err)
+		err = sgio_check_access(cmd, false);
+	if (err < 0) {
+		sgio_cmd_free(cmd);
+		return err;
+	}
+	*ret = cmd;
+	return err;
+}
+
+/*
+ * SG_IO on the retry path, as libfuse's example/cuse.c fioc_do_rw: each
+ * round checks that what it needs is in, or asks for it, and one answer
+ * ends the call.
+ */
 static void sgio_retry(struct ioctx *x)
 {
-	struct iovec iov[2] = { { (void *)(uintptr_t)x->arg, SCSI_V3_HDR_LEN } };
+	struct iovec iov[2] = { 0 };
 	struct sgio_cmd *cmd = NULL;
 	struct scsi_req r;
 	struct plan p;
+	unsigned n;
 	int err;
 
-	if (x->in_len < SCSI_V3_HDR_LEN) {
-		ioctx_retry(x, iov, 1, NULL, 0);
-		return;
-	}
-	err = scsi_peek_version(x->in_buf, x->in_len);
-	if (err == 4 && x->in_len < SCSI_V4_HDR_LEN) {
-		iov[0].iov_len = SCSI_V4_HDR_LEN;
-		ioctx_retry(x, iov, 1, NULL, 0);
-		return;
-	}
-	err = decode(x->in_buf, x->in_len, &r);
+	err = header_round(x, &r, iov, &n);
 	if (!err)
-		err = check_limits(x, &r);
-	if (err)
-		goto out;
-	if (r.iov_count && x->in_len < r.hdr_len + r.iov_count * sizeof(struct sg_iovec)) {
-		iov[0].iov_len = r.hdr_len;
-		iov[1] = (struct iovec){ (void *)(uintptr_t)r.data_addr,
-					 r.iov_count * sizeof(struct sg_iovec) };
-		ioctx_retry(x, iov, 2, NULL, 0);
-		return;
-	}
-	err = cmd_new(x, &r, &cmd);
-	if (!err)
-		err = cmd_set_segs(cmd,
-				   (const struct sg_iovec *)((const char *)x->in_buf + r.hdr_len));
-	if (!err)
-		err = make_plan(x, cmd, &p);
-	if (!err && x->out_len == 0) {
+		err = command_round(x, &r, &p, &cmd);
+	if (err == NEXT_ROUND && !cmd) {
+		ioctx_retry(x, iov, n, NULL, 0);
+	} else if (err == NEXT_ROUND) {
 		ioctx_retry(x, p.in, p.n_in, p.out, p.n_out);
 		sgio_cmd_free(cmd);
-		return;
+	} else if (!err) {
+		start_sgio(cmd);
+	} else {
+		stat_inc(x->o->d, STAT_SG_IO_ERR);
+		fuse_reply_err(x->req, -err);
 	}
-	if (!err)
-		err = take_final(x, cmd, &p);
-	if (!err)
-		err = sgio_check_access(cmd, false);
-	if (!err) {
-		submit(cmd);
-		return;
-	}
-out:
-	sgio_cmd_free(cmd);
-	stat_inc(x->o->d, STAT_SG_IO_ERR);
-	fuse_reply_err(x->req, -err);
 }
 
 int sgio_fetch(struct sgio_cmd *cmd)
@@ -808,7 +850,7 @@ static void sgio_direct(struct ioctx *x)
 	if (!err)
 		err = sgio_check_access(cmd, false);
 	if (!err) {
-		submit(cmd);
+		start_sgio(cmd);
 		return;
 	}
 	sgio_cmd_free(cmd);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "list.h"
 #include "uaccess.h"
 
 /*
@@ -25,16 +26,16 @@ enum sgio_state { SGIO_RUNNING, SGIO_COMPLETING, SGIO_INTERRUPTED, SGIO_KEPT };
 struct sgio_cmd {
 	struct pool_work work;
 	struct opener *o;
-	struct sgio_cmd *next;	    /* async: in the opener's list, submission order */
-	struct sgio_cmd *pend_next; /* async: waiting for a place at the target */
-	bool done;		    /* async: the target answered */
-	bool aborted;		    /* async: SG_IOABORT named it before it was done */
-	pid_t owner;		    /* async: the process whose calls may take it; 0: any */
-	int tag;		    /* async: its generated_tag, per opener */
-	unsigned mrq;		    /* async: the blocking SG_IOSUBMIT array it is in, or 0 */
-	unsigned mrq_ind;	    /* async: and its place in that array */
-	int err;		    /* async: the target's SG_IO errno, or 0 */
-	uint32_t duration; /* ms from the call to the target's answer, or SGIO_NO_DURATION */
+	struct list_head node; /* async: in the opener's cmds, submission order */
+	struct list_head pend; /* async: in a write's batch, then maybe the opener's pend */
+	bool done;	       /* async: the target answered */
+	bool aborted;	       /* async: SG_IOABORT named it before it was done */
+	pid_t owner;	       /* async: the process whose calls may take it; 0: any */
+	int tag;	       /* async: its generated_tag, per opener */
+	unsigned mrq;	       /* async: the blocking SG_IOSUBMIT array it is in, or 0 */
+	unsigned mrq_ind;      /* async: and its place in that array */
+	int err;	       /* async: the target's SG_IO errno, or 0 */
+	uint32_t duration;     /* ms from the call to the target's answer, or SGIO_NO_DURATION */
 	struct daemon *d;
 	int chan; /* the opener's channel to the target */
 	fuse_req_t req;

@@ -19,6 +19,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "list.h"
 #include "target.h"
 
 #define SG_MAJOR	  21
@@ -32,16 +33,16 @@ struct real_target {
 	pthread_t thread;
 	int epfd, stopfd;
 	pthread_mutex_t lock;
-	struct target_queue *closed; /* protected by lock: freed by the thread */
-	int bulk_fd;		     /* an sg target's bsg node, for large transfers; or -1 */
-	int own_fd; /* target_from_fd(): the descriptor every channel dups; or -1 */
+	struct list_head closed; /* protected by lock: queues freed by the thread */
+	int bulk_fd;		 /* an sg target's bsg node, for large transfers; or -1 */
+	int own_fd;		 /* target_from_fd(): the descriptor every channel dups; or -1 */
 };
 
 struct target_queue {
 	int fd;
-	unsigned running;	   /* protected by lock */
-	bool closed, unwatched;	   /* protected by lock */
-	struct target_queue *next; /* protected by lock: in closed */
+	unsigned running;	/* protected by lock */
+	bool closed, unwatched; /* protected by lock */
+	struct list_head link;	/* protected by lock: in closed */
 };
 
 #define to_real(t) ((struct real_target *)(t))
@@ -129,16 +130,14 @@ static int real_ioctl(struct target *t, unsigned cmd, void *arg, bool nonblock)
 
 static void free_closed(struct real_target *rt)
 {
+	struct list_head closed = LIST_HEAD_INIT(closed);
 	struct target_queue *q, *next;
 
 	pthread_mutex_lock(&rt->lock);
-	q = rt->closed;
-	rt->closed = NULL;
+	list_splice_tail(&rt->closed, &closed);
 	pthread_mutex_unlock(&rt->lock);
-	for (; q; q = next) {
-		next = q->next;
+	list_for_each_entry_safe(q, next, &closed, link)
 		free(q);
-	}
 }
 
 static void real_free(struct target *t)
@@ -200,8 +199,7 @@ static void real_queue_close(struct target *t, struct target_queue *q)
 		epoll_ctl(rt->epfd, EPOLL_CTL_DEL, q->fd, NULL);
 	close(q->fd);
 	q->closed = true;
-	q->next = rt->closed;
-	rt->closed = q;
+	list_add(&q->link, &rt->closed);
 	pthread_mutex_unlock(&rt->lock);
 }
 
@@ -609,6 +607,7 @@ int target_open(const char *path, struct target **ret, char *why, size_t why_len
 	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
+	list_init(&rt->closed);
 	rt->base.ops = &real_ops;
 	rt->bulk_fd = -1;
 	rt->own_fd = -1;
@@ -681,6 +680,7 @@ int target_from_fd(int fd, const char *path, struct target **ret, char *why, siz
 	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
+	list_init(&rt->closed);
 	rt->base.ops = &fd_ops;
 	rt->bulk_fd = -1;
 	rt->own_fd = -1;

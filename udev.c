@@ -92,7 +92,7 @@ static void copy_str(char *dst, size_t len, const char *src)
 }
 
 /* Classify dev (action NULL: enumerated) and hand it on if it matters. */
-static void handle(struct uev_watch *w, struct udev_device *dev, const char *action)
+static void classify_device(struct uev_watch *w, struct udev_device *dev, const char *action)
 {
 	struct udev_device *sdev;
 	struct uev_event *e;
@@ -135,7 +135,7 @@ static int enumerate(struct uev_watch *w)
 
 		if (!dev)
 			continue; /* gone since the scan: its remove event follows */
-		handle(w, dev, NULL);
+		classify_device(w, dev, NULL);
 		udev_device_unref(dev);
 	}
 	udev_enumerate_unref(en);
@@ -162,7 +162,7 @@ static void *watch_main(void *arg)
 		dev = udev_monitor_receive_device(w->mon);
 		if (!dev)
 			continue; /* a message that was not for us */
-		handle(w, dev, udev_device_get_action(dev));
+		classify_device(w, dev, udev_device_get_action(dev));
 		udev_device_unref(dev);
 	}
 }
