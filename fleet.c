@@ -9,18 +9,19 @@
 #include <string.h>
 
 #include "fleet.h"
+#include "list.h"
 #include "log.h"
 #include "udev.h"
 
 /* A device udev reported, waiting for the owner's thread. */
 struct queued {
-	struct queued *next;
+	struct list_head node;
 	struct uev_event e;
 };
 
 /* A node, and the device it serves. */
 struct member {
-	struct member *next;
+	struct list_head link; /* in f->members */
 	char syspath[PATH_MAX];
 	struct node *node;
 	struct fleet *f;
@@ -36,8 +37,8 @@ struct fleet {
 	void *arg;
 	struct uev_watch *watch;
 	pthread_mutex_t lock;
-	struct queued *head, *tail; /* protected by lock */
-	struct member *members;	    /* the owner's thread only */
+	struct list_head queue;	  /* protected by lock */
+	struct list_head members; /* the owner's thread only */
 };
 
 static void f_wake(struct fleet *f)
@@ -55,13 +56,8 @@ static void on_event(const struct uev_event *e, void *arg)
 		return;
 	}
 	q->e = *e;
-	q->next = NULL;
 	pthread_mutex_lock(&f->lock);
-	if (f->tail)
-		f->tail->next = q;
-	else
-		f->head = q;
-	f->tail = q;
+	list_add_tail(&q->node, &f->queue);
 	pthread_mutex_unlock(&f->lock);
 	f_wake(f);
 }
@@ -77,7 +73,9 @@ static void member_ended(struct node *n, void *arg)
 
 static struct member *find_member(struct fleet *f, const char *syspath)
 {
-	for (struct member *m = f->members; m; m = m->next)
+	struct member *m;
+
+	list_for_each_entry(m, &f->members, link)
 		if (!m->gone && !strcmp(m->syspath, syspath))
 			return m;
 	return NULL;
@@ -89,7 +87,9 @@ static struct member *find_member(struct fleet *f, const char *syspath)
  */
 static bool defer_add(struct fleet *f, const struct uev_event *e, const char *name)
 {
-	for (struct member *m = f->members; m; m = m->next) {
+	struct member *m;
+
+	list_for_each_entry(m, &f->members, link) {
 		if (!m->gone || strcmp(node_name(m->node), name))
 			continue;
 		free(m->next_add);
@@ -135,41 +135,38 @@ static void member_add(struct fleet *f, const struct uev_event *e)
 		free(m);
 		return;
 	}
-	m->next = f->members;
-	f->members = m;
+	list_add(&m->link, &f->members);
 	log_msg(LOG_NOTICE, "serving %s (%s) as /dev/%s", e->devnode, e->hctl, name);
 }
 
 static void member_remove(struct fleet *f, const struct uev_event *e)
 {
-	struct member *m = find_member(f, e->syspath);
+	struct member *m = find_member(f, e->syspath), *g;
 
-	for (struct member *g = f->members; !m && g; g = g->next) {
+	if (m) {
+		m->gone = true;
+		node_gone(m->node);
+		return;
+	}
+	list_for_each_entry(g, &f->members, link) {
 		if (g->next_add && !strcmp(g->next_add->syspath, e->syspath)) {
 			free(g->next_add); /* came back and went again before its turn */
 			g->next_add = NULL;
 		}
 	}
-	if (!m)
-		return;
-	m->gone = true;
-	node_gone(m->node);
 }
 
 /* The nodes whose sessions are over. */
 static void reap(struct fleet *f)
 {
-	struct member **pm = &f->members;
+	struct member *m, *next;
 
-	while (*pm) {
-		struct member *m = *pm;
+	list_for_each_entry_safe(m, next, &f->members, link) {
 		char name[128];
 
-		if (!atomic_load(&m->ended)) {
-			pm = &m->next;
+		if (!atomic_load(&m->ended))
 			continue;
-		}
-		*pm = m->next;
+		list_del(&m->link);
 		snprintf(name, sizeof(name), "%s", node_name(m->node));
 		node_free(m->node);
 		log_info("/dev/%s removed", name);
@@ -180,23 +177,21 @@ static void reap(struct fleet *f)
 	}
 }
 
-static struct queued *take_queue(struct fleet *f)
+/* The events queued so far, moved to the back of to. */
+static void take_queue(struct fleet *f, struct list_head *to)
 {
-	struct queued *q;
-
 	pthread_mutex_lock(&f->lock);
-	q = f->head;
-	f->head = f->tail = NULL;
+	list_splice_tail(&f->queue, to);
 	pthread_mutex_unlock(&f->lock);
-	return q;
 }
 
 static void apply_queued(struct fleet *f)
 {
-	struct queued *q = take_queue(f), *next;
+	struct list_head events = LIST_HEAD_INIT(events);
+	struct queued *q, *next;
 
-	for (; q; q = next) {
-		next = q->next;
+	take_queue(f, &events);
+	list_for_each_entry_safe(q, next, &events, node) {
 		if (q->e.action == UEV_ADD)
 			member_add(f, &q->e);
 		else
@@ -209,23 +204,23 @@ static void apply_queued(struct fleet *f)
 /* Every node at once, then wait for each. */
 static void stop_all(struct fleet *f)
 {
+	struct list_head events = LIST_HEAD_INIT(events);
 	struct member *m, *next;
+	struct queued *q, *qn;
 
 	uev_watch_free(f->watch);
 	f->watch = NULL;
-	for (m = f->members; m; m = m->next)
+	list_for_each_entry(m, &f->members, link)
 		node_stop(m->node);
-	for (m = f->members; m; m = next) {
-		next = m->next;
+	list_for_each_entry_safe(m, next, &f->members, link) {
 		node_free(m->node);
 		free(m->next_add);
 		free(m);
 	}
-	f->members = NULL;
-	for (struct queued *q = take_queue(f), *qn; q; q = qn) {
-		qn = q->next;
+	list_init(&f->members);
+	take_queue(f, &events);
+	list_for_each_entry_safe(q, qn, &events, node)
 		free(q);
-	}
 }
 
 int fleet_new(const struct node_config *cfg, const char *subsystem, void (*wake)(void *arg),
@@ -239,6 +234,8 @@ int fleet_new(const struct node_config *cfg, const char *subsystem, void (*wake)
 	f->cfg = cfg;
 	f->wake = wake;
 	f->arg = arg;
+	list_init(&f->queue);
+	list_init(&f->members);
 	pthread_mutex_init(&f->lock, NULL);
 	err = uev_watch_new(subsystem, on_event, f, &f->watch);
 	if (err) {
@@ -257,7 +254,9 @@ void fleet_work(struct fleet *f)
 
 void fleet_log_stats(struct fleet *f)
 {
-	for (struct member *m = f->members; m; m = m->next)
+	struct member *m;
+
+	list_for_each_entry(m, &f->members, link)
 		node_log_stats(m->node);
 }
 
