@@ -856,11 +856,12 @@ void node_log_stats(struct node *n)
 	log_node(LOG_NOTICE, n->name,
 		 "stats: open=%lu release=%lu read=%lu write=%lu ioctl=%lu poll=%lu "
 		 "interrupt=%lu sg_io=%lu sg_io_errors=%lu ioctl_retries=%lu refused=%lu "
-		 "at_target=%u avg_latency_us=%lu queued=%u",
+		 "at_target=%u avg_latency_us=%lu queued=%u openers=%u",
 		 s[STAT_OPEN], s[STAT_RELEASE], s[STAT_READ], s[STAT_WRITE], s[STAT_IOCTL],
 		 s[STAT_POLL], s[STAT_INTERRUPT], s[STAT_SG_IO], s[STAT_SG_IO_ERR],
 		 s[STAT_IOCTL_RETRY], s[STAT_REFUSED], atomic_load(&d->at_target),
-		 s[STAT_SG_IO] ? s[STAT_LATENCY_US] / s[STAT_SG_IO] : 0, queued);
+		 s[STAT_SG_IO] ? s[STAT_LATENCY_US] / s[STAT_SG_IO] : 0, queued,
+		 atomic_load(&d->openers));
 }
 
 const char *node_name(const struct node *n)

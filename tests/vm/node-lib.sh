@@ -82,11 +82,15 @@ node_open_files() {  # opens (refused ones too) less releases
     echo $(($(stats_field open "$s") - $(stats_field release "$s")))
 }
 
-node_settled() {  # node_settled N: no command at the target or queued, N node_open_files
+# node_settled N: no command at the target or queued, N node_open_files, and
+# N openers alive (an opener outlives its file while a command of it runs,
+# and is freed, descriptors and all, by whichever thread drops it last)
+node_settled() {
     local s
     s=$(node_stats)
     [ "$(stats_field at_target "$s")" = 0 ] && [ "$(stats_field queued "$s")" = 0 ] &&
-        [ $(($(stats_field open "$s") - $(stats_field release "$s"))) = "$1" ]
+        [ $(($(stats_field open "$s") - $(stats_field release "$s"))) = "$1" ] &&
+        [ "$(stats_field openers "$s")" = "$1" ]
 }
 
 # fio_verify_only RW: fio's --verify_only for a pass of a verifying job: the
