@@ -19,138 +19,137 @@ override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 # the libfuse API every source is written against
 override CPPFLAGS += -D_GNU_SOURCE -DFUSE_USE_VERSION=312 $(shell $(PKG_CONFIG) --cflags fuse3 libudev)
 override LDFLAGS += $(SAN)
+# sources in src/; everything built goes to build/ (the daemon: build/cuse_bsg)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi.o target.o pool.o creds.o guard.o uaccess.o sgio.o async.o ioctl.o midlayer.o log.o filter.o \
-	caps.o notify.o opener.o control.o
+MODULES := scsi target pool creds guard uaccess sgio async ioctl midlayer log filter caps notify opener control
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
-DAEMON_MODULES := node.o udev.o fleet.o
+DAEMON_MODULES := node udev fleet
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-UNIT_TESTS := tests/test_scsi tests/test_pool tests/test_sgio tests/test_async tests/test_filter \
-	tests/test_caps tests/test_notify tests/test_udev tests/test_uaccess tests/test_creds tests/test_log \
-	tests/test_list
+UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list)
 # any TSan report fails the run (the driver sets the same defaults itself)
-TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" ./tests/stress_async
+TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
 
 # the test suites' clients and the daemon under AddressSanitizer: built by the
 # targets that use them (their packages come with ./setup's test set), not by all
-TEST_PROGS := tests/sgclient tests/sgclient32 tests/sgasync tests/sgv4io tests/secprobe tests/bsgbind \
-	tests/nullcuse tests/notifywait build/cuse_bsg.asan
+CLIENTS := $(addprefix build/clients/,sgclient sgclient32 sgasync sgv4io secprobe bsgbind nullcuse notifywait)
+TEST_PROGS := $(CLIENTS) build/cuse_bsg.asan
 
-all: cuse_bsg
+all: build/cuse_bsg
 
-test-progs: cuse_bsg $(TEST_PROGS)
+test-progs: build/cuse_bsg $(TEST_PROGS)
 
-cuse_bsg: cuse_bsg.o $(MODULES) $(DAEMON_MODULES)
+build/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+build/cuse_bsg: $(patsubst %,build/obj/%.o,cuse_bsg $(MODULES) $(DAEMON_MODULES))
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
 # Unit tests build every module again, with the sanitizers, under build/san.
 build/san/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -I. -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -Isrc -c $< -o $@
 
-SAN_MODULES := $(addprefix build/san/,$(MODULES))
+san = $(patsubst %,build/san/src/%.o,$(1))
+SAN_MODULES := $(call san,$(MODULES))
+UNIT_LINK = mkdir -p $(dir $@) && $(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS)
 
-tests/test_scsi: build/san/tests/test_scsi.o build/san/scsi.o
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
+build/unit/test_scsi: build/san/tests/unit/test_scsi.o $(call san,scsi)
+	$(UNIT_LINK) -lsgutils2 -pthread -o $@
 
-tests/test_creds: build/san/tests/test_creds.o build/san/creds.o
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
+build/unit/test_creds: build/san/tests/unit/test_creds.o $(call san,creds)
+	$(UNIT_LINK) -o $@
 
-tests/test_caps: build/san/tests/test_caps.o build/san/caps.o
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
+build/unit/test_caps: build/san/tests/unit/test_caps.o $(call san,caps)
+	$(UNIT_LINK) -o $@
 
-tests/test_pool: build/san/tests/test_pool.o build/san/pool.o
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -pthread -o $@
+build/unit/test_pool: build/san/tests/unit/test_pool.o $(call san,pool)
+	$(UNIT_LINK) -pthread -o $@
 
-tests/test_filter: build/san/tests/test_filter.o build/san/filter.o
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
+build/unit/test_filter: build/san/tests/unit/test_filter.o $(call san,filter)
+	$(UNIT_LINK) -o $@
 
-tests/test_log: build/san/tests/test_log.o build/san/log.o
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
+build/unit/test_log: build/san/tests/unit/test_log.o $(call san,log)
+	$(UNIT_LINK) -o $@
 
-tests/test_list: build/san/tests/test_list.o
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
+build/unit/test_list: build/san/tests/unit/test_list.o
+	$(UNIT_LINK) -o $@
 
-tests/test_notify: build/san/tests/test_notify.o build/san/notify.o
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -o $@
+build/unit/test_notify: build/san/tests/unit/test_notify.o $(call san,notify)
+	$(UNIT_LINK) -o $@
 
-tests/test_udev: build/san/tests/test_udev.o build/san/udev.o
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) $(shell $(PKG_CONFIG) --libs libudev) -pthread -o $@
+build/unit/test_udev: build/san/tests/unit/test_udev.o $(call san,udev)
+	$(UNIT_LINK) $(shell $(PKG_CONFIG) --libs libudev) -pthread -o $@
 
 # SG_IO end to end against a fake target and a fake libfuse reply layer
-tests/test_sgio: build/san/tests/test_sgio.o build/san/tests/fake.o $(SAN_MODULES)
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
+build/unit/test_sgio: build/san/tests/unit/test_sgio.o build/san/tests/unit/fake.o $(SAN_MODULES)
+	$(UNIT_LINK) -lsgutils2 -pthread -o $@
 
 # the credentials read from /proc/TID/status, against the kernel's own calls
-tests/test_uaccess: build/san/tests/test_uaccess.o build/san/tests/fake.o $(SAN_MODULES)
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
+build/unit/test_uaccess: build/san/tests/unit/test_uaccess.o build/san/tests/unit/fake.o $(SAN_MODULES)
+	$(UNIT_LINK) -lsgutils2 -pthread -o $@
 
 # write()/read()/poll() end to end, the same way
-tests/test_async: build/san/tests/test_async.o build/san/tests/fake.o $(SAN_MODULES)
-	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(CR_LIBS) -lsgutils2 -pthread -o $@
+build/unit/test_async: build/san/tests/unit/test_async.o build/san/tests/unit/fake.o $(SAN_MODULES)
+	$(UNIT_LINK) -lsgutils2 -pthread -o $@
 
 # ThreadSanitizer: the threaded modules again, under build/tsan, and a plain
 # driver (Criterion's runner does not survive TSan)
 build/tsan/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(TSAN_FLAGS) -I. -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(TSAN_FLAGS) -Isrc -c $< -o $@
 
-TSAN_MODULES := $(addprefix build/tsan/,$(MODULES))
+TSAN_MODULES := $(patsubst %,build/tsan/src/%.o,$(MODULES))
 
-tests/stress_async: build/tsan/tests/stress_async.o build/tsan/tests/fake.o $(TSAN_MODULES)
+build/unit/stress_async: build/tsan/tests/unit/stress_async.o build/tsan/tests/unit/fake.o $(TSAN_MODULES)
+	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(TSAN_FLAGS) $^ -lsgutils2 -pthread -o $@
 
-tests/sgclient: tests/sgclient.o
+# the small clients the VM suites drive, each one file
+build/clients/%.o: tests/clients/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+build/clients/%: build/clients/%.o
 	$(CC) $(LDFLAGS) $^ -o $@
 
-tests/sgasync: tests/sgasync.o
-	$(CC) $(LDFLAGS) $^ -o $@
-
-# the sg v4 driver's ioctls, and a load generator that batches them
-tests/sgv4io: tests/sgv4io.o
-	$(CC) $(LDFLAGS) $^ -o $@
-
-# attack and probe clients for tests/vm/security.sh
-tests/secprobe: tests/secprobe.o
+# attack and probe clients for tests/vm/security.sh (sgclient: SG_IO, sgasync:
+# write()/read(), sgv4io: the sg v4 ioctls and a load generator that batches
+# them, bsgbind: the control node's client, notifywait: a stand-in for the
+# service manager's notification socket)
+build/clients/secprobe: build/clients/secprobe.o
 	$(CC) $(LDFLAGS) $^ -pthread -o $@
-
-# the control node's client for tests/vm/control.sh
-tests/bsgbind: tests/bsgbind.o
-	$(CC) $(LDFLAGS) $^ -o $@
 
 # the benchmark's null CUSE responder: the floor under the daemon
 # (with --creds, the daemon's own credentials check: uaccess.o)
-tests/nullcuse.o: override CPPFLAGS += -I.
-tests/nullcuse: tests/nullcuse.o uaccess.o creds.o
+build/clients/nullcuse.o: override CPPFLAGS += -Isrc
+build/clients/nullcuse: build/clients/nullcuse.o build/obj/uaccess.o build/obj/creds.o
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3) -pthread -o $@
 
-# a stand-in for the service manager's notification socket, for tests/vm/udev.sh
-tests/notifywait: tests/notifywait.o
-	$(CC) $(LDFLAGS) $^ -o $@
-
 # a 32-bit caller, which the node refuses cleanly
-tests/sgclient32: tests/sgclient.c
+build/clients/sgclient32: tests/clients/sgclient.c
+	@mkdir -p $(dir $@)
 	$(CC) -m32 $(CPPFLAGS) $(CFLAGS) $< -o $@
 
 # the daemon with ASan+UBSan, for the part of the VM suite that checks for leaks
-build/cuse_bsg.asan: build/san/cuse_bsg.o $(SAN_MODULES) $(addprefix build/san/,$(DAEMON_MODULES))
+build/cuse_bsg.asan: $(call san,cuse_bsg $(MODULES) $(DAEMON_MODULES))
 	$(CC) $(LDFLAGS) $(SAN_FLAGS) $^ $(LIBS) -o $@
 
 # The Criterion tests under ASan+UBSan, then the TSan stress run.  A leak
 # fails the run too: LeakSanitizer reports as a test's worker exits, after
 # Criterion has counted the test as passed.
-unit: $(UNIT_TESTS) tests/stress_async
-	@mkdir -p build; rc=0; for t in $(UNIT_TESTS); do \
-		./$$t --jobs 2 >build/unit.log 2>&1 || rc=1; cat build/unit.log; \
+unit: $(UNIT_TESTS) build/unit/stress_async
+	@rc=0; for t in $(UNIT_TESTS); do \
+		$$t --jobs 2 >build/unit.log 2>&1 || rc=1; cat build/unit.log; \
 		if grep -q 'ERROR: LeakSanitizer' build/unit.log; then \
 			echo "$$t: memory leaked (above)" >&2; rc=1; fi; \
 	done; $(TSAN_RUN) || rc=1; exit $$rc
 
-tsan: tests/stress_async
+tsan: build/unit/stress_async
 	$(TSAN_RUN)
 
 vm-check: test-progs
@@ -202,15 +201,15 @@ bench-ioctl: test-progs
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 60
 FUZZ_CHECK_TIME ?= 20
-FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -I. \
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Isrc \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZERS := filter scsi creds
 FUZZ_BINS := $(addprefix build/fuzz_,$(FUZZERS))
 FUZZ_RUNS := $(addprefix fuzz-,$(FUZZERS))
 
-build/fuzz_filter: filter.c filter.h
-build/fuzz_scsi: scsi.c scsi.h
-build/fuzz_creds: creds.c creds.h
+build/fuzz_filter: src/filter.c src/filter.h
+build/fuzz_scsi: src/scsi.c src/scsi.h
+build/fuzz_creds: src/creds.c src/creds.h
 FUZZ_LIBS_scsi := -lsgutils2
 FUZZ_OPTS_filter := -max_len=8192 -dict=tests/fuzz/fuzz_filter.dict
 FUZZ_OPTS_scsi := -max_len=4096
@@ -247,7 +246,7 @@ fuzz-check: $(FUZZ_BINS)
 	done; exit $$rc
 
 format-check:
-	clang-format --dry-run -Werror *.c *.h tests/*.c tests/*.h tests/fuzz/*.c
+	clang-format --dry-run -Werror src/*.c src/*.h tests/*/*.c tests/*/*.h
 
 # every shell script: the VM suites, their harness and libraries, setup, CI,
 # the install check and the plot (.shellcheckrc lets it follow the suites'
@@ -263,28 +262,27 @@ INSTALLED := $(SBINDIR)/cuse_bsg $(MANDIR)/man8/cuse_bsg.8 $(UDEVRULESDIR)/60-cu
 # every file with its mode, and the directories made 0755, whatever the
 # caller's umask; the unit names the daemon where it goes
 INSTALL := umask 022 && install
-install: cuse_bsg
-	@mkdir -p build
-	$(INSTALL) -D -m 0755 cuse_bsg $(DESTDIR)$(SBINDIR)/cuse_bsg
-	$(INSTALL) -D -m 0644 cuse_bsg.8 $(DESTDIR)$(MANDIR)/man8/cuse_bsg.8
-	$(INSTALL) -D -m 0644 bsg.rules $(DESTDIR)$(UDEVRULESDIR)/60-cuse-bsg.rules
-	sed -e 's|@SBINDIR@|$(SBINDIR)|g' cuse-bsg@.service.in >build/cuse-bsg@.service
+install: build/cuse_bsg
+	$(INSTALL) -D -m 0755 build/cuse_bsg $(DESTDIR)$(SBINDIR)/cuse_bsg
+	$(INSTALL) -D -m 0644 man/cuse_bsg.8 $(DESTDIR)$(MANDIR)/man8/cuse_bsg.8
+	$(INSTALL) -D -m 0644 dist/bsg.rules $(DESTDIR)$(UDEVRULESDIR)/60-cuse-bsg.rules
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' dist/cuse-bsg@.service.in >build/cuse-bsg@.service
 	$(INSTALL) -D -m 0644 build/cuse-bsg@.service $(DESTDIR)$(SYSTEMDUNITDIR)/cuse-bsg@.service
-	$(INSTALL) -D -m 0644 policy.example $(DESTDIR)$(DOCDIR)/policy.example
+	$(INSTALL) -D -m 0644 dist/policy.example $(DESTDIR)$(DOCDIR)/policy.example
 
 uninstall:
 	$(RM) $(addprefix $(DESTDIR),$(INSTALLED))
 
 # install into a scratch DESTDIR, check what landed (the unit with
 # systemd-analyze verify, the man page with groff), uninstall, expect no file
-install-check: cuse_bsg
+install-check: build/cuse_bsg
 	tests/install-check.sh $(INSTALLED)
 
 clean:
-	$(RM) -r build cuse_bsg *.o *.d tests/*.o tests/*.d $(UNIT_TESTS) tests/stress_async \
-		tests/sgclient tests/sgclient32 tests/sgasync tests/sgv4io tests/secprobe tests/bsgbind \
-		tests/nullcuse tests/notifywait
+	$(RM) -r build
+
+.SECONDARY:
 
 .PHONY: all test-progs unit tsan vm-check check install-check demo bench bench-ioctl fuzz fuzz-check \
 	$(FUZZ_RUNS) format-check shellcheck install uninstall clean
--include *.d tests/*.d build/san/*.d build/san/tests/*.d build/tsan/*.d build/tsan/tests/*.d
+-include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

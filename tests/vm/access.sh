@@ -93,7 +93,7 @@ check "node is 0660 root:disk" test "$(stat -c %a:%G "$NODE")" = 660:disk
 kernel_rule
 capabilities
 node_stop
-CUSE_BSG=$PWD/cuse_bsg
+CUSE_BSG=$PWD/build/cuse_bsg
 policy
 echo "access suite took $((SECONDS - T0)) s in the guest"
 summary

@@ -6,7 +6,7 @@ set -uo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 . "$(dirname "$0")/node-lib.sh"
 
-SGASYNC=$PWD/tests/sgasync
+SGASYNC=$PWD/build/clients/sgasync
 T0=$SECONDS
 
 # fio_ok NAME DEV ARGS...: a verifying fio job that must end with err=0
@@ -162,7 +162,7 @@ sg_compat() {  # sg_dd and sgp_dd trust only major 21: the node takes sg's numbe
     local t
     node_stop
     vm_unload_sg
-    CUSE_BSG=$PWD/cuse_bsg
+    CUSE_BSG=$PWD/build/cuse_bsg
     node_start sg0 "$VM_SD" --sg-compat 0
     check "--sg-compat: /dev/sg0 is char 21:0" test "$(stat -c %t:%T /dev/sg0)" = 15:0
     head -c 16777216 /dev/urandom >/tmp/rand
@@ -257,7 +257,7 @@ node_stop
 node_start bsg/async-cuse "$VM_SG" --async=pool
 pool_engine
 node_stop
-CUSE_BSG=$PWD/cuse_bsg
+CUSE_BSG=$PWD/build/cuse_bsg
 shared_queue
 node_start bsg/async-cuse "$VM_SG"
 orphans

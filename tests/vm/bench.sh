@@ -1,6 +1,6 @@
 #!/bin/bash
 # make bench: synchronous SG_IO through the kernel's sg and bsg nodes, through
-# cuse_bsg (both data paths) and through tests/nullcuse, a CUSE node that
+# cuse_bsg (both data paths) and through tests/clients/nullcuse.c, a CUSE node that
 # answers at once (the floor any CUSE design pays), side by side in one boot;
 # then fio's sg engine the same way.  Medians of ROUNDS interleaved runs;
 # ratios against kernel sg, and the node's against the null responder's.
@@ -13,7 +13,7 @@ set -uo pipefail
 # with the guest's default idle, to show what idle=poll changes); "ioctl":
 # only the sg v4 ioctls' rows (make bench-ioctl)
 MODE=${1:-all}
-V4IO=$PWD/tests/sgv4io
+V4IO=$PWD/build/clients/sgv4io
 ROUNDS=${ROUNDS:-5}
 N=${N:-2000}
 
@@ -78,7 +78,7 @@ bench "READ 4 KiB" read-loop @DEV@ "$N" 4096
 bench "READ 64 KiB" read-loop @DEV@ $((N / 4)) 65536
 bench "READ 1 MiB" read-loop @DEV@ $((N / 20)) 1048576
 echo
-echo "null responder: tests/nullcuse, no target; it reads the header and CDB and writes the status"
+echo "null responder: tests/clients/nullcuse.c, no target; it reads the header and CDB and writes the status"
 echo "back, as the direct copy must, but moves no data: in the READ rows the node copies the data"
 echo "and the null does not.  node/null: direct copy against the null; n/a: refused or not run."
 fi
@@ -185,7 +185,7 @@ v4_iops() {
 }
 
 # ioctl_sweep LABEL [null]: kernel sg's write()/read() through fio against the
-# node's (fio) and the node's batched ioctls (tests/sgv4io load, submitting
+# node's (fio) and the node's batched ioctls (tests/clients/sgv4io.c load, submitting
 # and reaping a quarter of the depth a call), and with "null" the null
 # responder's same ioctls; ioctl.csv gets label,qd,kernel,node,ioctls,null
 ioctl_sweep() {
@@ -223,7 +223,7 @@ ioctl_requests() {
 
 ioctl_tables() {
     echo
-    echo "Random 4k reads through the sg v4 ioctls (tests/sgv4io load: QD outstanding, a quarter"
+    echo "Random 4k reads through the sg v4 ioctls (tests/clients/sgv4io load: QD outstanding, a quarter"
     echo "of it submitted in one SG_IOSUBMIT and reaped in one blocking SG_IORECEIVE), beside"
     echo "fio's sg engine (write()/poll()/read()) on the kernel's sg and on the node, IOPS"
     echo "(medians of $ROUNDS runs of ${FIO_TIME} s); EDOM: sg's 16 slots, kernel and node alike"

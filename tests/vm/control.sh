@@ -6,8 +6,8 @@ set -u
 . "$(dirname "$0")/guest-lib.sh"
 . "$(dirname "$0")/node-lib.sh"
 T0=$SECONDS
-BIND=$PWD/tests/bsgbind
-V4IO=$PWD/tests/sgv4io
+BIND=$PWD/build/clients/bsgbind
+V4IO=$PWD/build/clients/sgv4io
 CTL=/dev/bsg-control
 
 as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }

@@ -7,7 +7,7 @@ set -uo pipefail
 vm_log "kernel $(uname -r), scsi_debug as the SCSI target"
 vm_load_scsi_debug dev_size_mb=16
 vm_log "starting: cuse_bsg --name bsg/sg0-cuse $VM_SG"
-./cuse_bsg -v --name bsg/sg0-cuse "$VM_SG" || vm_fail "cuse_bsg did not start"
+build/cuse_bsg -v --name bsg/sg0-cuse "$VM_SG" || vm_fail "cuse_bsg did not start"
 ls -l /dev/bsg/sg0-cuse
 for cmd in "sg_inq" "sg_readcap -l" "sg_vpd -p di" "smartctl -d scsi -i" "sdparm"; do
     vm_log "$cmd /dev/bsg/sg0-cuse"

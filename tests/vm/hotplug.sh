@@ -198,7 +198,7 @@ all_stop() {
 all_notify() {
     local sock=/run/cuse-all.notify out=$VM_OUT/notify-all.out first
     first=$(cuse_node "$(hctls | head -n1)")
-    "$PWD/tests/notifywait" "$sock" "$first" 60 >"$out" 2>&1 &
+    "$PWD/build/clients/notifywait" "$sock" "$first" 60 >"$out" 2>&1 &
     local wpid=$!
     vm_wait 10 grep -q listening "$out" || vm_fail "notifywait did not listen on $sock"
     NOTIFY_SOCKET=$sock all_start
@@ -221,7 +221,7 @@ one_target_removed() {
     # the node's opener writes itself (no other process may, as on sg)
     rm -f /tmp/one.in /tmp/one.out
     mkfifo /tmp/one.in
-    tests/sgasync gone "$NODE" </tmp/one.in >/tmp/one.out &
+    build/clients/sgasync gone "$NODE" </tmp/one.in >/tmp/one.out &
     exec 3>/tmp/one.in
     vm_wait 10 grep -q opened /tmp/one.out || vm_fail "sgasync gone did not open $NODE"
     echo -1 >"$ADD_HOST"

@@ -8,7 +8,7 @@ set -uo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 . "$(dirname "$0")/node-lib.sh"
 
-V4IO=$PWD/tests/sgv4io
+V4IO=$PWD/build/clients/sgv4io
 T0=$SECONDS
 DELAY=/sys/bus/pseudo/drivers/scsi_debug/delay
 NDELAY=/sys/bus/pseudo/drivers/scsi_debug/ndelay
@@ -139,7 +139,7 @@ interrupted
 load
 node_stop
 check "no sanitizer report (queue engine)" bash -c "! grep -q Sanitizer '$NODE_LOG'"
-CUSE_BSG=$PWD/cuse_bsg
+CUSE_BSG=$PWD/build/cuse_bsg
 node_start bsg/v4-cuse "$VM_SG"
 killed_clients
 node_stop

@@ -2,9 +2,9 @@
 # Helpers for guest scripts that run cuse_bsg: start, stop, counters, compare.
 # Source after guest-lib.sh.  CUSE_BSG is the daemon binary to run.
 
-CUSE_BSG=${CUSE_BSG:-$PWD/cuse_bsg}
-SGCLIENT=${SGCLIENT:-$PWD/tests/sgclient}
-NULLCUSE=${NULLCUSE:-$PWD/tests/nullcuse}
+CUSE_BSG=${CUSE_BSG:-$PWD/build/cuse_bsg}
+SGCLIENT=${SGCLIENT:-$PWD/build/clients/sgclient}
+NULLCUSE=${NULLCUSE:-$PWD/build/clients/nullcuse}
 NODE_PID=''
 NODE=''
 NODE_LOG=''

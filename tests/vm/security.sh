@@ -14,9 +14,9 @@ set -uo pipefail
 . "$(dirname "$0")/node-lib.sh"
 
 T0=$SECONDS
-CUSE_BSG=${1:-$PWD/cuse_bsg}
+CUSE_BSG=${1:-$PWD/build/cuse_bsg}
 ONLY=("${@:2}") # sections to run (1a 1b ... 9); all without
-SECPROBE=$PWD/tests/secprobe
+SECPROBE=$PWD/build/clients/secprobe
 DISK_GID=$(getent group disk | cut -d: -f3)
 DISK_GID=${DISK_GID:-6}
 # nobody, in group disk only, no capabilities (an array: bounded runs it)

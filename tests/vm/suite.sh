@@ -114,16 +114,16 @@ signals() {  # a blocked SG_IO client killed or interrupted: no hang anywhere
 
 compat() {  # a 32-bit caller is refused cleanly, the daemon logs why
     local out
-    out=$("$PWD/tests/sgclient32" tur "$NODE" 1 2>&1)
+    out=$("$PWD/build/clients/sgclient32" tur "$NODE" 1 2>&1)
     echo "   $out"
     check "32-bit caller refused with ENOTTY" grep -q 'Inappropriate ioctl' <<<"$out"
     check "32-bit caller logged" grep -q '32-bit caller refused' "$NODE_LOG"
-    check "32-bit caller works on the kernel's sg" bash -c "'$PWD/tests/sgclient32' tur $VM_SG 1 >/dev/null"
+    check "32-bit caller works on the kernel's sg" bash -c "'$PWD/build/clients/sgclient32' tur $VM_SG 1 >/dev/null"
 }
 
 suite_for() {  # suite_for TARGET [DAEMON]
     local target=$1
-    CUSE_BSG=${2:-$PWD/cuse_bsg}
+    CUSE_BSG=${2:-$PWD/build/cuse_bsg}
     vm_log "target $target, direct copy, $(basename "$CUSE_BSG")"
     node_start bsg/test-cuse "$target" --copy=direct
     sg3_clients "$VM_SG"
@@ -133,7 +133,7 @@ suite_for() {  # suite_for TARGET [DAEMON]
     signals
     compat
     node_stop
-    CUSE_BSG=$PWD/cuse_bsg
+    CUSE_BSG=$PWD/build/cuse_bsg
 }
 
 retry_path() {

@@ -20,7 +20,7 @@
 # Every wait is bounded (WAIT seconds unless said); each check prints PASS:
 # or FAIL:, each step its duration.
 #
-# Run (as root, with cuse_bsg and tests/sgclient built: make test-progs):
+# Run (as root, with build/cuse_bsg and build/clients/sgclient built: make test-progs):
 #   tests/vm/vm-run --systemd tests/vm/systemd.sh
 # The binary and the test client come from the host's tree ($PWD); make
 # install rebuilds the daemon in the guest's overlay only if it is stale.
@@ -142,8 +142,8 @@ setup() {
 
 install_project() {
     local f unitdir rulesdir t=$EPOCHREALTIME
-    make -s -q -C "$PWD" cuse_bsg ||
-        vm_log "note: $PWD/cuse_bsg is older than its sources; make builds it in the guest's overlay"
+    make -s -q -C "$PWD" build/cuse_bsg ||
+        vm_log "note: $PWD/build/cuse_bsg is older than its sources; make builds it in the guest's overlay"
     make -s -C "$PWD" install PREFIX=/usr/local ||
         vm_fail "make install PREFIX=/usr/local failed: nothing to test"
     pass "make install PREFIX=/usr/local ($(elapsed "$t") s)"

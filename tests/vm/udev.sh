@@ -9,13 +9,13 @@ set -uo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 . "$(dirname "$0")/node-lib.sh"
 
-NOTIFYWAIT=$PWD/tests/notifywait
-UNIT=$PWD/cuse-bsg@.service.in
+NOTIFYWAIT=$PWD/build/clients/notifywait
+UNIT=$PWD/dist/cuse-bsg@.service.in
 T0=$SECONDS
 
 udev_start() {
     mkdir -p /run/udev/rules.d
-    vm_run cp bsg.rules /run/udev/rules.d/60-cuse-bsg.rules
+    vm_run cp dist/bsg.rules /run/udev/rules.d/60-cuse-bsg.rules
     vm_run /lib/systemd/systemd-udevd --daemon
     vm_wait 10 test -S /run/udev/control || vm_fail "systemd-udevd did not start"
     vm_run udevadm control --reload

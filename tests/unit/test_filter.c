@@ -513,13 +513,13 @@ Test(filter, example_policy_parses)
 	static char text[FILTER_TEXT_MAX];
 	struct filter_policy p;
 	char why[128];
-	FILE *f = fopen("policy.example", "r");
+	FILE *f = fopen("dist/policy.example", "r");
 	size_t n;
 
-	cr_assert(not(eq(ptr, f, NULL)), "policy.example: %s", strerror(errno));
+	cr_assert(not(eq(ptr, f, NULL)), "dist/policy.example: %s", strerror(errno));
 	n = fread(text, 1, sizeof(text), f);
 	fclose(f);
-	cr_assert(zero(int, filter_parse(text, n, &p, why, sizeof(why))), "policy.example: %s",
+	cr_assert(zero(int, filter_parse(text, n, &p, why, sizeof(why))), "dist/policy.example: %s",
 		  why);
 	cr_expect(eq(u8, p.op[0x3b], FILTER_DENY), "WRITE BUFFER denied");
 }

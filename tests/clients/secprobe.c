@@ -1268,7 +1268,7 @@ static int usage(void)
 	fprintf(stderr, "usage: secprobe [-4] ");
 	for (size_t i = 0; i < NPROBES; i++)
 		fprintf(stderr, "%s%s", i ? "|" : "", probes[i].name);
-	fprintf(stderr, " ARGS (see tests/secprobe.c)\n");
+	fprintf(stderr, " ARGS (see tests/clients/secprobe.c)\n");
 	return 2;
 }
 

@@ -469,6 +469,6 @@ int main(int argc, char **argv)
 		return cmd_hold(ctl, argv[3]);
 	if (argc == 5 && !strcmp(what, "two"))
 		return cmd_two(ctl, argv[3], argv[4]);
-	fprintf(stderr, "usage: see the comment at the top of tests/bsgbind.c\n");
+	fprintf(stderr, "usage: see the comment at the top of tests/clients/bsgbind.c\n");
 	return 2;
 }
