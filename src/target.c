@@ -697,7 +697,12 @@ int target_from_fd(int fd, const char *path, struct target **ret, char *why, siz
 		return err;
 	}
 	read_queue_limits(sysdir, &rt->base.info);
-	rt->base.info.emulated = read_emulated(sysdir, fd, rt->base.info.kind);
+	/*
+	 * The descriptor's own driver answers, as it would the client: sg and
+	 * sd the host's flag, bsg 1.  Nothing is opened by name for a binding.
+	 */
+	if (ioctl(fd, SG_EMULATED_HOST, &rt->base.info.emulated) < 0)
+		rt->base.info.emulated = 0;
 	rt->base.info.fd_flags = fcntl(fd, F_GETFL);
 	rt->own_fd = fd;
 	*ret = &rt->base;

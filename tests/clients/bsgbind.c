@@ -28,6 +28,8 @@
  *                                    sees the other's completions
  *   bsgbind CTL blk DEV              the block-device ioctls passed on to a
  *                                    bound disk: "NAME kernel=V node=V"
+ *   bsgbind CTL emulated DEV         SG_EMULATED_HOST on DEV and through a
+ *                                    binding to it: "kernel=E:V node=E:V"
  *   bsgbind CTL hold DEV             bind, print "bound", wait for a line
  *                                    on stdin (the device is removed
  *                                    meanwhile), then INQUIRY twice and poll
@@ -424,6 +426,21 @@ static int cmd_blk(const char *ctl, const char *dev)
 	return bad;
 }
 
+/* SG_EMULATED_HOST: what the descriptor's own driver says, through the binding too */
+static int cmd_emulated(const char *ctl, const char *dev)
+{
+	int fd = open_mode(dev, "ro"), c = bind_to(ctl, fd), k = -1, n = -1, ek, en;
+
+	if (c < 0) {
+		printf("bind=%s\n", ename(-c));
+		return 1;
+	}
+	ek = ioctl(fd, SG_EMULATED_HOST, &k) < 0 ? errno : 0;
+	en = ioctl(c, SG_EMULATED_HOST, &n) < 0 ? errno : 0;
+	printf("SG_EMULATED_HOST kernel=%s:%d node=%s:%d\n", ename(ek), k, ename(en), n);
+	return ek != en || k != n;
+}
+
 static int cmd_hold(const char *ctl, const char *dev)
 {
 	int fd = open_mode(dev, "ro"), c = bind_to(ctl, fd);
@@ -465,6 +482,8 @@ int main(int argc, char **argv)
 		return cmd_randread(ctl, argv[3], atol(argv[4]), atol(argv[5]));
 	if (argc == 4 && !strcmp(what, "blk"))
 		return cmd_blk(ctl, argv[3]);
+	if (argc == 4 && !strcmp(what, "emulated"))
+		return cmd_emulated(argv[1], argv[3]);
 	if (argc == 4 && !strcmp(what, "hold"))
 		return cmd_hold(ctl, argv[3]);
 	if (argc == 5 && !strcmp(what, "two"))

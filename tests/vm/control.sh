@@ -94,6 +94,18 @@ blk_ioctls() {
         test "$rc" -eq 0
 }
 
+# SG_EMULATED_HOST through a binding: the bound descriptor's own driver
+# answers (sg and sd the host's flag, bsg 1), nothing opened by name
+emulated() {
+    local dev out rc
+    for dev in "$VM_SG" "$VM_SD" "$VM_BSG"; do
+        rc=0
+        out=$("$BIND" "$CTL" emulated "$dev") || rc=$?
+        echo "   $dev: $out"
+        check "SG_EMULATED_HOST through a binding to $dev answers as $dev does" test "$rc" -eq 0
+    done
+}
+
 # the sg v4 driver's ioctls through a binding, as on a per-device node
 v4_ioctls() {
     local dev out
@@ -171,6 +183,7 @@ bad_descriptors
 bind_each
 rights
 blk_ioctls
+emulated
 v4_ioctls
 randread
 two_devices
