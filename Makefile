@@ -195,6 +195,12 @@ bench-ioctl: test-progs
 	tests/bench-plot /dev/null build/bench-ioctl/ioctl.csv >build/bench-ioctl/ioctl-vs-qd.svg
 	@echo "plot: build/bench-ioctl/ioctl-vs-qd.svg"
 
+# The application rows of make bench alone: tgt exporting kernel sg, then
+# the node, to iscsi-perf over iSCSI on 127.0.0.1 (some 5 minutes)
+bench-iscsi: test-progs
+	@mkdir -p build/bench-iscsi
+	$(VM_RUN) --timeout 1800 --out build/bench-iscsi --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh iscsi
+
 # One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
 # module it tests.  Not part of all: libFuzzer comes with clang (Debian 12:
 # clang, and libclang-rt-14-dev for the runtime).
@@ -283,6 +289,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check install-check demo bench bench-ioctl fuzz fuzz-check \
+.PHONY: all test-progs unit tsan vm-check check install-check demo bench bench-ioctl bench-iscsi fuzz fuzz-check \
 	$(FUZZ_RUNS) format-check shellcheck install uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

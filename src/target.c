@@ -698,8 +698,8 @@ int target_from_fd(int fd, const char *path, struct target **ret, char *why, siz
 	}
 	read_queue_limits(sysdir, &rt->base.info);
 	/*
-	 * The descriptor's own driver answers, as it would the client: sg and
-	 * sd the host's flag, bsg 1.  Nothing is opened by name for a binding.
+	 * The descriptor's own driver answers, as it would the client: sg
+	 * the host's flag, sd and bsg 1.  Nothing is opened by name for a binding.
 	 */
 	if (ioctl(fd, SG_EMULATED_HOST, &rt->base.info.emulated) < 0)
 		rt->base.info.emulated = 0;

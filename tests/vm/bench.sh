@@ -8,10 +8,12 @@
 set -uo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 . "$(dirname "$0")/node-lib.sh"
+. "$(dirname "$0")/iscsi-lib.sh"
 
 # "qd16": only fio randread 4k at QD 16, delay=0 (make bench's second boot,
 # with the guest's default idle, to show what idle=poll changes); "ioctl":
-# only the sg v4 ioctls' rows (make bench-ioctl)
+# only the sg v4 ioctls' rows (make bench-ioctl); "iscsi": only the
+# application, tgt over iSCSI (make bench-iscsi)
 MODE=${1:-all}
 V4IO=$PWD/build/clients/sgv4io
 ROUNDS=${ROUNDS:-5}
@@ -248,7 +250,84 @@ ioctl_tables() {
     ioctl_requests 256 64
 }
 
+# --- a real application: tgt serving an iSCSI initiator (iscsi-perf) ---
+# app_round WHO: iscsi-perf random reads against the LUN tgt exports, each
+# (in flight, blocks) of APP_CASES once; APP[WHO,case] gets the IOPS of
+# each run, or "EDOM" once a run failed a command (sg's 16 slots)
+APP_CASES=("16 8" "64 8" "16 128")
+declare -A APP=()
+app_round() {
+    local who=$1 c out rc qd blocks
+    for c in "${APP_CASES[@]}"; do
+        read -r qd blocks <<<"$c"
+        out=$VM_OUT/app-$who-$qd-$blocks.txt rc=0
+        perf_one "$out" "$qd" -b "$blocks" || rc=$?
+        if [ "$rc" -ne 0 ] || grep -q 'failed with' "$out"; then
+            APP[$who,$c]=EDOM
+        elif [ "${APP[$who,$c]:-}" != EDOM ]; then
+            APP[$who,$c]+="$(iops_of "$out") "
+        fi
+    done
+}
+
+# Each round: the kernel's sg exported, then the sg driver unloaded (tgt
+# takes only char major 21) and the node on /dev/sg0 over the device's bsg
+# node, with --queue-depth 128; the sg driver loaded again for the next.
+app_bench() {
+    local c k n qd blocks
+    vm_run ip link set lo up
+    for _ in $(seq "$ROUNDS"); do
+        [ -d /sys/module/sg ] || vm_run modprobe sg
+        vm_wait 10 test -c "$VM_SG" || vm_fail "$VM_SG did not come back with the sg driver"
+        tgt_start kernel "$VM_SG" || vm_fail "tgt refused $VM_SG"
+        app_round kernel
+        tgt_stop
+        vm_unload_sg
+        node_start sg0 "$VM_BSG" --sg-compat 0 --queue-depth 128
+        tgt_start node /dev/sg0 || vm_fail "tgt refused the node"
+        app_round node
+        tgt_stop
+        node_stop
+    done
+    echo
+    echo "tgt (--bstype sg --device-type pt) on 127.0.0.1 exporting kernel sg ($VM_SG), then the node"
+    echo "(/dev/sg0 with --sg-compat 0 --queue-depth 128, the sg driver unloaded, on $VM_BSG), in turn;"
+    echo "iscsi-perf -r (random reads), medians of $ROUNDS rounds of $PERF_SECONDS s; MB/s = IOPS x blocks x 512 B;"
+    echo "EDOM: tgt's write() past sg's 16 outstanding failed a command, and iscsi-perf stopped"
+    echo
+    echo "| iscsi-perf, in flight | request | kernel sg IOPS | MB/s | node IOPS | MB/s | node/kern |"
+    echo "|----------------------:|--------:|--------------:|-----:|----------:|-----:|----------:|"
+    for c in "${APP_CASES[@]}"; do
+        read -r qd blocks <<<"$c"
+        k=${APP[kernel,$c]:-} n=${APP[node,$c]:-}
+        [ "$k" = EDOM ] || k=$(med <<<"$k")
+        [ "$n" = EDOM ] || n=$(med <<<"$n")
+        awk -v q="$qd" -v b="$blocks" -v k="$k" -v n="$n" '
+            function iops(x) { return x == "" ? "n/a" : x }
+            function mbs(x) { return x ~ /^[0-9]+$/ ? sprintf("%.1f", x * b * 512 / 1e6) : "n/a" }
+            function ratio(x, base) { return x ~ /^[0-9]+$/ && base ~ /^[0-9]+$/ && base > 0 ?
+                                      sprintf("%.2f", x / base) : "n/a" }
+            BEGIN { printf "| %21d | %4d KiB | %13s | %4s | %9s | %4s | %9s |\n", q, b / 2,
+                    iops(k), mbs(k), iops(n), mbs(n), ratio(n, k) }'
+        echo "$qd,$blocks,$k,$n" >>"$VM_OUT/iscsi.csv"
+    done
+}
+
+# stop_daemons: the side-by-side daemons, waited for (the sg node is free)
+stop_daemons() {
+    pkill -TERM -x nullcuse
+    pkill -TERM -x cuse_bsg
+    vm_wait 20 bash -c '! pgrep -x cuse_bsg >/dev/null && ! pgrep -x nullcuse >/dev/null' ||
+        vm_fail "the benchmark's daemons did not stop"
+}
+
 declare -A QD16=()
+if [ "$MODE" = iscsi ]; then
+    stop_daemons
+    : >"$VM_OUT/iscsi.csv"
+    app_bench
+    exit 0
+fi
 if [ "$MODE" = ioctl ]; then
     ioctl_tables
     pkill -TERM -x nullcuse
@@ -306,5 +385,6 @@ echo "| FUSE requests per command | node  | null responder |"
 echo "|---------------------------|------:|---------------:|"
 requests_per_command 1
 requests_per_command 16
-pkill -TERM -x nullcuse
-pkill -TERM -x cuse_bsg
+stop_daemons
+: >"$VM_OUT/iscsi.csv"
+app_bench

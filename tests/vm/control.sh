@@ -95,7 +95,7 @@ blk_ioctls() {
 }
 
 # SG_EMULATED_HOST through a binding: the bound descriptor's own driver
-# answers (sg and sd the host's flag, bsg 1), nothing opened by name
+# answers (sg the host's flag, sd and bsg 1), nothing opened by name
 emulated() {
     local dev out rc
     for dev in "$VM_SG" "$VM_SD" "$VM_BSG"; do
