@@ -179,10 +179,16 @@ demo: test-progs
 # CUSE's hand-offs between threads hardest (the null responder alone loses
 # 3x).  A second, short boot with the default idle shows the difference.
 BENCH_CMDLINE ?= idle=poll
+# the host's load average before and after each boot: another guest on the
+# same cores moves every figure
+HOST_LOAD = @echo "host load average: $$(cut -d' ' -f1-3 /proc/loadavg)"
 bench: test-progs
 	@mkdir -p build/bench build/bench-halt
+	$(HOST_LOAD)
 	$(VM_RUN) --timeout 3600 --out build/bench --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh
+	$(HOST_LOAD)
 	$(VM_RUN) --timeout 1200 --out build/bench-halt tests/vm/bench.sh qd16
+	$(HOST_LOAD)
 	tests/bench-plot build/bench/fio.csv build/bench/ioctl.csv >build/bench/iops-vs-qd.svg
 	@echo "plot: build/bench/iops-vs-qd.svg"
 
@@ -190,8 +196,10 @@ bench: test-progs
 # with the same idle=poll.
 bench-ioctl: test-progs
 	@mkdir -p build/bench-ioctl
+	$(HOST_LOAD)
 	$(VM_RUN) --timeout 3600 --out build/bench-ioctl --cmdline "$(BENCH_CMDLINE)" \
 		tests/vm/bench.sh ioctl
+	$(HOST_LOAD)
 	tests/bench-plot /dev/null build/bench-ioctl/ioctl.csv >build/bench-ioctl/ioctl-vs-qd.svg
 	@echo "plot: build/bench-ioctl/ioctl-vs-qd.svg"
 
@@ -199,7 +207,9 @@ bench-ioctl: test-progs
 # the node, to iscsi-perf over iSCSI on 127.0.0.1 (some 5 minutes)
 bench-iscsi: test-progs
 	@mkdir -p build/bench-iscsi
+	$(HOST_LOAD)
 	$(VM_RUN) --timeout 1800 --out build/bench-iscsi --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh iscsi
+	$(HOST_LOAD)
 
 # One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
 # module it tests.  Not part of all: libFuzzer comes with clang (Debian 12:
