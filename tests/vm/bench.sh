@@ -256,6 +256,7 @@ ioctl_tables() {
 # each run, or "EDOM" once a run failed a command (sg's 16 slots)
 APP_CASES=("16 8" "64 8" "16 128")
 declare -A APP=()
+APP_STATS=''
 app_round() {
     local who=$1 c out rc qd blocks
     for c in "${APP_CASES[@]}"; do
@@ -286,6 +287,7 @@ app_bench() {
         node_start sg0 "$VM_BSG" --sg-compat 0 --queue-depth 128
         tgt_start node /dev/sg0 || vm_fail "tgt refused the node"
         app_round node
+        APP_STATS=$(node_stats)
         tgt_stop
         node_stop
     done
@@ -304,13 +306,22 @@ app_bench() {
         [ "$n" = EDOM ] || n=$(med <<<"$n")
         awk -v q="$qd" -v b="$blocks" -v k="$k" -v n="$n" '
             function iops(x) { return x == "" ? "n/a" : x }
-            function mbs(x) { return x ~ /^[0-9]+$/ ? sprintf("%.1f", x * b * 512 / 1e6) : "n/a" }
-            function ratio(x, base) { return x ~ /^[0-9]+$/ && base ~ /^[0-9]+$/ && base > 0 ?
-                                      sprintf("%.2f", x / base) : "n/a" }
+            function mbs(x) { return num(x) ? sprintf("%.1f", x * b * 512 / 1e6) : "n/a" }
+            function num(x) { return x ~ /^[0-9]+$/ }
+            function ratio(x, base) { return num(x) && num(base) && base > 0 ? sprintf("%.2f", x / base) : "n/a" }
             BEGIN { printf "| %21d | %4d KiB | %13s | %4s | %9s | %4s | %9s |\n", q, b / 2,
                     iops(k), mbs(k), iops(n), mbs(n), ratio(n, k) }'
         echo "$qd,$blocks,$k,$n" >>"$VM_OUT/iscsi.csv"
     done
+    # tgt's one thread writes one header a write(), is woken by poll and
+    # reads one completion a read(): each a round trip through CUSE
+    echo
+    awk -v s="$APP_STATS" 'BEGIN {
+        n = split(s, f, " ")
+        for (i = 1; i <= n; i++) if (split(f[i], kv, "=") == 2) v[kv[1]] = kv[2]
+        c = v["sg_io"] > 0 ? v["sg_io"] : 1
+        printf "through tgt, the last round: %d commands, FUSE requests per command: write %.2f, read %.2f, poll %.2f, ioctl %.2f\n",
+            v["sg_io"], v["write"] / c, v["read"] / c, v["poll"] / c, v["ioctl"] / c }'
 }
 
 # stop_daemons: the side-by-side daemons, waited for (the sg node is free)
