@@ -92,10 +92,13 @@ request_count() {  # $1: expected FUSE ioctl requests per SG_IO
     check "$1 FUSE request(s) per SG_IO" test $((i1 - i0)) -eq $(($1 * 200)) -a $((s1 - s0)) -eq 200
 }
 
-signals() {  # a blocked SG_IO client killed or interrupted: no hang anywhere
-    local delay=/sys/bus/pseudo/drivers/scsi_debug/delay pid t out
-    # 2.5 s a command (HZ=250); scsi_debug says EBUSY while commands are queued
-    vm_wait 10 bash -c "echo 625 >$delay" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
+# A blocked SG_IO client killed or interrupted: no hang anywhere, and its
+# call ends before the command it was waiting for (10 s at the device), not
+# with it.  The bound is that command's own end, not a speed.
+signals() {
+    local delay=/sys/bus/pseudo/drivers/scsi_debug/delay pid t out ms
+    # 10 s a command (HZ=250); scsi_debug says EBUSY while commands are queued
+    vm_wait 10 bash -c "echo 2500 >$delay" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
     "$SGCLIENT" tur "$NODE" 5 >/dev/null 2>&1 &
     pid=$!
     # blocked in SG_IO: its command is at the target
@@ -103,12 +106,14 @@ signals() {  # a blocked SG_IO client killed or interrupted: no hang anywhere
     t=$SECONDS
     kill -9 $pid
     wait $pid 2>/dev/null
-    check "kill -9 of a client blocked in SG_IO returns at once" test $((SECONDS - t)) -le 1
+    check "kill -9 of a client blocked in SG_IO returns before its command ends ($((SECONDS - t)) s)" \
+        test $((SECONDS - t)) -lt 10
     out=$("$SGCLIENT" tur-intr "$NODE" 300)
     echo "   $out"
-    check "a signal ends a blocked SG_IO with EINTR at once" \
-        bash -c "[[ '$out' =~ ^EINTR\ after\ ([0-9]+)\ ms$ ]] && [ \${BASH_REMATCH[1]} -lt 1500 ]"
-    vm_wait 10 bash -c "echo 0 >$delay" 2>/dev/null || vm_fail "cannot reset scsi_debug delay"
+    ms=$(sed -n 's/^EINTR after \([0-9]*\) ms$/\1/p' <<<"$out")
+    check "a signal ends a blocked SG_IO with EINTR before its command ends" \
+        test -n "$ms" -a "${ms:-0}" -lt 10000
+    vm_wait 40 bash -c "echo 0 >$delay" 2>/dev/null || vm_fail "cannot reset scsi_debug delay"
     check "daemon serves after killed clients" sg_turs "$NODE"
 }
 
