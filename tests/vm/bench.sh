@@ -223,6 +223,33 @@ ioctl_requests() {
         'BEGIN { printf "| sg v4 ioctls, QD %-3d, batches of %-3d | %5.3f |\n", q, b, d / c }'
 }
 
+# proc_cost PID: the process's CPU ticks (user + system, all threads) and
+# context switches (voluntary + not, all threads) so far
+proc_cost() {
+    local t ticks sw=0
+    ticks=$(awk '{print $14 + $15}' "/proc/$1/stat")
+    for t in /proc/"$1"/task/*/status; do
+        sw=$((sw + $(awk '/ctxt_switches/ {s += $2} END {print s}' "$t" 2>/dev/null || echo 0)))
+    done
+    echo "$ticks $sw"
+}
+
+# ioctl_cost LABEL PID DEV QD BATCH: per command of the batched ioctls, the
+# responder's CPU time and its threads' context switches (the kernel's sg
+# runs a command with none of its own)
+ioctl_cost() {
+    local b a cmds hz
+    hz=$(getconf CLK_TCK)
+    b=$(proc_cost "$2")
+    cmds=$("$V4IO" load "$3" "$4" "$5" 3 | sed -n 's/.*commands=\([0-9]*\).*/\1/p')
+    a=$(proc_cost "$2")
+    awk -v l="$1" -v b="$b" -v a="$a" -v c="${cmds:-0}" -v hz="$hz" -v q="$4" -v n="$5" 'BEGIN {
+        split(b, x, " "); split(a, y, " ")
+        if (c == 0) { printf "| %-14s | %3d | %5d | %8s | %7s | %8s |\n", l, q, n, "n/a", "n/a", "n/a"; exit }
+        printf "| %-14s | %3d | %5d | %8d | %7.1f | %8.2f |\n", l, q, n, c,
+            (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c }'
+}
+
 ioctl_tables() {
     echo
     echo "Random 4k reads through the sg v4 ioctls (tests/clients/sgv4io load: QD outstanding, a quarter"
@@ -248,6 +275,16 @@ ioctl_tables() {
     ioctl_requests 16 16
     ioctl_requests 64 16
     ioctl_requests 256 64
+    echo
+    echo "Where the time goes, delay=0: per command of a 3 s load, the responder's CPU time"
+    echo "(all its threads, user + system) and its threads' context switches"
+    echo
+    echo "| responder      | QD  | batch | commands | CPU us  | switches |"
+    echo "|----------------|----:|------:|---------:|--------:|---------:|"
+    ioctl_cost "node" "$DIRECT_PID" /dev/bsg/direct-cuse 16 4
+    ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse 16 4
+    ioctl_cost "node" "$DIRECT_PID" /dev/bsg/direct-cuse 16 16
+    ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse 16 16
 }
 
 # --- a real application: tgt serving an iSCSI initiator (iscsi-perf) ---
