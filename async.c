@@ -34,6 +34,7 @@
 #include "async.h"
 #include "guard.h"
 #include "log.h"
+#include "opener.h"
 #include "sgio.h"
 
 #define SG_HEADER_LEN 36 /* the legacy struct sg_header */
@@ -111,93 +112,6 @@ struct parked {
 static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool take,
 		   struct sgio_cmd **cmds, unsigned *n);
 static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd **cmds, unsigned n);
-
-int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident)
-{
-	list_init(&o->cmds);
-	list_init(&o->pend);
-	list_init(&o->readers);
-	list_init(&o->writers);
-	uaccess_status_init(&o->status);
-	o->ident.pidfd = -1;
-	/*
-	 * The context read() and write() must match.  An opener we cannot see
-	 * (another pid namespace: tid 0) or cannot read through ptrace rights
-	 * (no direct path, where read() and write() are refused anyway) stays
-	 * unknown and matches no caller; one we fail to read is refused.
-	 */
-	if (ident) {
-		o->ident = *ident; /* taken over */
-		*ident = (struct uaccess_ident){ .pidfd = -1 };
-	} else if (tid > 0 && o->d->direct) {
-		int err = uaccess_ident_read(&o->status, tid, &o->ident);
-
-		if (err) {
-			uaccess_status_fini(&o->status);
-			return err;
-		}
-	}
-	pthread_mutex_init(&o->lock, NULL);
-	pthread_mutex_init(&o->status_lock, NULL);
-	pthread_mutex_init(&o->bufs_lock, NULL);
-	o->refs = 1;
-	o->achan = -1;
-	atomic_init(&o->wrote, 0);
-	pthread_mutex_lock(&o->d->openers_lock);
-	o->d_next = o->d->opener_list;
-	if (o->d_next)
-		o->d_next->d_prev = o;
-	o->d->opener_list = o;
-	pthread_mutex_unlock(&o->d->openers_lock);
-	return 0;
-}
-
-static void opener_unlist(struct opener *o)
-{
-	struct daemon *d = o->d;
-
-	pthread_mutex_lock(&d->openers_lock);
-	if (o->d_prev)
-		o->d_prev->d_next = o->d_next;
-	else
-		d->opener_list = o->d_next;
-	if (o->d_next)
-		o->d_next->d_prev = o->d_prev;
-	pthread_mutex_unlock(&d->openers_lock);
-}
-
-void async_opener_get(struct opener *o)
-{
-	pthread_mutex_lock(&o->lock);
-	o->refs++;
-	pthread_mutex_unlock(&o->lock);
-}
-
-void async_opener_put(struct opener *o)
-{
-	struct daemon *d = o->d;
-	bool last;
-
-	pthread_mutex_lock(&o->lock);
-	last = --o->refs == 0;
-	pthread_mutex_unlock(&o->lock);
-	if (!last)
-		return;
-	opener_unlist(o);
-	d->target->ops->chan_close(d->target, o->chan);
-	if (o->achan >= 0)
-		d->target->ops->chan_close(d->target, o->achan);
-	if (o->tq)
-		d->target->ops->queue_close(d->target, o->tq);
-	uaccess_status_fini(&o->status);
-	uaccess_ident_fini(&o->ident);
-	pthread_mutex_destroy(&o->status_lock);
-	sgio_buffers_free(o);
-	pthread_mutex_destroy(&o->bufs_lock);
-	pthread_mutex_destroy(&o->lock);
-	free(o);
-	daemon_opener_put(d);
-}
 
 static int pack_id_of(const struct sgio_cmd *cmd)
 {
@@ -978,7 +892,7 @@ static void resume_run(struct pool_work *w, unsigned slot)
 		read_go(r->o, p->req, p->tid, p->size, p->nonblock ? O_NONBLOCK : 0,
 			r->err == -ESRCH ? -1 : pack_id, false);
 	free(p);
-	async_opener_put(r->o);
+	opener_put(r->o);
 	free(r);
 }
 
@@ -1003,7 +917,7 @@ static void resume_read(struct opener *o, fuse_req_t req, pid_t tid, int err, ui
 	}
 	*r = (struct resume){ .o = o, .p = p, .err = err, .buf = buf };
 	r->work.run = resume_run;
-	async_opener_get(o);
+	opener_get(o);
 	if (o->d->serve)
 		pool_submit(o->d->serve, &r->work);
 	else
@@ -1057,7 +971,7 @@ static void *resolver_main(void *arg)
 			if (!resolve_one(job))
 				continue;
 			list_del(&job->node);
-			async_opener_put(job->o);
+			opener_put(job->o);
 			free(job);
 		}
 		/* those left go back in front of the ones added meanwhile */
@@ -1103,7 +1017,7 @@ static bool resolve_later(struct opener *o, fuse_req_t req, pid_t tid)
 		return false;
 	*job = (struct resolve_job){ .o = o, .req = req, .tid = tid };
 	clock_gettime(CLOCK_MONOTONIC, &job->since);
-	async_opener_get(o);
+	opener_get(o);
 	pthread_mutex_lock(&r->lock);
 	list_add(&job->node, &r->jobs);
 	pthread_cond_signal(&r->cond);
@@ -1125,7 +1039,7 @@ void async_daemon_fini(struct daemon *d)
 	pthread_join(r->thread, NULL);
 	list_for_each_entry_safe(job, next, &r->jobs, node) {
 		resolve_now(job->o, job->req, job->tid); /* still parked: any completion */
-		async_opener_put(job->o);
+		opener_put(job->o);
 		free(job);
 	}
 	pthread_cond_destroy(&r->cond);
@@ -1171,7 +1085,7 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 			free(p);
 			if (deliver(o, req, tid, size, cmds, n))
 				serve_readers(o);
-			async_opener_put(o);
+			opener_put(o);
 			return;
 		}
 		/* sg: EAGAIN whenever nothing is done, detaching or not */
@@ -1323,7 +1237,7 @@ static void serve_run_here(struct opener *o)
 	o->serve_queued = false; /* what completes from now on queues another */
 	pthread_mutex_unlock(&o->lock);
 	serve_readers(o);
-	async_opener_put(o);
+	opener_put(o);
 }
 
 static void serve_run(struct pool_work *w, unsigned slot)
@@ -1464,7 +1378,7 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 	wake_poller(ph);
 	if (next)
 		dispatch(next); /* its place: o->running is unchanged */
-	async_opener_put(o);
+	opener_put(o);
 }
 
 static void run_async(struct pool_work *w, unsigned slot)
@@ -1560,10 +1474,12 @@ void async_target_gone(struct daemon *d)
 
 	/* hold each opener alive, then work on each outside openers_lock */
 	pthread_mutex_lock(&d->openers_lock);
-	for (o = d->opener_list; o; o = o->d_next)
+	list_for_each_entry(o, &d->opener_list, d_node)
 		n++;
 	all = n ? calloc(n, sizeof(*all)) : NULL;
-	for (o = d->opener_list; all && o; o = o->d_next) {
+	list_for_each_entry(o, &d->opener_list, d_node) {
+		if (!all)
+			break;
 		pthread_mutex_lock(&o->lock);
 		o->refs++;
 		pthread_mutex_unlock(&o->lock);
@@ -1574,7 +1490,7 @@ void async_target_gone(struct daemon *d)
 		daemon_warn(d, "out of memory: parked calls wait for their own end");
 	for (i = 0; all && i < n; i++) {
 		sweep_gone(all[i]);
-		async_opener_put(all[i]);
+		opener_put(all[i]);
 	}
 	free(all);
 }
@@ -1601,7 +1517,7 @@ void async_release(struct opener *o)
 		sgio_cmd_free(c); /* results nobody will read: no user memory touched */
 	if (ph)
 		fuse_pollhandle_destroy(ph);
-	async_opener_put(o);
+	opener_put(o);
 }
 
 int async_num_waiting(struct opener *o)
@@ -2055,7 +1971,7 @@ static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 			}
 			if (deliver_rcv(o, rc, cmds, n))
 				serve_readers(o);
-			async_opener_put(o);
+			opener_put(o);
 			return;
 		}
 		if (!p)

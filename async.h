@@ -12,15 +12,7 @@
 #include <scsi/sg.h>
 
 #include "daemon.h"
-
-/*
- * Set up o's asynchronous state, holding the file's reference; tid opened
- * it.  ident, if not NULL, is the context read() and write() must match,
- * taken over (*ident is left empty); else tid's is read.  0, or -errno if
- * tid's security context cannot be read (o is then untouched but for what
- * the caller frees).
- */
-int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident);
+#include "opener.h"
 
 /*
  * Stop what the asynchronous interface runs for d (the resolver of forced
@@ -28,10 +20,6 @@ int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident);
  * theirs take any completion.
  */
 void async_daemon_fini(struct daemon *d);
-
-/* A reference to o, which lives until the last is put (o->lock not held). */
-void async_opener_get(struct opener *o);
-void async_opener_put(struct opener *o);
 
 void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size, int flags);
 void async_read(fuse_req_t req, struct opener *o, size_t size, int flags);

@@ -132,14 +132,12 @@ int control_open(struct control *c, pid_t tid, int flags, struct control_file **
 	/* as any opener: read() and write() must come from this context */
 	if (tid > 0) {
 		uaccess_status_init(&cache);
-		err = uaccess_ident_read(&cache, tid, &f->ident);
+		err = opener_read_ident(c->cd, &cache, tid, &f->ident);
 		uaccess_status_fini(&cache);
 	}
 	if (err) {
-		daemon_warn(c->cd, "tid %d: open refused: its credentials cannot be read: %s", tid,
-			    strerror(-err));
 		free(f);
-		return err == -EMFILE || err == -ENFILE || err == -ENOMEM ? -err : EACCES;
+		return err;
 	}
 	pthread_mutex_init(&f->lock, NULL);
 	atomic_init(&f->o, NULL);
@@ -194,7 +192,7 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	/* commands go to the shared workers: no binding holds libfuse's */
 	b->d.inline_max = 0;
 	b->d.openers_gone = binding_gone;
-	pthread_mutex_init(&b->d.openers_lock, NULL);
+	daemon_init(&b->d);
 	pthread_mutex_lock(&c->lock);
 	list_add(&b->node, &c->live);
 	pthread_mutex_unlock(&c->lock);

@@ -17,9 +17,6 @@
 #include "midlayer.h"
 #include "sgio.h"
 
-#define USER_HZ		100
-#define SG_DEF_RESERVED 32768 /* SG_DEF_RESERVED_SIZE */
-
 #ifndef SCSI_IOCTL_GET_BUS_NUMBER
 #define SCSI_IOCTL_GET_BUS_NUMBER 0x5386
 #endif
@@ -37,18 +34,6 @@ struct scsi_idlun {
 	int dev_id;
 	int host_unique_id;
 };
-
-void ioctl_opener_init(struct opener *o)
-{
-	atomic_init(&o->timeout_user, 60 * USER_HZ);
-	atomic_init(&o->reserved, SG_DEF_RESERVED);
-	atomic_init(&o->cmd_q, 0);
-	atomic_init(&o->force_pack_id, 0);
-	atomic_init(&o->keep_orphan, 0);
-	atomic_init(&o->next_cmd_len, 0);
-	atomic_init(&o->debug, 0);
-	atomic_init(&o->prefer_tag, 0);
-}
 
 static void put_int(struct ioctx *x, int val)
 {

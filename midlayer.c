@@ -57,13 +57,13 @@ static struct mid_call *call_new(struct ioctx *x, unsigned cmd, size_t buf_len)
 	c->cmd = cmd;
 	/* the caller's file, as it was opened: FUSE passes an ioctl no flags */
 	c->nonblock = x->o->open_flags & O_NONBLOCK;
-	async_opener_get(c->o); /* the call's: a fatal signal may close the file meanwhile */
+	opener_get(c->o); /* the call's: a fatal signal may close the file meanwhile */
 	return c;
 }
 
 static void call_free(struct mid_call *c)
 {
-	async_opener_put(c->o);
+	opener_put(c->o);
 	free(c);
 }
 

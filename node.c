@@ -670,7 +670,7 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	n->d.queue_depth = cfg->queue_depth;
 	n->d.openers_gone = openers_gone;
 	pthread_mutex_init(&n->shared_lock, NULL);
-	pthread_mutex_init(&n->d.openers_lock, NULL);
+	daemon_init(&n->d);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
 	err = target ? open_target(n, target, why, why_len) : new_control(n, why, why_len);

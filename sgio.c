@@ -18,6 +18,7 @@
 #include "async.h"
 #include "guard.h"
 #include "log.h"
+#include "opener.h"
 #include "sgio.h"
 
 struct plan {
@@ -34,42 +35,6 @@ bool sgio_reads_data(const struct scsi_req *r)
 bool sgio_writes_data(const struct scsi_req *r)
 {
 	return !r->no_dxfer && (r->dir == SCSI_DIR_TO_DEV || r->dir == SCSI_DIR_TO_FROM_DEV);
-}
-
-/*
- * Charge n bytes of data buffer to o and to the process: 0, or -ENOMEM
- * past either bound (logged once per opener), as sg says when it cannot
- * allocate a command's buffer.
- */
-static int mem_charge(struct opener *o, uint64_t n)
-{
-	struct daemon *d = o->d;
-	struct mem_budget *m = d->mem;
-	const char *which;
-	uint64_t opener = atomic_fetch_add(&o->mem_used, n) + n;
-
-	if (d->opener_mem_max && opener > d->opener_mem_max) {
-		which = "the open file's";
-	} else if (m && atomic_fetch_add(&m->used, n) + n > m->max) {
-		atomic_fetch_sub(&m->used, n);
-		which = "the daemon's";
-	} else {
-		return 0;
-	}
-	atomic_fetch_sub(&o->mem_used, n);
-	if (!atomic_exchange(&o->warned_mem, true))
-		daemon_warn(d,
-			    "a command's %" PRIu64 " bytes of data buffer are past %s memory "
-			    "bound: ENOMEM",
-			    n, which);
-	return -ENOMEM;
-}
-
-static void mem_uncharge(struct opener *o, uint64_t n)
-{
-	atomic_fetch_sub(&o->mem_used, n);
-	if (o->d->mem)
-		atomic_fetch_sub(&o->d->mem->used, n);
 }
 
 /* A buffer's charge: its allocated size. */
@@ -92,9 +57,9 @@ void sgio_cmd_free(struct sgio_cmd *cmd)
 	if (!cmd)
 		return;
 	if (cmd->c.data)
-		mem_uncharge(cmd->o, cmd->charged);
+		opener_mem_uncharge(cmd->o, cmd->charged);
 	buf_free(cmd->c.data, cmd->buf_len);
-	async_opener_put(cmd->o);
+	opener_put(cmd->o);
 	free(cmd);
 }
 
@@ -109,44 +74,16 @@ static bool reads_only(const struct scsi_req *r)
 	return sgio_reads_data(r) && !sgio_writes_data(r);
 }
 
-/* One of o's kept buffers of size bytes, taken, or NULL; as sgio_recycle_data() keeps them. */
-static void *take_kept(struct opener *o, uint32_t size)
-{
-	void *p = NULL;
-
-	if (size < OPENER_BUF_MIN)
-		return NULL;
-	pthread_mutex_lock(&o->bufs_lock);
-	for (unsigned i = 0; i < o->nbufs; i++) {
-		if (o->bufs[i].len != size)
-			continue;
-		p = o->bufs[i].p;
-		o->bufs_bytes -= o->bufs[i].len;
-		o->bufs[i] = o->bufs[--o->nbufs];
-		break;
-	}
-	pthread_mutex_unlock(&o->bufs_lock);
-	return p;
-}
-
 void sgio_recycle_data(struct sgio_cmd *cmd)
 {
 	struct opener *o = cmd->o;
 	uint32_t size = cmd->buf_len;
-	bool kept = false;
 
 	if (!cmd->c.data || size < OPENER_BUF_MIN)
 		return;
-	pthread_mutex_lock(&o->bufs_lock);
-	if (o->nbufs < OPENER_BUFS && o->bufs_bytes + size <= OPENER_BUF_BYTES) {
-		o->bufs[o->nbufs++] = (struct opener_buf){ cmd->c.data, size };
-		o->bufs_bytes += size;
-		kept = true;
-	}
-	pthread_mutex_unlock(&o->bufs_lock);
-	if (!kept) {
+	if (!opener_buf_keep(o, cmd->c.data, size)) {
 		buf_free(cmd->c.data, size);
-		mem_uncharge(o, cmd->charged);
+		opener_mem_uncharge(o, cmd->charged);
 	}
 	cmd->c.data = NULL; /* kept: still charged to o, until o frees it */
 }
@@ -157,16 +94,6 @@ void sgio_cmd_recycle(struct sgio_cmd *cmd)
 		return;
 	sgio_recycle_data(cmd);
 	sgio_cmd_free(cmd);
-}
-
-void sgio_buffers_free(struct opener *o)
-{
-	while (o->nbufs) {
-		o->nbufs--;
-		buf_free(o->bufs[o->nbufs].p, o->bufs[o->nbufs].len);
-		mem_uncharge(o, o->bufs[o->nbufs].len);
-	}
-	o->bufs_bytes = 0;
 }
 
 /*
@@ -226,21 +153,21 @@ int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct s
 	cmd->charged = charge_of(r->data_len);
 	if (r->data_len) {
 		/* a kept buffer is charged already: only a new one is charged */
-		cmd->c.data = take_kept(o, buf_size(r->data_len));
+		cmd->c.data = opener_buf_take(o, buf_size(r->data_len));
 		if (cmd->c.data) {
 			cmd->reused = true;
 			cmd->buf_len = buf_size(r->data_len);
-		} else if (mem_charge(o, cmd->charged) == 0) {
+		} else if (opener_mem_charge(o, cmd->charged) == 0) {
 			cmd->c.data = data_buffer(cmd, r);
 			if (!cmd->c.data)
-				mem_uncharge(o, cmd->charged);
+				opener_mem_uncharge(o, cmd->charged);
 		}
 		if (!cmd->c.data) {
 			free(cmd);
 			return -ENOMEM;
 		}
 	}
-	async_opener_get(o); /* the command's: its buffer's charge, kept buffers */
+	opener_get(o); /* the command's: its buffer's charge, kept buffers */
 	clock_gettime(CLOCK_MONOTONIC, &cmd->start);
 	cmd->duration = SGIO_NO_DURATION;
 	cmd->d = o->d;

@@ -64,13 +64,11 @@ int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct s
 void sgio_cmd_free(struct sgio_cmd *cmd);
 /*
  * The same, but a large data buffer goes back to cmd->o for its next
- * command (daemon.h, OPENER_BUFS).  Only while cmd->o is sure to live: a
+ * command (opener.h, OPENER_BUFS).  Only while cmd->o is sure to live: a
  * command of its queue, or a call still in flight on the file.
  */
 void sgio_cmd_recycle(struct sgio_cmd *cmd);
 void sgio_recycle_data(struct sgio_cmd *cmd);
-/* The buffers o kept, freed with o. */
-void sgio_buffers_free(struct opener *o);
 /*
  * The target has answered: in a reused buffer, zero the data-in the device
  * left (resid bytes at the end), where a new buffer has its zeroes.

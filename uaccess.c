@@ -5,6 +5,7 @@
  * part-way, which the kernel would report as EFAULT too.
  */
 #include "uaccess.h"
+#include "opener.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
