@@ -32,10 +32,11 @@
 #include <time.h>
 
 #include "async.h"
+#include "cmd.h"
 #include "guard.h"
 #include "log.h"
 #include "opener.h"
-#include "sgio.h"
+#include "uaccess.h"
 
 #define SG_HEADER_LEN 36 /* the legacy struct sg_header */
 
@@ -110,10 +111,10 @@ struct parked {
 #define RCV_MAX DAEMON_MAX_DEPTH
 
 static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool take,
-		   struct sgio_cmd **cmds, unsigned *n);
-static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd **cmds, unsigned n);
+		   struct cmd **cmds, unsigned *n);
+static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmds, unsigned n);
 
-static int pack_id_of(const struct sgio_cmd *cmd)
+static int pack_id_of(const struct cmd *cmd)
 {
 	return cmd->r.version == 3 ? cmd->r.hdr.v3.pack_id : (int)cmd->r.hdr.v4.request_extra;
 }
@@ -138,7 +139,7 @@ static unsigned poll_limit(struct opener *o)
 	return queue_limit(o, atomic_load(&o->wrote) == 3 ? 3 : 4);
 }
 
-static struct sgio_cmd *oldest_done(struct opener *o, const struct want *w);
+static struct cmd *oldest_done(struct opener *o, const struct want *w);
 static bool still_running(struct opener *o, const struct want *w);
 static bool rcv_ready(struct opener *o, const struct rcv *rc);
 
@@ -209,7 +210,7 @@ static void mrq_release(struct opener *o, const struct parked *p)
 	if (!id)
 		return;
 	pthread_mutex_lock(&o->lock);
-	struct sgio_cmd *c;
+	struct cmd *c;
 
 	list_for_each_entry(c, &o->cmds, node)
 		if (c->mrq == id)
@@ -339,7 +340,7 @@ static int open_async_chan(struct opener *o)
 	else
 		err = chan = t->ops->chan_open(t);
 	if (err < 0) /* the device node gone with the device is ENODEV, as sg */
-		return sgio_target_failed(o->d, err == -ENOENT ? -ENODEV : err);
+		return cmd_target_failed(o->d, err == -ENOENT ? -ENODEV : err);
 	pthread_mutex_lock(&o->lock);
 	have = o->achan >= 0 || o->tq;
 	if (!have) {
@@ -354,10 +355,10 @@ static int open_async_chan(struct opener *o)
 	return 0;
 }
 
-static void complete_async(struct sgio_cmd *cmd, int err, bool placed);
+static void complete_async(struct cmd *cmd, int err, bool placed);
 
 /* Start cmd at the target: on its queue, or on a pool worker. */
-static void dispatch(struct sgio_cmd *cmd)
+static void dispatch(struct cmd *cmd)
 {
 	struct daemon *d = cmd->d;
 	int err;
@@ -373,7 +374,7 @@ static void dispatch(struct sgio_cmd *cmd)
 		      : d->target->ops->queue_submit(d->target, cmd->o->tq, &cmd->c);
 	if (err) {
 		atomic_fetch_sub(&d->at_target, 1); /* it never got there */
-		complete_async(cmd, sgio_target_failed(d, err), true);
+		complete_async(cmd, cmd_target_failed(d, err), true);
 	}
 }
 
@@ -390,27 +391,27 @@ static void batch_init(struct batch *b)
 	list_init(&b->cmds);
 }
 
-static void batch_add(struct batch *b, struct sgio_cmd *cmd)
+static void batch_add(struct batch *b, struct cmd *cmd)
 {
 	list_add_tail(&cmd->pend, &b->cmds);
 }
 
 /* The batch's first command, taken off it, or NULL. */
-static struct sgio_cmd *batch_take(struct batch *b)
+static struct cmd *batch_take(struct batch *b)
 {
-	struct sgio_cmd *cmd = list_first_entry_or_null(&b->cmds, struct sgio_cmd, pend);
+	struct cmd *cmd = list_first_entry_or_null(&b->cmds, struct cmd, pend);
 
 	if (cmd)
 		list_del(&cmd->pend);
 	return cmd;
 }
 
-static bool take_place(struct opener *o, struct sgio_cmd *cmd);
+static bool take_place(struct opener *o, struct cmd *cmd);
 
 /* After the write's answer: each command to the target, or to wait for its place. */
 static void batch_start(struct batch *b)
 {
-	struct sgio_cmd *cmd;
+	struct cmd *cmd;
 
 	while ((cmd = batch_take(b)))
 		if (take_place(cmd->o, cmd))
@@ -418,7 +419,7 @@ static void batch_start(struct batch *b)
 }
 
 /* cmd may start now (true), or waits for one of its opener's to end. */
-static bool take_place(struct opener *o, struct sgio_cmd *cmd)
+static bool take_place(struct opener *o, struct cmd *cmd)
 {
 	unsigned max = o->d->max_running;
 	bool go;
@@ -437,7 +438,7 @@ static bool take_place(struct opener *o, struct sgio_cmd *cmd)
 /* Undo what b took: the write that took them was answered with an error. */
 static void batch_cancel(struct opener *o, struct batch *b)
 {
-	struct sgio_cmd *cmd;
+	struct cmd *cmd;
 
 	while ((cmd = batch_take(b))) {
 		pthread_mutex_lock(&o->lock);
@@ -445,21 +446,21 @@ static void batch_cancel(struct opener *o, struct batch *b)
 		o->queued--;
 		o->refs--;
 		pthread_mutex_unlock(&o->lock);
-		sgio_cmd_recycle(cmd);
+		cmd_recycle(cmd);
 	}
 	batch_init(b);
 }
 
 /* The CDB and data-out of cmd from the writer of req, during its write(). */
-static int fetch_guarded(struct opener *o, fuse_req_t req, struct sgio_cmd *cmd)
+static int fetch_guarded(struct opener *o, fuse_req_t req, struct cmd *cmd)
 {
 	struct guard g;
 	int err = guard_begin(o->d->wd, &g, req, cmd->tid, &o->stuck);
 
 	if (err)
 		return err;
-	err = sgio_fetch(cmd);
-	return guard_end(o->d->wd, &g) ? err : SGIO_ANSWERED;
+	err = cmd_fetch(cmd);
+	return guard_end(o->d->wd, &g) ? err : CMD_ANSWERED;
 }
 
 /* Who submits: a write() (the opener's process) or an SG_IOSUBMIT of owner's. */
@@ -472,21 +473,21 @@ struct origin {
 /*
  * Take one header into the opener's queue and into b, to start once the
  * call is answered.  0, -EDOM or -EAGAIN when the opener's queue is full,
- * SGIO_ANSWERED, or the header's errno.  *ret_tag (if not NULL): the
+ * CMD_ANSWERED, or the header's errno.  *ret_tag (if not NULL): the
  * command's generated_tag.
  */
 static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr, size_t len,
 		      struct batch *b, const struct origin *from, int *ret_tag)
 {
-	struct sgio_cmd *cmd;
+	struct cmd *cmd;
 	struct scsi_req r;
 	int err;
 
 	err = scsi_decode(hdr, len, &r);
 	if (!err)
-		err = sgio_check_limits(o->d, true, &r);
+		err = cmd_check_limits(o->d, true, &r);
 	if (!err)
-		err = sgio_cmd_new(o, &r, tid, &cmd);
+		err = cmd_new(o, &r, tid, &cmd);
 	if (err)
 		return err;
 	cmd->owner = from->owner;
@@ -496,7 +497,7 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 	/* the ioctls' bound is the file's, whatever the write()s' depth */
 	if (o->queued >= (from->ioctl ? DAEMON_MAX_DEPTH : queue_limit(o, r.version))) {
 		pthread_mutex_unlock(&o->lock);
-		sgio_cmd_free(cmd);
+		cmd_free(cmd);
 		/* sg: EDOM, blocking or not */
 		return r.version == 3 && !from->ioctl ? -EDOM : -EAGAIN;
 	}
@@ -517,14 +518,14 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 	}
 	err = fetch_guarded(o, req, cmd);
 	if (!err)
-		err = sgio_check_access(cmd, !from->ioctl);
+		err = cmd_check_access(cmd, !from->ioctl);
 	if (err) {
 		pthread_mutex_lock(&o->lock);
 		list_del(&cmd->node);
 		o->queued--;
 		o->refs--;
 		pthread_mutex_unlock(&o->lock);
-		sgio_cmd_recycle(cmd);
+		cmd_recycle(cmd);
 		return err;
 	}
 	cmd->chan = o->achan;
@@ -534,7 +535,7 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 
 /*
  * Take what fits of a v4 array into b.  Bytes taken, or -errno if none was,
- * or SGIO_ANSWERED (b then cancelled: the write got EFAULT).
+ * or CMD_ANSWERED (b then cancelled: the write got EFAULT).
  */
 static long submit_headers(struct opener *o, fuse_req_t req, pid_t tid, const unsigned char *buf,
 			   size_t len, struct batch *b)
@@ -548,7 +549,7 @@ static long submit_headers(struct opener *o, fuse_req_t req, pid_t tid, const un
 		if (err)
 			break;
 	}
-	if (err == SGIO_ANSWERED) {
+	if (err == CMD_ANSWERED) {
 		batch_cancel(o, b);
 		return err;
 	}
@@ -587,7 +588,7 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 			return;
 	}
 	free(p);
-	if (n == SGIO_ANSWERED)
+	if (n == CMD_ANSWERED)
 		return;
 	if (n < 0)
 		fuse_reply_err(req, -n);
@@ -632,7 +633,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	err = size < SCSI_V3_HDR_LEN
 		      ? -EINVAL
 		      : submit_one(o, req, tid, buf, SCSI_V3_HDR_LEN, &b, &from, NULL);
-	if (err == SGIO_ANSWERED)
+	if (err == CMD_ANSWERED)
 		return;
 	if (err)
 		fuse_reply_err(req, -err);
@@ -646,7 +647,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
  * kept for read()) is any caller's; --shared-queue's files share every
  * completion, as pre-4.19 bsg did.
  */
-static bool wanted(const struct opener *o, const struct sgio_cmd *c, const struct want *w)
+static bool wanted(const struct opener *o, const struct cmd *c, const struct want *w)
 {
 	if (c->mrq != w->mrq)
 		return false;
@@ -661,11 +662,11 @@ static bool wanted(const struct opener *o, const struct sgio_cmd *c, const struc
  * Caller holds o->lock.  The oldest command from pos (a node of o->cmds, or
  * the head itself: none) on that w wants, done or not.
  */
-static struct sgio_cmd *find_from(struct opener *o, struct list_head *pos, const struct want *w,
-				  bool done)
+static struct cmd *find_from(struct opener *o, struct list_head *pos, const struct want *w,
+			     bool done)
 {
 	for (; pos != &o->cmds; pos = pos->next) {
-		struct sgio_cmd *c = list_entry(pos, struct sgio_cmd, node);
+		struct cmd *c = list_entry(pos, struct cmd, node);
 
 		if (c->done == done && wanted(o, c, w))
 			return c;
@@ -674,7 +675,7 @@ static struct sgio_cmd *find_from(struct opener *o, struct list_head *pos, const
 }
 
 /* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
-static struct sgio_cmd *oldest_done(struct opener *o, const struct want *w)
+static struct cmd *oldest_done(struct opener *o, const struct want *w)
 {
 	return find_from(o, o->cmds.next, w, true);
 }
@@ -696,11 +697,10 @@ static struct want read_want(const struct opener *o, int pack_id)
  * a reader: one v3, or as many v4 as fit, at most READ_MAX_HDRS (cmds'
  * size).  Returns how many, in cmds.
  */
-static unsigned take_done(struct opener *o, const struct want *w, size_t room,
-			  struct sgio_cmd **cmds)
+static unsigned take_done(struct opener *o, const struct want *w, size_t room, struct cmd **cmds)
 {
 	struct want v4 = *w;
-	struct sgio_cmd *c = oldest_done(o, w);
+	struct cmd *c = oldest_done(o, w);
 	unsigned n = 0;
 
 	v4.version = 4;
@@ -720,7 +720,7 @@ static unsigned take_done(struct opener *o, const struct want *w, size_t room,
 }
 
 /* Data-in and sense into the reader; the header into out.  0 or -errno. */
-static int deliver_one(struct sgio_cmd *cmd, pid_t tid, unsigned char *out)
+static int deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out)
 {
 	unsigned sense_len;
 	int err;
@@ -735,17 +735,17 @@ static int deliver_one(struct sgio_cmd *cmd, pid_t tid, unsigned char *out)
 		/* bsg's rule leaves out the DRIVER_SOFT an unrun abort sets */
 		cmd->r.hdr.v4.driver_status |= cmd->c.res.driver_status;
 	}
-	err = sgio_put_data(cmd, tid, sense_len);
+	err = cmd_put_data(cmd, tid, sense_len);
 	if (!err)
 		memcpy(out, cmd->r.hdr.raw, cmd->r.hdr_len);
 	return err;
 }
 
 /* Caller holds o->lock: give back completions a reader did not take. */
-static void put_back(struct opener *o, struct sgio_cmd **cmds, unsigned n)
+static void put_back(struct opener *o, struct cmd **cmds, unsigned n)
 {
 	while (n--) {
-		struct sgio_cmd *c = cmds[n];
+		struct cmd *c = cmds[n];
 
 		list_add(&c->node, &o->cmds); /* still the oldest completions */
 		o->queued++;
@@ -759,8 +759,8 @@ static void put_back(struct opener *o, struct sgio_cmd **cmds, unsigned n)
  * was the first, else given back with the rest, as is whatever was not
  * reached.  True if any was given back.
  */
-static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
-		    struct sgio_cmd **cmds, unsigned n)
+static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, struct cmd **cmds,
+		    unsigned n)
 {
 	unsigned char out[READ_MAX_HDRS * SCSI_V4_HDR_LEN];
 	size_t len = 0;
@@ -790,7 +790,7 @@ static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
 		pthread_mutex_unlock(&o->lock);
 	}
 	for (unsigned k = 0; k < used; k++)
-		sgio_cmd_recycle(cmds[k]); /* the reader's call holds the opener */
+		cmd_recycle(cmds[k]); /* the reader's call holds the opener */
 	if (!mine)
 		;
 	else if (len)
@@ -936,7 +936,7 @@ static bool resolve_one(struct resolve_job *job)
 	uint64_t buf = 0;
 	int err = uaccess_read_buffer(job->tid, &buf);
 
-	if (err == -EAGAIN && sgio_elapsed_ms(&job->since) < RESOLVE_MS)
+	if (err == -EAGAIN && cmd_elapsed_ms(&job->since) < RESOLVE_MS)
 		return false;
 	resume_read(job->o, job->req, job->tid, err, buf);
 	return true;
@@ -1066,7 +1066,7 @@ static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err
 static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, int flags,
 		    int pack_id, bool unresolved)
 {
-	struct sgio_cmd *cmds[READ_MAX_HDRS];
+	struct cmd *cmds[READ_MAX_HDRS];
 	struct want w = read_want(o, pack_id);
 	struct parked *p = NULL;
 	unsigned n;
@@ -1176,7 +1176,7 @@ static void answer_all(struct list_head *list, int err)
 /* Serve the parked readers that a completion now satisfies. */
 static void serve_readers(struct opener *o)
 {
-	struct sgio_cmd *cmds[RCV_MAX];
+	struct cmd *cmds[RCV_MAX];
 	struct list_head gone;
 	struct parked *p, *it;
 	unsigned n = 0;
@@ -1313,7 +1313,7 @@ void async_room(struct opener *o)
 			pthread_mutex_unlock(&o->lock);
 			continue;
 		}
-		if (n == SGIO_ANSWERED)
+		if (n == CMD_ANSWERED)
 			; /* the watchdog answered it */
 		else if (n < 0)
 			fuse_reply_err(p->req, -n);
@@ -1333,11 +1333,11 @@ void async_room(struct opener *o)
  * gone, and (placed: it held a place at the target) start the next command
  * waiting for its place.
  */
-static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
+static void complete_async(struct cmd *cmd, int err, bool placed)
 {
 	struct opener *o = cmd->o;
 	struct fuse_pollhandle *ph = NULL;
-	struct sgio_cmd *next = NULL;
+	struct cmd *next = NULL;
 	bool orphan;
 
 	if (err == -ENODEV || err == -ENXIO) {
@@ -1348,12 +1348,12 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 		err = 0;
 	}
 	cmd->err = err;
-	sgio_clear_tail(cmd);
-	sgio_duration(cmd);
-	sgio_log_cmd(cmd, cmd->err);
+	cmd_clear_tail(cmd);
+	cmd_duration(cmd);
+	cmd_log(cmd, cmd->err);
 	pthread_mutex_lock(&o->lock);
 	if (placed)
-		next = list_first_entry_or_null(&o->pend, struct sgio_cmd, pend);
+		next = list_first_entry_or_null(&o->pend, struct cmd, pend);
 	if (next) {
 		list_del(&next->pend);
 	} else if (placed) {
@@ -1372,7 +1372,7 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 	}
 	pthread_mutex_unlock(&o->lock);
 	if (orphan)
-		sgio_cmd_free(cmd); /* its opener is gone: nobody may read it */
+		cmd_free(cmd); /* its opener is gone: nobody may read it */
 	else
 		serve_later(o);
 	wake_poller(ph);
@@ -1383,21 +1383,21 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 
 static void run_async(struct pool_work *w, unsigned slot)
 {
-	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)w - offsetof(struct sgio_cmd, work));
+	struct cmd *cmd = (struct cmd *)((char *)w - offsetof(struct cmd, work));
 
 	(void)slot;
-	complete_async(cmd, sgio_run_target(cmd), true);
+	complete_async(cmd, cmd_run_target(cmd), true);
 }
 
 void async_target_done(struct scsi_cmd *c, int err)
 {
-	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)c - offsetof(struct sgio_cmd, c));
+	struct cmd *cmd = (struct cmd *)((char *)c - offsetof(struct cmd, c));
 
 	cmd->duration = stat_target_end(cmd->d, &cmd->start);
-	complete_async(cmd, err ? sgio_target_failed(cmd->d, err) : 0, true);
+	complete_async(cmd, err ? cmd_target_failed(cmd->d, err) : 0, true);
 }
 
-void async_keep(struct sgio_cmd *cmd)
+void async_keep(struct cmd *cmd)
 {
 	struct opener *o = cmd->o;
 
@@ -1408,7 +1408,7 @@ void async_keep(struct sgio_cmd *cmd)
 	pthread_mutex_unlock(&o->lock);
 }
 
-void async_unkeep(struct sgio_cmd *cmd)
+void async_unkeep(struct cmd *cmd)
 {
 	struct opener *o = cmd->o;
 
@@ -1419,7 +1419,7 @@ void async_unkeep(struct sgio_cmd *cmd)
 	pthread_mutex_unlock(&o->lock);
 }
 
-void async_kept_done(struct sgio_cmd *cmd, int err)
+void async_kept_done(struct cmd *cmd, int err)
 {
 	daemon_debug(cmd->d, "tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)",
 		     cmd->tid);
@@ -1497,7 +1497,7 @@ void async_target_gone(struct daemon *d)
 
 void async_release(struct opener *o)
 {
-	struct sgio_cmd *c, *next;
+	struct cmd *c, *next;
 	struct list_head done = LIST_HEAD_INIT(done);
 	struct fuse_pollhandle *ph;
 
@@ -1514,7 +1514,7 @@ void async_release(struct opener *o)
 	ph = take_poller(o);
 	pthread_mutex_unlock(&o->lock);
 	list_for_each_entry_safe(c, next, &done, node)
-		sgio_cmd_free(c); /* results nobody will read: no user memory touched */
+		cmd_free(c); /* results nobody will read: no user memory touched */
 	if (ph)
 		fuse_pollhandle_destroy(ph);
 	opener_put(o);
@@ -1532,7 +1532,7 @@ int async_num_waiting(struct opener *o)
 
 int async_pack_id(struct opener *o)
 {
-	struct sgio_cmd *c;
+	struct cmd *c;
 	int id = -1;
 
 	pthread_mutex_lock(&o->lock);
@@ -1548,12 +1548,12 @@ int async_pack_id(struct opener *o)
 
 void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
 {
-	struct sgio_cmd *c;
+	struct cmd *c;
 	unsigned i = 0;
 
 	memset(t, 0, n * sizeof(*t));
 	pthread_mutex_lock(&o->lock);
-	for (c = list_first_entry(&o->cmds, struct sgio_cmd, node); &c->node != &o->cmds && i < n;
+	for (c = list_first_entry(&o->cmds, struct cmd, node); &c->node != &o->cmds && i < n;
 	     c = list_next_entry(c, node), i++) {
 		const struct scsi_result *res = &c->c.res;
 
@@ -1564,7 +1564,7 @@ void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
 		t[i].pack_id = pack_id_of(c);
 		t[i].usr_ptr = c->r.version == 3 ? c->r.hdr.v3.usr_ptr
 						 : (void *)(uintptr_t)c->r.hdr.v4.usr_ptr;
-		t[i].duration = c->done ? c->duration : sgio_elapsed_ms(&c->start);
+		t[i].duration = c->done ? c->duration : cmd_elapsed_ms(&c->start);
 	}
 	pthread_mutex_unlock(&o->lock);
 }
@@ -1580,7 +1580,7 @@ void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
  * Commands share the opener's list with write()'s, so the calls mix.
  */
 
-/* Client memory through the watchdog: 0, -errno or SGIO_ANSWERED. */
+/* Client memory through the watchdog: 0, -errno or CMD_ANSWERED. */
 static int copy_guarded(struct opener *o, fuse_req_t req, pid_t tid, uint64_t addr, void *buf,
 			size_t len, bool out)
 {
@@ -1592,7 +1592,7 @@ static int copy_guarded(struct opener *o, fuse_req_t req, pid_t tid, uint64_t ad
 	err = out ? uaccess_write(tid, addr, buf, len) : uaccess_read(tid, addr, buf, len);
 	if (err == -EPERM)
 		err = -EINVAL; /* out of our reach: as without the direct path */
-	return guard_end(o->d->wd, &g) ? err : SGIO_ANSWERED;
+	return guard_end(o->d->wd, &g) ? err : CMD_ANSWERED;
 }
 
 /* The process of thread tid; unreadable is refused (unsure means no). */
@@ -1640,7 +1640,7 @@ static void zero_outputs(struct sg_io_v4 *h)
 
 static void reply_ioctl(fuse_req_t req, int err)
 {
-	if (err == SGIO_ANSWERED)
+	if (err == CMD_ANSWERED)
 		return;
 	if (err)
 		fuse_reply_err(req, -err);
@@ -1704,7 +1704,7 @@ static int submit_array(struct ioctx *x, struct sg_io_v4 *cop, const struct orig
 			break;
 	}
 	free(hdrs);
-	if (s_res == SGIO_ANSWERED) {
+	if (s_res == CMD_ANSWERED) {
 		batch_cancel(o, b);
 		return s_res;
 	}
@@ -1786,7 +1786,7 @@ void async_iosubmit(struct ioctx *x, unsigned version)
 }
 
 /* Caller holds o->lock: take c off the list for a receiver. */
-static void take_cmd(struct opener *o, struct sgio_cmd *c)
+static void take_cmd(struct opener *o, struct cmd *c)
 {
 	list_del(&c->node);
 	o->queued--;
@@ -1803,11 +1803,11 @@ static void take_cmd(struct opener *o, struct sgio_cmd *c)
  * ENODATA.  The device gone, waiting with nothing left to wait for is ENODEV.
  */
 static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool take,
-		   struct sgio_cmd **cmds, unsigned *n)
+		   struct cmd **cmds, unsigned *n)
 {
 	bool gone = atomic_load(&o->d->target_gone);
 	unsigned done = 0, all = 0, max = rc->max < RCV_MAX ? rc->max : RCV_MAX;
-	struct sgio_cmd *c;
+	struct cmd *c;
 
 	*n = 0;
 	if (!rc->mrq) {
@@ -1854,7 +1854,7 @@ static bool rcv_ready(struct opener *o, const struct rcv *rc)
  * A blocking array's answer: each completion at its request's place in
  * din_xferp (what fits), then the control object, as sg_mrq_arr_flush().
  */
-static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct sgio_cmd **cmds,
+static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct cmd **cmds,
 			     unsigned used)
 {
 	struct sg_io_v4 cop = rc->cop;
@@ -1879,8 +1879,7 @@ static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct sg
 }
 
 /* The headers of what rc took (used of them) and, for an array, its control object. */
-static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct sgio_cmd **cmds,
-			 unsigned used)
+static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct cmd **cmds, unsigned used)
 {
 	struct sg_io_v4 cop = rc->cop;
 	int err = 0;
@@ -1909,7 +1908,7 @@ static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct sgio_c
  * answers the completions before it, the failed one is dropped if it was
  * the first, else given back with the rest.  True if any was given back.
  */
-static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd **cmds, unsigned n)
+static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmds, unsigned n)
 {
 	size_t hlen = rc->w.version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN;
 	unsigned char *out = malloc(n ? n * hlen : 1);
@@ -1942,7 +1941,7 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd 
 		pthread_mutex_unlock(&o->lock);
 	}
 	for (unsigned k = 0; k < used; k++)
-		sgio_cmd_recycle(cmds[k]);
+		cmd_recycle(cmds[k]);
 	free(out);
 	if (mine)
 		reply_ioctl(rc->req, werr ? werr : ok ? 0 : err);
@@ -1952,7 +1951,7 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd 
 
 static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 {
-	struct sgio_cmd *cmds[RCV_MAX];
+	struct cmd *cmds[RCV_MAX];
 	struct parked *p = NULL;
 	unsigned n;
 	int res;
@@ -2054,9 +2053,9 @@ void async_ioreceive(struct ioctx *x, unsigned version)
 }
 
 /* Caller holds o->lock: take c off the list of commands waiting for a place. */
-static bool unpend(struct opener *o, struct sgio_cmd *c)
+static bool unpend(struct opener *o, struct cmd *c)
 {
-	struct sgio_cmd *p;
+	struct cmd *p;
 
 	list_for_each_entry(p, &o->pend, pend) {
 		if (p == c) {
@@ -2078,7 +2077,7 @@ void async_ioabort(struct ioctx *x)
 {
 	struct opener *o = x->o;
 	struct sg_io_v4 h;
-	struct sgio_cmd *c = NULL, *it;
+	struct cmd *c = NULL, *it;
 	bool by_tag, held = false;
 	pid_t owner;
 	int err, id;

@@ -34,10 +34,10 @@ void async_target_done(struct scsi_cmd *c, int err);
  * interrupt callback, before it decides), async_unkeep() takes it back if
  * the worker answered first, async_kept_done() completes it.
  */
-struct sgio_cmd;
-void async_keep(struct sgio_cmd *cmd);
-void async_unkeep(struct sgio_cmd *cmd);
-void async_kept_done(struct sgio_cmd *cmd, int err);
+struct cmd;
+void async_keep(struct cmd *cmd);
+void async_unkeep(struct cmd *cmd);
+void async_kept_done(struct cmd *cmd, int err);
 
 /*
  * d->target_gone was just set by the caller: answer every opener's parked

@@ -13,10 +13,11 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "cmd.h"
 #include "guard.h"
 #include "log.h"
 #include "midlayer.h"
-#include "sgio.h"
+#include "opener.h"
 
 #ifndef SCSI_IOCTL_SEND_COMMAND
 #define SCSI_IOCTL_SEND_COMMAND 1
@@ -331,7 +332,7 @@ void midlayer_send_command(struct ioctx *x)
 	c->has_arg = true;
 	c->direct = x->direct;
 	memcpy(head, c->buf, sizeof(head)); /* what the target gets: this round's */
-	err = sgio_allowed(x->o, x->tid, c->buf + SIC_HEAD, cdb_size(c->buf[SIC_HEAD]), false);
+	err = cmd_allowed(x->o, x->tid, c->buf + SIC_HEAD, cdb_size(c->buf[SIC_HEAD]), false);
 	if (err || in != SIC_HEAD + cdb_size(c->buf[SIC_HEAD]) + head[0] || head[1] > page) {
 		call_free(c);
 		ioctx_reply(x, err ? err : -EINVAL); /* changed between rounds */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "cmd.h"
 #include "fake.h"
 #include "guard.h"
 #include "ioctl.h"

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "cmd.h"
 #include "fake.h"
 #include "ioctl.h"
 #include "midlayer.h"
