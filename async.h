@@ -40,7 +40,7 @@ void async_unkeep(struct cmd *cmd);
 void async_kept_done(struct cmd *cmd, int err);
 
 /*
- * d->target_gone was just set by the caller: answer every opener's parked
+ * d->target_gone was just set by d->gone(): answer every opener's parked
  * reads and writes with ENODEV and wake its pollers (POLLHUP).
  */
 void async_target_gone(struct daemon *d);

@@ -13,7 +13,6 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "async.h"
 #include "cmd.h"
 #include "log.h"
 #include "opener.h"
@@ -297,11 +296,12 @@ int cmd_check_access(struct cmd *cmd, bool by_write)
 int cmd_target_failed(struct daemon *d, int err)
 {
 	/* sg and bsg say ENODEV or ENXIO once the device is going away */
-	if ((err == -ENODEV || err == -ENXIO) && !atomic_exchange(&d->target_gone, true)) {
-		daemon_warn(d, "%s is gone: %s; new commands get ENODEV", d->target->info.path,
-			    strerror(-err));
-		async_target_gone(d); /* parked calls with nothing to wait for end */
-	}
+	if (err != -ENODEV && err != -ENXIO)
+		return err;
+	if (d->gone)
+		d->gone(d, err);
+	else
+		atomic_store(&d->target_gone, true);
 	return err;
 }
 

@@ -49,6 +49,16 @@ static void binding_gone(struct daemon *d)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* d->gone: a command found the bound device gone. */
+static void binding_target_gone(struct daemon *d, int err)
+{
+	if (atomic_exchange(&d->target_gone, true))
+		return;
+	daemon_warn(d, "%s is gone: %s; new commands get ENODEV", d->target->info.path,
+		    strerror(-err));
+	async_target_gone(d); /* parked calls with nothing to wait for end */
+}
+
 static void binding_free(struct binding *b)
 {
 	async_daemon_fini(&b->d);
@@ -192,6 +202,7 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	/* commands go to the shared workers: no binding holds libfuse's */
 	b->d.inline_max = 0;
 	b->d.openers_gone = binding_gone;
+	b->d.gone = binding_target_gone;
 	daemon_init(&b->d);
 	pthread_mutex_lock(&c->lock);
 	list_add(&b->node, &c->live);

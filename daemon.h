@@ -71,7 +71,7 @@ struct daemon {
 	unsigned queue_depth;	 /* v3 commands written and not read, per opener; 0: 16 */
 	uint32_t max_xfer;	 /* most data one command may move on our path */
 	int max_xfer_errno;	 /* and the errno for more */
-	atomic_bool target_gone; /* SG_IO said ENODEV: the device was removed */
+	atomic_bool target_gone; /* the device is going away; set through gone() */
 	struct filter_policy policy; /* who may send which command; read-only */
 	unsigned inline_max;	     /* libfuse workers that may run a command themselves */
 	atomic_uint inline_busy;     /* how many do now */
@@ -85,6 +85,13 @@ struct daemon {
 	struct pool *serve; /* elastic: client copies a shared thread hands off; or NULL */
 	/* called once the last opener is freed (from any thread); or NULL */
 	void (*openers_gone)(struct daemon *d);
+	/*
+	 * The one way the device goes, from any thread: err is a command's
+	 * -ENODEV or -ENXIO, or 0 for the device's removal.  Set by d's owner
+	 * (node.c, control.c): sets target_gone, logs once, ends the parked
+	 * calls.  NULL: target_gone is only set.
+	 */
+	void (*gone)(struct daemon *d, int err);
 };
 
 /* A line naming the node (d->name; the prefix if NULL). */
