@@ -22,7 +22,7 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi.o target.o pool.o creds.o guard.o uaccess.o cmd.o sgio.o async.o ioctl.o midlayer.o log.o filter.o \
+MODULES := scsi.o target.o pool.o creds.o guard.o uaccess.o ioctx.o cmd.o sgio.o async.o ioctl.o midlayer.o log.o filter.o \
 	caps.o notify.o opener.o control.o
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node.o udev.o fleet.o

@@ -33,7 +33,9 @@
 
 #include "async.h"
 #include "cmd.h"
+#include "daemon.h"
 #include "guard.h"
+#include "ioctx.h"
 #include "log.h"
 #include "opener.h"
 #include "uaccess.h"

@@ -11,8 +11,11 @@
 
 #include <scsi/sg.h>
 
-#include "daemon.h"
-#include "opener.h"
+struct daemon;
+struct fuse_pollhandle;
+struct fuse_req; /* libfuse's fuse_req_t */
+struct opener;
+struct scsi_cmd;
 
 /*
  * Stop what the asynchronous interface runs for d (the resolver of forced
@@ -21,9 +24,9 @@
  */
 void async_daemon_fini(struct daemon *d);
 
-void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size, int flags);
-void async_read(fuse_req_t req, struct opener *o, size_t size, int flags);
-void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph);
+void async_write(struct fuse_req *req, struct opener *o, const char *buf, size_t size, int flags);
+void async_read(struct fuse_req *req, struct opener *o, size_t size, int flags);
+void async_poll(struct fuse_req *req, struct opener *o, struct fuse_pollhandle *ph);
 
 /* The target's done function: a command on an opener's target queue ended. */
 void async_target_done(struct scsi_cmd *c, int err);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "daemon.h"
 #include "log.h"
 #include "opener.h"
 #include "uaccess.h"

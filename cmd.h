@@ -20,6 +20,7 @@
 #include "pool.h"
 #include "scsi.h"
 
+struct fuse_req; /* libfuse's fuse_req_t */
 struct opener;
 
 /* One command, synchronous (SG_IO) or asynchronous (write/read). */
@@ -38,7 +39,7 @@ struct cmd {
 	uint32_t duration;     /* ms from the call to the target's answer, or CMD_NO_DURATION */
 	struct daemon *d;
 	int chan; /* the opener's channel to the target */
-	fuse_req_t req;
+	struct fuse_req *req;
 	uint64_t arg; /* the client's header */
 	pid_t tid;
 	bool direct;

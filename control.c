@@ -9,9 +9,12 @@
 
 #include "async.h"
 #include "control.h"
+#include "daemon.h"
 #include "ioctl.h"
+#include "ioctx.h"
 #include "list.h"
 #include "opener.h"
+#include "uaccess.h"
 
 struct control {
 	struct daemon *cd;

@@ -13,14 +13,14 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include <fuse3/cuse_lowlevel.h>
-
-#include "creds.h"
 #include "filter.h"
 #include "list.h"
 #include "log.h"
-#include "pool.h"
 #include "target.h"
+
+struct pool;
+struct resolver;
+struct watchdog;
 
 /*
  * The deepest queue of written commands an open file may have: --queue-depth

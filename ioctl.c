@@ -12,9 +12,12 @@
 #include <string.h>
 
 #include "async.h"
+#include "daemon.h"
 #include "ioctl.h"
+#include "ioctx.h"
 #include "log.h"
 #include "midlayer.h"
+#include "opener.h"
 #include "sgio.h"
 
 #ifndef SCSI_IOCTL_GET_BUS_NUMBER

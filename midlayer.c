@@ -14,10 +14,13 @@
 
 #include "async.h"
 #include "cmd.h"
+#include "daemon.h"
 #include "guard.h"
+#include "ioctx.h"
 #include "log.h"
 #include "midlayer.h"
 #include "opener.h"
+#include "uaccess.h"
 
 #ifndef SCSI_IOCTL_SEND_COMMAND
 #define SCSI_IOCTL_SEND_COMMAND 1

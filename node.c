@@ -28,13 +28,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fuse3/cuse_lowlevel.h>
+
 #include "async.h"
 #include "control.h"
 #include "daemon.h"
 #include "guard.h"
 #include "ioctl.h"
+#include "ioctx.h"
 #include "node.h"
 #include "opener.h"
+#include "pool.h"
 #include "uaccess.h"
 #include "udev.h"
 

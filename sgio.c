@@ -15,10 +15,13 @@
 
 #include "async.h"
 #include "cmd.h"
+#include "daemon.h"
 #include "guard.h"
+#include "ioctx.h"
 #include "log.h"
 #include "opener.h"
 #include "sgio.h"
+#include "uaccess.h"
 
 struct plan {
 	struct iovec in[FUSE_IOCTL_MAX_IOV], out[FUSE_IOCTL_MAX_IOV];

@@ -9,7 +9,7 @@
 #ifndef CUSE_BSG_SGIO_H
 #define CUSE_BSG_SGIO_H
 
-#include "uaccess.h"
+struct ioctx;
 
 /*
  * Who answers a SG_IO: the worker (COMPLETING) or the interrupt, which

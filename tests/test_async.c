@@ -34,6 +34,7 @@
 #include "fake.h"
 #include "guard.h"
 #include "ioctl.h"
+#include "ioctx.h"
 #include "opener.h"
 #include "sgio.h"
 

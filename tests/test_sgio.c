@@ -23,6 +23,7 @@
 #include "cmd.h"
 #include "fake.h"
 #include "ioctl.h"
+#include "ioctx.h"
 #include "midlayer.h"
 #include "opener.h"
 #include "sgio.h"
