@@ -478,6 +478,51 @@ struct origin {
  * CMD_ANSWERED, or the header's errno.  *ret_tag (if not NULL): the
  * command's generated_tag.
  */
+/*
+ * cmd at the tail of o's list, with its generated_tag, holding o: 0, or
+ * sg's errno for a full queue (cmd untouched).
+ */
+static int enqueue(struct opener *o, struct cmd *cmd, const struct origin *from)
+{
+	unsigned version = cmd->r.version;
+
+	pthread_mutex_lock(&o->lock);
+	/* the ioctls' bound is the file's, whatever the write()s' depth */
+	if (o->queued >= (from->ioctl ? DAEMON_MAX_DEPTH : queue_limit(o, version))) {
+		pthread_mutex_unlock(&o->lock);
+		/* sg: EDOM, blocking or not */
+		return version == 3 && !from->ioctl ? -EDOM : -EAGAIN;
+	}
+	o->queued++;
+	o->refs++;
+	cmd->tag = o->next_tag;
+	o->next_tag = o->next_tag == INT32_MAX ? 0 : o->next_tag + 1;
+	list_add_tail(&cmd->node, &o->cmds);
+	pthread_mutex_unlock(&o->lock);
+	return 0;
+}
+
+/* Undo enqueue(): cmd, refused before its call was answered, was never seen. */
+static void dequeue(struct opener *o, struct cmd *cmd)
+{
+	pthread_mutex_lock(&o->lock);
+	list_del(&cmd->node);
+	o->queued--;
+	o->refs--;
+	pthread_mutex_unlock(&o->lock);
+}
+
+/* What a header of version says of the file: the last written, and sg's command queuing. */
+static void note_version(struct opener *o, unsigned version, bool by_ioctl)
+{
+	int off = 0;
+
+	if (!by_ioctl)
+		atomic_store(&o->wrote, version);
+	if (version == 3)
+		atomic_compare_exchange_strong(&o->cmd_q, &off, 1); /* as sg_new_write() */
+}
+
 static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr, size_t len,
 		      struct batch *b, const struct origin *from, int *ret_tag)
 {
@@ -495,38 +540,19 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 	cmd->owner = from->owner;
 	cmd->mrq = from->mrq;
 	cmd->mrq_ind = from->mrq_ind;
-	pthread_mutex_lock(&o->lock);
-	/* the ioctls' bound is the file's, whatever the write()s' depth */
-	if (o->queued >= (from->ioctl ? DAEMON_MAX_DEPTH : queue_limit(o, r.version))) {
-		pthread_mutex_unlock(&o->lock);
+	err = enqueue(o, cmd, from);
+	if (err) {
 		cmd_free(cmd);
-		/* sg: EDOM, blocking or not */
-		return r.version == 3 && !from->ioctl ? -EDOM : -EAGAIN;
+		return err;
 	}
-	o->queued++;
-	o->refs++;
-	cmd->tag = o->next_tag;
-	o->next_tag = o->next_tag == INT32_MAX ? 0 : o->next_tag + 1;
-	list_add_tail(&cmd->node, &o->cmds);
-	pthread_mutex_unlock(&o->lock);
 	if (ret_tag)
 		*ret_tag = cmd->tag;
-	if (!from->ioctl)
-		atomic_store(&o->wrote, r.version);
-	if (r.version == 3) {
-		int off = 0;
-
-		atomic_compare_exchange_strong(&o->cmd_q, &off, 1); /* as sg_new_write() */
-	}
+	note_version(o, r.version, from->ioctl);
 	err = fetch_guarded(o, req, cmd);
 	if (!err)
 		err = cmd_check_access(cmd, !from->ioctl);
 	if (err) {
-		pthread_mutex_lock(&o->lock);
-		list_del(&cmd->node);
-		o->queued--;
-		o->refs--;
-		pthread_mutex_unlock(&o->lock);
+		dequeue(o, cmd);
 		cmd_recycle(cmd);
 		return err;
 	}
@@ -1064,6 +1090,45 @@ static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err
 	return guard_end(o->d->wd, &g);
 }
 
+/*
+ * What a read may take now: up to size bytes of o's completions w names,
+ * into cmds (how many; none while its pack_id is unresolved), holding o for
+ * their delivery; none taken, *gone says whether it ends ENODEV.
+ */
+static unsigned read_take(struct opener *o, const struct want *w, size_t size, bool unresolved,
+			  struct cmd **cmds, bool *gone)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&o->lock);
+	n = unresolved ? 0 : take_done(o, w, size, cmds);
+	if (n)
+		o->refs++; /* deliver() goes on after its answer, when the
+			    * client may already have closed the file */
+	*gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !still_running(o, w));
+	pthread_mutex_unlock(&o->lock);
+	return n;
+}
+
+/* The read, to park: in p, or a new one if p is NULL; NULL if req was answered ENOMEM. */
+static struct parked *read_parked(struct parked *p, fuse_req_t req, pid_t tid, size_t size,
+				  const struct want *w, bool unresolved, int flags)
+{
+	if (!p)
+		p = malloc(sizeof(*p));
+	if (!p) {
+		fuse_reply_err(req, ENOMEM);
+		return NULL;
+	}
+	*p = (struct parked){ .req = req,
+			      .tid = tid,
+			      .size = size,
+			      .w = *w,
+			      .unresolved = unresolved,
+			      .nonblock = flags & O_NONBLOCK };
+	return p;
+}
+
 /* The rest of a read: a completion of pack_id now, EAGAIN, ENODEV, or parked. */
 static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, int flags,
 		    int pack_id, bool unresolved)
@@ -1075,14 +1140,7 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 	bool gone;
 
 	for (;;) {
-		pthread_mutex_lock(&o->lock);
-		n = unresolved ? 0 : take_done(o, &w, size, cmds);
-		if (n)
-			o->refs++; /* deliver() goes on after its answer, when the
-				    * client may already have closed the file */
-		gone = !n && atomic_load(&o->d->target_gone) &&
-		       (unresolved || !still_running(o, &w));
-		pthread_mutex_unlock(&o->lock);
+		n = read_take(o, &w, size, unresolved, cmds, &gone);
 		if (n) {
 			free(p);
 			if (deliver(o, req, tid, size, cmds, n))
@@ -1096,18 +1154,9 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 			fuse_reply_err(req, flags & O_NONBLOCK ? EAGAIN : ENODEV);
 			return;
 		}
+		p = read_parked(p, req, tid, size, &w, unresolved, flags);
 		if (!p)
-			p = malloc(sizeof(*p));
-		if (!p) {
-			fuse_reply_err(req, ENOMEM);
 			return;
-		}
-		*p = (struct parked){ .req = req,
-				      .tid = tid,
-				      .size = size,
-				      .w = w,
-				      .unresolved = unresolved,
-				      .nonblock = flags & O_NONBLOCK };
 		switch (park_call(o, &o->readers, p, false, reader_ready)) {
 		case PARKED:
 			if (unresolved && !resolve_later(o, req, tid))
@@ -1175,40 +1224,48 @@ static void answer_all(struct list_head *list, int err)
 	}
 }
 
+/*
+ * Under o->lock: the first parked reader a completion now satisfies, taken
+ * off the list, with its completions in cmds (*n) and, for a receive, its
+ * result (*res: 0 or -errno); or NULL.
+ */
+static struct parked *satisfied_reader(struct opener *o, struct cmd **cmds, unsigned *n, int *res)
+{
+	struct parked *it;
+
+	list_for_each_entry(it, &o->readers, node) {
+		if (it->unresolved)
+			continue;
+		if (it->rcv) {
+			*res = rcv_try(o, it->rcv, false, true, cmds, n);
+			if (*res > 0)
+				continue;
+		} else {
+			*res = 0;
+			*n = take_done(o, &it->w, it->size, cmds);
+			if (!*n)
+				continue;
+		}
+		list_del(&it->node);
+		return it;
+	}
+	return NULL;
+}
+
 /* Serve the parked readers that a completion now satisfies. */
 static void serve_readers(struct opener *o)
 {
 	struct cmd *cmds[RCV_MAX];
 	struct list_head gone;
-	struct parked *p, *it;
+	struct parked *p;
 	unsigned n = 0;
 	int res = 0;
 
 	for (;;) {
-		p = NULL;
 		list_init(&gone);
 		pthread_mutex_lock(&o->lock);
-		list_for_each_entry(it, &o->readers, node) {
-			if (it->unresolved)
-				continue;
-			if (it->rcv) {
-				res = rcv_try(o, it->rcv, false, true, cmds, &n);
-				if (res <= 0) {
-					p = it;
-					break;
-				}
-				continue;
-			}
-			res = 0;
-			n = take_done(o, &it->w, it->size, cmds);
-			if (n) {
-				p = it;
-				break;
-			}
-		}
-		if (p)
-			list_del(&p->node);
-		else
+		p = satisfied_reader(o, cmds, &n, &res);
+		if (!p)
 			take_gone_readers(o, &gone);
 		pthread_mutex_unlock(&o->lock);
 		if (!p) {
@@ -1675,6 +1732,81 @@ static unsigned mrq_id(struct opener *o)
  * for every command taken, whose completions no other call sees, and gets
  * them at their places in din_xferp: ARRAY_WAITS, with *wait set up.
  */
+/* The array's n requests from the caller into *ret, each checked: 0 or -errno (or CMD_ANSWERED). */
+static int array_fetch(struct ioctx *x, const struct sg_io_v4 *cop, unsigned n, unsigned cdb_len,
+		       bool immed, struct sg_io_v4 **ret)
+{
+	struct sg_io_v4 *hdrs = NULL;
+	int err = 0;
+
+	if (n && !(hdrs = calloc(n, sizeof(*hdrs))))
+		return -ENOMEM;
+	if (n)
+		err = copy_guarded(x->o, x->req, x->tid, cop->dout_xferp, hdrs, n * sizeof(*hdrs),
+				   false);
+	for (unsigned k = 0; !err && k < n; k++) {
+		err = scsi_mrq_request(&hdrs[k], cop, k, cdb_len, immed);
+		/* waiting for one before the next is not offered (README) */
+		if (!err && !immed && (hdrs[k].flags & SGV4_FLAG_COMPLETE_B4))
+			err = -EOPNOTSUPP;
+	}
+	if (err) {
+		free(hdrs);
+		return err;
+	}
+	*ret = hdrs;
+	return 0;
+}
+
+/* Each of hdrs[0..n) into b in turn until one cannot be: how many (*k), and why not (s_res). */
+static int array_take(struct ioctx *x, const struct sg_io_v4 *hdrs, unsigned n, struct origin *from,
+		      struct batch *b, unsigned *k)
+{
+	int s_res = 0;
+
+	for (*k = 0; *k < n; (*k)++) {
+		from->mrq_ind = *k;
+		s_res = submit_one(x->o, x->req, x->tid, &hdrs[*k], sizeof(hdrs[*k]), b, from,
+				   NULL);
+		if (s_res)
+			break;
+	}
+	return s_res;
+}
+
+/* A blocking array's call, to wait for its k commands taken of n. */
+static void array_wait(const struct ioctx *x, const struct sg_io_v4 *cop, const struct origin *from,
+		       unsigned n, unsigned k, int s_res, struct rcv *wait)
+{
+	*wait = (struct rcv){
+		.req = x->req,
+		.tid = x->tid,
+		.arg = x->arg,
+		.w = { .id = -1, .owner = from->owner, .version = 4, .mrq = from->mrq },
+		.mrq = true,
+		.max = k,
+		.cop = *cop,
+		.ordered = true,
+		.total = n,
+		.submitted = k,
+		.s_res = s_res
+	};
+}
+
+/* The control object's answer: k of n taken, the rest not for s_res. */
+static int array_answer(struct ioctx *x, struct sg_io_v4 *cop, bool immed, unsigned n, unsigned k,
+			int s_res)
+{
+	zero_outputs(cop);
+	cop->info = immed ? k : 0; /* sg: taken, or completed */
+	cop->dout_resid = (int32_t)(n - k);
+	if (cop->din_xfer_len) {
+		cop->din_resid = (int32_t)n;
+		cop->spare_out = (uint32_t)-s_res;
+	}
+	return copy_guarded(x->o, x->req, x->tid, x->arg, cop, sizeof(*cop), true);
+}
+
 static int submit_array(struct ioctx *x, struct sg_io_v4 *cop, const struct origin *from0,
 			struct batch *b, struct rcv *wait)
 {
@@ -1688,23 +1820,10 @@ static int submit_array(struct ioctx *x, struct sg_io_v4 *cop, const struct orig
 	err = scsi_mrq_submit_check(cop, &n, &cdb_len);
 	if (!err && n && !immed)
 		from.mrq = mrq_id(o);
-	if (!err && n && !(hdrs = calloc(n, sizeof(*hdrs))))
-		err = -ENOMEM;
-	if (!err && n)
-		err = copy_guarded(o, x->req, x->tid, cop->dout_xferp, hdrs, n * sizeof(*hdrs),
-				   false);
-	for (k = 0; !err && k < n; k++) {
-		err = scsi_mrq_request(&hdrs[k], cop, k, cdb_len, immed);
-		/* waiting for one before the next is not offered (README) */
-		if (!err && !immed && (hdrs[k].flags & SGV4_FLAG_COMPLETE_B4))
-			err = -EOPNOTSUPP;
-	}
-	for (k = 0; !err && k < n; k++) {
-		from.mrq_ind = k;
-		s_res = submit_one(o, x->req, x->tid, &hdrs[k], sizeof(hdrs[k]), b, &from, NULL);
-		if (s_res)
-			break;
-	}
+	if (!err)
+		err = array_fetch(x, cop, n, cdb_len, immed, &hdrs);
+	if (!err)
+		s_res = array_take(x, hdrs, n, &from, b, &k);
 	free(hdrs);
 	if (s_res == CMD_ANSWERED) {
 		batch_cancel(o, b);
@@ -1713,29 +1832,10 @@ static int submit_array(struct ioctx *x, struct sg_io_v4 *cop, const struct orig
 	if (err)
 		return err;
 	if (!immed && k) {
-		*wait = (struct rcv){
-			.req = x->req,
-			.tid = x->tid,
-			.arg = x->arg,
-			.w = { .id = -1, .owner = from.owner, .version = 4, .mrq = from.mrq },
-			.mrq = true,
-			.max = k,
-			.cop = *cop,
-			.ordered = true,
-			.total = n,
-			.submitted = k,
-			.s_res = s_res
-		};
+		array_wait(x, cop, &from, n, k, s_res, wait);
 		return ARRAY_WAITS;
 	}
-	zero_outputs(cop);
-	cop->info = immed ? k : 0; /* sg: taken, or completed */
-	cop->dout_resid = (int32_t)(n - k);
-	if (cop->din_xfer_len) {
-		cop->din_resid = (int32_t)n;
-		cop->spare_out = (uint32_t)-s_res;
-	}
-	return copy_guarded(o, x->req, x->tid, x->arg, cop, sizeof(*cop), true);
+	return array_answer(x, cop, immed, n, k, s_res);
 }
 
 /* One v3 or v4 header; with SGV4_FLAG_YIELD_TAG its generated_tag written back. */
