@@ -15,11 +15,11 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "daemon.h"
 #include "list.h"
 #include "pool.h"
 #include "scsi.h"
 
+struct daemon;
 struct fuse_req; /* libfuse's fuse_req_t */
 struct opener;
 
