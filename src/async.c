@@ -32,9 +32,13 @@
 #include <time.h>
 
 #include "async.h"
+#include "cmd.h"
+#include "daemon.h"
 #include "guard.h"
+#include "ioctx.h"
 #include "log.h"
-#include "sgio.h"
+#include "opener.h"
+#include "uaccess.h"
 
 #define SG_HEADER_LEN 36 /* the legacy struct sg_header */
 
@@ -109,97 +113,10 @@ struct parked {
 #define RCV_MAX DAEMON_MAX_DEPTH
 
 static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool take,
-		   struct sgio_cmd **cmds, unsigned *n);
-static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd **cmds, unsigned n);
+		   struct cmd **cmds, unsigned *n);
+static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmds, unsigned n);
 
-int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident)
-{
-	list_init(&o->cmds);
-	list_init(&o->pend);
-	list_init(&o->readers);
-	list_init(&o->writers);
-	uaccess_status_init(&o->status);
-	o->ident.pidfd = -1;
-	/*
-	 * The context read() and write() must match.  An opener we cannot see
-	 * (another pid namespace: tid 0) or cannot read through ptrace rights
-	 * (no direct path, where read() and write() are refused anyway) stays
-	 * unknown and matches no caller; one we fail to read is refused.
-	 */
-	if (ident) {
-		o->ident = *ident; /* taken over */
-		*ident = (struct uaccess_ident){ .pidfd = -1 };
-	} else if (tid > 0 && o->d->direct) {
-		int err = uaccess_ident_read(&o->status, tid, &o->ident);
-
-		if (err) {
-			uaccess_status_fini(&o->status);
-			return err;
-		}
-	}
-	pthread_mutex_init(&o->lock, NULL);
-	pthread_mutex_init(&o->status_lock, NULL);
-	pthread_mutex_init(&o->bufs_lock, NULL);
-	o->refs = 1;
-	o->achan = -1;
-	atomic_init(&o->wrote, 0);
-	pthread_mutex_lock(&o->d->openers_lock);
-	o->d_next = o->d->opener_list;
-	if (o->d_next)
-		o->d_next->d_prev = o;
-	o->d->opener_list = o;
-	pthread_mutex_unlock(&o->d->openers_lock);
-	return 0;
-}
-
-static void opener_unlist(struct opener *o)
-{
-	struct daemon *d = o->d;
-
-	pthread_mutex_lock(&d->openers_lock);
-	if (o->d_prev)
-		o->d_prev->d_next = o->d_next;
-	else
-		d->opener_list = o->d_next;
-	if (o->d_next)
-		o->d_next->d_prev = o->d_prev;
-	pthread_mutex_unlock(&d->openers_lock);
-}
-
-void async_opener_get(struct opener *o)
-{
-	pthread_mutex_lock(&o->lock);
-	o->refs++;
-	pthread_mutex_unlock(&o->lock);
-}
-
-void async_opener_put(struct opener *o)
-{
-	struct daemon *d = o->d;
-	bool last;
-
-	pthread_mutex_lock(&o->lock);
-	last = --o->refs == 0;
-	pthread_mutex_unlock(&o->lock);
-	if (!last)
-		return;
-	opener_unlist(o);
-	d->target->ops->chan_close(d->target, o->chan);
-	if (o->achan >= 0)
-		d->target->ops->chan_close(d->target, o->achan);
-	if (o->tq)
-		d->target->ops->queue_close(d->target, o->tq);
-	uaccess_status_fini(&o->status);
-	uaccess_ident_fini(&o->ident);
-	pthread_mutex_destroy(&o->status_lock);
-	sgio_buffers_free(o);
-	pthread_mutex_destroy(&o->bufs_lock);
-	pthread_mutex_destroy(&o->lock);
-	free(o);
-	daemon_opener_put(d);
-}
-
-static int pack_id_of(const struct sgio_cmd *cmd)
+static int pack_id_of(const struct cmd *cmd)
 {
 	return cmd->r.version == 3 ? cmd->r.hdr.v3.pack_id : (int)cmd->r.hdr.v4.request_extra;
 }
@@ -224,7 +141,7 @@ static unsigned poll_limit(struct opener *o)
 	return queue_limit(o, atomic_load(&o->wrote) == 3 ? 3 : 4);
 }
 
-static struct sgio_cmd *oldest_done(struct opener *o, const struct want *w);
+static struct cmd *oldest_done(struct opener *o, const struct want *w);
 static bool still_running(struct opener *o, const struct want *w);
 static bool rcv_ready(struct opener *o, const struct rcv *rc);
 
@@ -295,7 +212,7 @@ static void mrq_release(struct opener *o, const struct parked *p)
 	if (!id)
 		return;
 	pthread_mutex_lock(&o->lock);
-	struct sgio_cmd *c;
+	struct cmd *c;
 
 	list_for_each_entry(c, &o->cmds, node)
 		if (c->mrq == id)
@@ -425,7 +342,7 @@ static int open_async_chan(struct opener *o)
 	else
 		err = chan = t->ops->chan_open(t);
 	if (err < 0) /* the device node gone with the device is ENODEV, as sg */
-		return sgio_target_failed(o->d, err == -ENOENT ? -ENODEV : err);
+		return cmd_target_failed(o->d, err == -ENOENT ? -ENODEV : err);
 	pthread_mutex_lock(&o->lock);
 	have = o->achan >= 0 || o->tq;
 	if (!have) {
@@ -440,10 +357,10 @@ static int open_async_chan(struct opener *o)
 	return 0;
 }
 
-static void complete_async(struct sgio_cmd *cmd, int err, bool placed);
+static void complete_async(struct cmd *cmd, int err, bool placed);
 
 /* Start cmd at the target: on its queue, or on a pool worker. */
-static void dispatch(struct sgio_cmd *cmd)
+static void dispatch(struct cmd *cmd)
 {
 	struct daemon *d = cmd->d;
 	int err;
@@ -459,7 +376,7 @@ static void dispatch(struct sgio_cmd *cmd)
 		      : d->target->ops->queue_submit(d->target, cmd->o->tq, &cmd->c);
 	if (err) {
 		atomic_fetch_sub(&d->at_target, 1); /* it never got there */
-		complete_async(cmd, sgio_target_failed(d, err), true);
+		complete_async(cmd, cmd_target_failed(d, err), true);
 	}
 }
 
@@ -476,27 +393,27 @@ static void batch_init(struct batch *b)
 	list_init(&b->cmds);
 }
 
-static void batch_add(struct batch *b, struct sgio_cmd *cmd)
+static void batch_add(struct batch *b, struct cmd *cmd)
 {
 	list_add_tail(&cmd->pend, &b->cmds);
 }
 
 /* The batch's first command, taken off it, or NULL. */
-static struct sgio_cmd *batch_take(struct batch *b)
+static struct cmd *batch_take(struct batch *b)
 {
-	struct sgio_cmd *cmd = list_first_entry_or_null(&b->cmds, struct sgio_cmd, pend);
+	struct cmd *cmd = list_first_entry_or_null(&b->cmds, struct cmd, pend);
 
 	if (cmd)
 		list_del(&cmd->pend);
 	return cmd;
 }
 
-static bool take_place(struct opener *o, struct sgio_cmd *cmd);
+static bool take_place(struct opener *o, struct cmd *cmd);
 
 /* After the write's answer: each command to the target, or to wait for its place. */
 static void batch_start(struct batch *b)
 {
-	struct sgio_cmd *cmd;
+	struct cmd *cmd;
 
 	while ((cmd = batch_take(b)))
 		if (take_place(cmd->o, cmd))
@@ -504,7 +421,7 @@ static void batch_start(struct batch *b)
 }
 
 /* cmd may start now (true), or waits for one of its opener's to end. */
-static bool take_place(struct opener *o, struct sgio_cmd *cmd)
+static bool take_place(struct opener *o, struct cmd *cmd)
 {
 	unsigned max = o->d->max_running;
 	bool go;
@@ -523,7 +440,7 @@ static bool take_place(struct opener *o, struct sgio_cmd *cmd)
 /* Undo what b took: the write that took them was answered with an error. */
 static void batch_cancel(struct opener *o, struct batch *b)
 {
-	struct sgio_cmd *cmd;
+	struct cmd *cmd;
 
 	while ((cmd = batch_take(b))) {
 		pthread_mutex_lock(&o->lock);
@@ -531,21 +448,21 @@ static void batch_cancel(struct opener *o, struct batch *b)
 		o->queued--;
 		o->refs--;
 		pthread_mutex_unlock(&o->lock);
-		sgio_cmd_recycle(cmd);
+		cmd_recycle(cmd);
 	}
 	batch_init(b);
 }
 
 /* The CDB and data-out of cmd from the writer of req, during its write(). */
-static int fetch_guarded(struct opener *o, fuse_req_t req, struct sgio_cmd *cmd)
+static int fetch_guarded(struct opener *o, fuse_req_t req, struct cmd *cmd)
 {
 	struct guard g;
 	int err = guard_begin(o->d->wd, &g, req, cmd->tid, &o->stuck);
 
 	if (err)
 		return err;
-	err = sgio_fetch(cmd);
-	return guard_end(o->d->wd, &g) ? err : SGIO_ANSWERED;
+	err = cmd_fetch(cmd);
+	return guard_end(o->d->wd, &g) ? err : CMD_ANSWERED;
 }
 
 /* Who submits: a write() (the opener's process) or an SG_IOSUBMIT of owner's. */
@@ -558,33 +475,23 @@ struct origin {
 /*
  * Take one header into the opener's queue and into b, to start once the
  * call is answered.  0, -EDOM or -EAGAIN when the opener's queue is full,
- * SGIO_ANSWERED, or the header's errno.  *ret_tag (if not NULL): the
+ * CMD_ANSWERED, or the header's errno.  *ret_tag (if not NULL): the
  * command's generated_tag.
  */
-static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr, size_t len,
-		      struct batch *b, const struct origin *from, int *ret_tag)
+/*
+ * cmd at the tail of o's list, with its generated_tag, holding o: 0, or
+ * sg's errno for a full queue (cmd untouched).
+ */
+static int enqueue(struct opener *o, struct cmd *cmd, const struct origin *from)
 {
-	struct sgio_cmd *cmd;
-	struct scsi_req r;
-	int err;
+	unsigned version = cmd->r.version;
 
-	err = scsi_decode(hdr, len, &r);
-	if (!err)
-		err = sgio_check_limits(o->d, true, &r);
-	if (!err)
-		err = sgio_cmd_new(o, &r, tid, &cmd);
-	if (err)
-		return err;
-	cmd->owner = from->owner;
-	cmd->mrq = from->mrq;
-	cmd->mrq_ind = from->mrq_ind;
 	pthread_mutex_lock(&o->lock);
 	/* the ioctls' bound is the file's, whatever the write()s' depth */
-	if (o->queued >= (from->ioctl ? DAEMON_MAX_DEPTH : queue_limit(o, r.version))) {
+	if (o->queued >= (from->ioctl ? DAEMON_MAX_DEPTH : queue_limit(o, version))) {
 		pthread_mutex_unlock(&o->lock);
-		sgio_cmd_free(cmd);
 		/* sg: EDOM, blocking or not */
-		return r.version == 3 && !from->ioctl ? -EDOM : -EAGAIN;
+		return version == 3 && !from->ioctl ? -EDOM : -EAGAIN;
 	}
 	o->queued++;
 	o->refs++;
@@ -592,25 +499,61 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 	o->next_tag = o->next_tag == INT32_MAX ? 0 : o->next_tag + 1;
 	list_add_tail(&cmd->node, &o->cmds);
 	pthread_mutex_unlock(&o->lock);
+	return 0;
+}
+
+/* Undo enqueue(): cmd, refused before its call was answered, was never seen. */
+static void dequeue(struct opener *o, struct cmd *cmd)
+{
+	pthread_mutex_lock(&o->lock);
+	list_del(&cmd->node);
+	o->queued--;
+	o->refs--;
+	pthread_mutex_unlock(&o->lock);
+}
+
+/* What a header of version says of the file: the last written, and sg's command queuing. */
+static void note_version(struct opener *o, unsigned version, bool by_ioctl)
+{
+	int off = 0;
+
+	if (!by_ioctl)
+		atomic_store(&o->wrote, version);
+	if (version == 3)
+		atomic_compare_exchange_strong(&o->cmd_q, &off, 1); /* as sg_new_write() */
+}
+
+static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr, size_t len,
+		      struct batch *b, const struct origin *from, int *ret_tag)
+{
+	struct cmd *cmd;
+	struct scsi_req r;
+	int err;
+
+	err = scsi_decode(hdr, len, &r);
+	if (!err)
+		err = cmd_check_limits(o->d, true, &r);
+	if (!err)
+		err = cmd_new(o, &r, tid, &cmd);
+	if (err)
+		return err;
+	cmd->owner = from->owner;
+	cmd->mrq = from->mrq;
+	cmd->mrq_ind = from->mrq_ind;
+	err = enqueue(o, cmd, from);
+	if (err) {
+		cmd_free(cmd);
+		return err;
+	}
 	if (ret_tag)
 		*ret_tag = cmd->tag;
-	if (!from->ioctl)
-		atomic_store(&o->wrote, r.version);
-	if (r.version == 3) {
-		int off = 0;
-
-		atomic_compare_exchange_strong(&o->cmd_q, &off, 1); /* as sg_new_write() */
-	}
+	note_version(o, r.version, from->ioctl);
 	err = fetch_guarded(o, req, cmd);
 	if (!err)
-		err = sgio_check_access(cmd, !from->ioctl);
+		err = cmd_check_access(cmd, !from->ioctl);
 	if (err) {
-		pthread_mutex_lock(&o->lock);
-		list_del(&cmd->node);
-		o->queued--;
-		o->refs--;
-		pthread_mutex_unlock(&o->lock);
-		sgio_cmd_recycle(cmd);
+		dequeue(o, cmd);
+		cmd_recycle(cmd);
 		return err;
 	}
 	cmd->chan = o->achan;
@@ -620,7 +563,7 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 
 /*
  * Take what fits of a v4 array into b.  Bytes taken, or -errno if none was,
- * or SGIO_ANSWERED (b then cancelled: the write got EFAULT).
+ * or CMD_ANSWERED (b then cancelled: the write got EFAULT).
  */
 static long submit_headers(struct opener *o, fuse_req_t req, pid_t tid, const unsigned char *buf,
 			   size_t len, struct batch *b)
@@ -634,7 +577,7 @@ static long submit_headers(struct opener *o, fuse_req_t req, pid_t tid, const un
 		if (err)
 			break;
 	}
-	if (err == SGIO_ANSWERED) {
+	if (err == CMD_ANSWERED) {
 		batch_cancel(o, b);
 		return err;
 	}
@@ -673,7 +616,7 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 			return;
 	}
 	free(p);
-	if (n == SGIO_ANSWERED)
+	if (n == CMD_ANSWERED)
 		return;
 	if (n < 0)
 		fuse_reply_err(req, -n);
@@ -718,7 +661,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	err = size < SCSI_V3_HDR_LEN
 		      ? -EINVAL
 		      : submit_one(o, req, tid, buf, SCSI_V3_HDR_LEN, &b, &from, NULL);
-	if (err == SGIO_ANSWERED)
+	if (err == CMD_ANSWERED)
 		return;
 	if (err)
 		fuse_reply_err(req, -err);
@@ -732,7 +675,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
  * kept for read()) is any caller's; --shared-queue's files share every
  * completion, as pre-4.19 bsg did.
  */
-static bool wanted(const struct opener *o, const struct sgio_cmd *c, const struct want *w)
+static bool wanted(const struct opener *o, const struct cmd *c, const struct want *w)
 {
 	if (c->mrq != w->mrq)
 		return false;
@@ -747,11 +690,11 @@ static bool wanted(const struct opener *o, const struct sgio_cmd *c, const struc
  * Caller holds o->lock.  The oldest command from pos (a node of o->cmds, or
  * the head itself: none) on that w wants, done or not.
  */
-static struct sgio_cmd *find_from(struct opener *o, struct list_head *pos, const struct want *w,
-				  bool done)
+static struct cmd *find_from(struct opener *o, struct list_head *pos, const struct want *w,
+			     bool done)
 {
 	for (; pos != &o->cmds; pos = pos->next) {
-		struct sgio_cmd *c = list_entry(pos, struct sgio_cmd, node);
+		struct cmd *c = list_entry(pos, struct cmd, node);
 
 		if (c->done == done && wanted(o, c, w))
 			return c;
@@ -760,7 +703,7 @@ static struct sgio_cmd *find_from(struct opener *o, struct list_head *pos, const
 }
 
 /* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
-static struct sgio_cmd *oldest_done(struct opener *o, const struct want *w)
+static struct cmd *oldest_done(struct opener *o, const struct want *w)
 {
 	return find_from(o, o->cmds.next, w, true);
 }
@@ -782,11 +725,10 @@ static struct want read_want(const struct opener *o, int pack_id)
  * a reader: one v3, or as many v4 as fit, at most READ_MAX_HDRS (cmds'
  * size).  Returns how many, in cmds.
  */
-static unsigned take_done(struct opener *o, const struct want *w, size_t room,
-			  struct sgio_cmd **cmds)
+static unsigned take_done(struct opener *o, const struct want *w, size_t room, struct cmd **cmds)
 {
 	struct want v4 = *w;
-	struct sgio_cmd *c = oldest_done(o, w);
+	struct cmd *c = oldest_done(o, w);
 	unsigned n = 0;
 
 	v4.version = 4;
@@ -806,7 +748,7 @@ static unsigned take_done(struct opener *o, const struct want *w, size_t room,
 }
 
 /* Data-in and sense into the reader; the header into out.  0 or -errno. */
-static int deliver_one(struct sgio_cmd *cmd, pid_t tid, unsigned char *out)
+static int deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out)
 {
 	unsigned sense_len;
 	int err;
@@ -821,17 +763,17 @@ static int deliver_one(struct sgio_cmd *cmd, pid_t tid, unsigned char *out)
 		/* bsg's rule leaves out the DRIVER_SOFT an unrun abort sets */
 		cmd->r.hdr.v4.driver_status |= cmd->c.res.driver_status;
 	}
-	err = sgio_put_data(cmd, tid, sense_len);
+	err = cmd_put_data(cmd, tid, sense_len);
 	if (!err)
 		memcpy(out, cmd->r.hdr.raw, cmd->r.hdr_len);
 	return err;
 }
 
 /* Caller holds o->lock: give back completions a reader did not take. */
-static void put_back(struct opener *o, struct sgio_cmd **cmds, unsigned n)
+static void put_back(struct opener *o, struct cmd **cmds, unsigned n)
 {
 	while (n--) {
-		struct sgio_cmd *c = cmds[n];
+		struct cmd *c = cmds[n];
 
 		list_add(&c->node, &o->cmds); /* still the oldest completions */
 		o->queued++;
@@ -845,8 +787,8 @@ static void put_back(struct opener *o, struct sgio_cmd **cmds, unsigned n)
  * was the first, else given back with the rest, as is whatever was not
  * reached.  True if any was given back.
  */
-static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
-		    struct sgio_cmd **cmds, unsigned n)
+static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, struct cmd **cmds,
+		    unsigned n)
 {
 	unsigned char out[READ_MAX_HDRS * SCSI_V4_HDR_LEN];
 	size_t len = 0;
@@ -876,7 +818,7 @@ static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
 		pthread_mutex_unlock(&o->lock);
 	}
 	for (unsigned k = 0; k < used; k++)
-		sgio_cmd_recycle(cmds[k]); /* the reader's call holds the opener */
+		cmd_recycle(cmds[k]); /* the reader's call holds the opener */
 	if (!mine)
 		;
 	else if (len)
@@ -978,7 +920,7 @@ static void resume_run(struct pool_work *w, unsigned slot)
 		read_go(r->o, p->req, p->tid, p->size, p->nonblock ? O_NONBLOCK : 0,
 			r->err == -ESRCH ? -1 : pack_id, false);
 	free(p);
-	async_opener_put(r->o);
+	opener_put(r->o);
 	free(r);
 }
 
@@ -1003,7 +945,7 @@ static void resume_read(struct opener *o, fuse_req_t req, pid_t tid, int err, ui
 	}
 	*r = (struct resume){ .o = o, .p = p, .err = err, .buf = buf };
 	r->work.run = resume_run;
-	async_opener_get(o);
+	opener_get(o);
 	if (o->d->serve)
 		pool_submit(o->d->serve, &r->work);
 	else
@@ -1022,7 +964,7 @@ static bool resolve_one(struct resolve_job *job)
 	uint64_t buf = 0;
 	int err = uaccess_read_buffer(job->tid, &buf);
 
-	if (err == -EAGAIN && sgio_elapsed_ms(&job->since) < RESOLVE_MS)
+	if (err == -EAGAIN && cmd_elapsed_ms(&job->since) < RESOLVE_MS)
 		return false;
 	resume_read(job->o, job->req, job->tid, err, buf);
 	return true;
@@ -1057,7 +999,7 @@ static void *resolver_main(void *arg)
 			if (!resolve_one(job))
 				continue;
 			list_del(&job->node);
-			async_opener_put(job->o);
+			opener_put(job->o);
 			free(job);
 		}
 		/* those left go back in front of the ones added meanwhile */
@@ -1103,7 +1045,7 @@ static bool resolve_later(struct opener *o, fuse_req_t req, pid_t tid)
 		return false;
 	*job = (struct resolve_job){ .o = o, .req = req, .tid = tid };
 	clock_gettime(CLOCK_MONOTONIC, &job->since);
-	async_opener_get(o);
+	opener_get(o);
 	pthread_mutex_lock(&r->lock);
 	list_add(&job->node, &r->jobs);
 	pthread_cond_signal(&r->cond);
@@ -1125,7 +1067,7 @@ void async_daemon_fini(struct daemon *d)
 	pthread_join(r->thread, NULL);
 	list_for_each_entry_safe(job, next, &r->jobs, node) {
 		resolve_now(job->o, job->req, job->tid); /* still parked: any completion */
-		async_opener_put(job->o);
+		opener_put(job->o);
 		free(job);
 	}
 	pthread_cond_destroy(&r->cond);
@@ -1148,30 +1090,62 @@ static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err
 	return guard_end(o->d->wd, &g);
 }
 
+/*
+ * What a read may take now: up to size bytes of o's completions w names,
+ * into cmds (how many; none while its pack_id is unresolved), holding o for
+ * their delivery; none taken, *gone says whether it ends ENODEV.
+ */
+static unsigned read_take(struct opener *o, const struct want *w, size_t size, bool unresolved,
+			  struct cmd **cmds, bool *gone)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&o->lock);
+	n = unresolved ? 0 : take_done(o, w, size, cmds);
+	if (n)
+		o->refs++; /* deliver() goes on after its answer, when the
+			    * client may already have closed the file */
+	*gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !still_running(o, w));
+	pthread_mutex_unlock(&o->lock);
+	return n;
+}
+
+/* The read, to park: in p, or a new one if p is NULL; NULL if req was answered ENOMEM. */
+static struct parked *read_parked(struct parked *p, fuse_req_t req, pid_t tid, size_t size,
+				  const struct want *w, bool unresolved, int flags)
+{
+	if (!p)
+		p = malloc(sizeof(*p));
+	if (!p) {
+		fuse_reply_err(req, ENOMEM);
+		return NULL;
+	}
+	*p = (struct parked){ .req = req,
+			      .tid = tid,
+			      .size = size,
+			      .w = *w,
+			      .unresolved = unresolved,
+			      .nonblock = flags & O_NONBLOCK };
+	return p;
+}
+
 /* The rest of a read: a completion of pack_id now, EAGAIN, ENODEV, or parked. */
 static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, int flags,
 		    int pack_id, bool unresolved)
 {
-	struct sgio_cmd *cmds[READ_MAX_HDRS];
+	struct cmd *cmds[READ_MAX_HDRS];
 	struct want w = read_want(o, pack_id);
 	struct parked *p = NULL;
 	unsigned n;
 	bool gone;
 
 	for (;;) {
-		pthread_mutex_lock(&o->lock);
-		n = unresolved ? 0 : take_done(o, &w, size, cmds);
-		if (n)
-			o->refs++; /* deliver() goes on after its answer, when the
-				    * client may already have closed the file */
-		gone = !n && atomic_load(&o->d->target_gone) &&
-		       (unresolved || !still_running(o, &w));
-		pthread_mutex_unlock(&o->lock);
+		n = read_take(o, &w, size, unresolved, cmds, &gone);
 		if (n) {
 			free(p);
 			if (deliver(o, req, tid, size, cmds, n))
 				serve_readers(o);
-			async_opener_put(o);
+			opener_put(o);
 			return;
 		}
 		/* sg: EAGAIN whenever nothing is done, detaching or not */
@@ -1180,18 +1154,9 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 			fuse_reply_err(req, flags & O_NONBLOCK ? EAGAIN : ENODEV);
 			return;
 		}
+		p = read_parked(p, req, tid, size, &w, unresolved, flags);
 		if (!p)
-			p = malloc(sizeof(*p));
-		if (!p) {
-			fuse_reply_err(req, ENOMEM);
 			return;
-		}
-		*p = (struct parked){ .req = req,
-				      .tid = tid,
-				      .size = size,
-				      .w = w,
-				      .unresolved = unresolved,
-				      .nonblock = flags & O_NONBLOCK };
 		switch (park_call(o, &o->readers, p, false, reader_ready)) {
 		case PARKED:
 			if (unresolved && !resolve_later(o, req, tid))
@@ -1259,40 +1224,48 @@ static void answer_all(struct list_head *list, int err)
 	}
 }
 
+/*
+ * Under o->lock: the first parked reader a completion now satisfies, taken
+ * off the list, with its completions in cmds (*n) and, for a receive, its
+ * result (*res: 0 or -errno); or NULL.
+ */
+static struct parked *satisfied_reader(struct opener *o, struct cmd **cmds, unsigned *n, int *res)
+{
+	struct parked *it;
+
+	list_for_each_entry(it, &o->readers, node) {
+		if (it->unresolved)
+			continue;
+		if (it->rcv) {
+			*res = rcv_try(o, it->rcv, false, true, cmds, n);
+			if (*res > 0)
+				continue;
+		} else {
+			*res = 0;
+			*n = take_done(o, &it->w, it->size, cmds);
+			if (!*n)
+				continue;
+		}
+		list_del(&it->node);
+		return it;
+	}
+	return NULL;
+}
+
 /* Serve the parked readers that a completion now satisfies. */
 static void serve_readers(struct opener *o)
 {
-	struct sgio_cmd *cmds[RCV_MAX];
+	struct cmd *cmds[RCV_MAX];
 	struct list_head gone;
-	struct parked *p, *it;
+	struct parked *p;
 	unsigned n = 0;
 	int res = 0;
 
 	for (;;) {
-		p = NULL;
 		list_init(&gone);
 		pthread_mutex_lock(&o->lock);
-		list_for_each_entry(it, &o->readers, node) {
-			if (it->unresolved)
-				continue;
-			if (it->rcv) {
-				res = rcv_try(o, it->rcv, false, true, cmds, &n);
-				if (res <= 0) {
-					p = it;
-					break;
-				}
-				continue;
-			}
-			res = 0;
-			n = take_done(o, &it->w, it->size, cmds);
-			if (n) {
-				p = it;
-				break;
-			}
-		}
-		if (p)
-			list_del(&p->node);
-		else
+		p = satisfied_reader(o, cmds, &n, &res);
+		if (!p)
 			take_gone_readers(o, &gone);
 		pthread_mutex_unlock(&o->lock);
 		if (!p) {
@@ -1323,7 +1296,7 @@ static void serve_run_here(struct opener *o)
 	o->serve_queued = false; /* what completes from now on queues another */
 	pthread_mutex_unlock(&o->lock);
 	serve_readers(o);
-	async_opener_put(o);
+	opener_put(o);
 }
 
 static void serve_run(struct pool_work *w, unsigned slot)
@@ -1399,7 +1372,7 @@ void async_room(struct opener *o)
 			pthread_mutex_unlock(&o->lock);
 			continue;
 		}
-		if (n == SGIO_ANSWERED)
+		if (n == CMD_ANSWERED)
 			; /* the watchdog answered it */
 		else if (n < 0)
 			fuse_reply_err(p->req, -n);
@@ -1419,11 +1392,11 @@ void async_room(struct opener *o)
  * gone, and (placed: it held a place at the target) start the next command
  * waiting for its place.
  */
-static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
+static void complete_async(struct cmd *cmd, int err, bool placed)
 {
 	struct opener *o = cmd->o;
 	struct fuse_pollhandle *ph = NULL;
-	struct sgio_cmd *next = NULL;
+	struct cmd *next = NULL;
 	bool orphan;
 
 	if (err == -ENODEV || err == -ENXIO) {
@@ -1434,12 +1407,12 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 		err = 0;
 	}
 	cmd->err = err;
-	sgio_clear_tail(cmd);
-	sgio_duration(cmd);
-	sgio_log_cmd(cmd, cmd->err);
+	cmd_clear_tail(cmd);
+	cmd_duration(cmd);
+	cmd_log(cmd, cmd->err);
 	pthread_mutex_lock(&o->lock);
 	if (placed)
-		next = list_first_entry_or_null(&o->pend, struct sgio_cmd, pend);
+		next = list_first_entry_or_null(&o->pend, struct cmd, pend);
 	if (next) {
 		list_del(&next->pend);
 	} else if (placed) {
@@ -1458,32 +1431,32 @@ static void complete_async(struct sgio_cmd *cmd, int err, bool placed)
 	}
 	pthread_mutex_unlock(&o->lock);
 	if (orphan)
-		sgio_cmd_free(cmd); /* its opener is gone: nobody may read it */
+		cmd_free(cmd); /* its opener is gone: nobody may read it */
 	else
 		serve_later(o);
 	wake_poller(ph);
 	if (next)
 		dispatch(next); /* its place: o->running is unchanged */
-	async_opener_put(o);
+	opener_put(o);
 }
 
 static void run_async(struct pool_work *w, unsigned slot)
 {
-	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)w - offsetof(struct sgio_cmd, work));
+	struct cmd *cmd = (struct cmd *)((char *)w - offsetof(struct cmd, work));
 
 	(void)slot;
-	complete_async(cmd, sgio_run_target(cmd), true);
+	complete_async(cmd, cmd_run_target(cmd), true);
 }
 
 void async_target_done(struct scsi_cmd *c, int err)
 {
-	struct sgio_cmd *cmd = (struct sgio_cmd *)((char *)c - offsetof(struct sgio_cmd, c));
+	struct cmd *cmd = (struct cmd *)((char *)c - offsetof(struct cmd, c));
 
 	cmd->duration = stat_target_end(cmd->d, &cmd->start);
-	complete_async(cmd, err ? sgio_target_failed(cmd->d, err) : 0, true);
+	complete_async(cmd, err ? cmd_target_failed(cmd->d, err) : 0, true);
 }
 
-void async_keep(struct sgio_cmd *cmd)
+void async_keep(struct cmd *cmd)
 {
 	struct opener *o = cmd->o;
 
@@ -1494,7 +1467,7 @@ void async_keep(struct sgio_cmd *cmd)
 	pthread_mutex_unlock(&o->lock);
 }
 
-void async_unkeep(struct sgio_cmd *cmd)
+void async_unkeep(struct cmd *cmd)
 {
 	struct opener *o = cmd->o;
 
@@ -1505,7 +1478,7 @@ void async_unkeep(struct sgio_cmd *cmd)
 	pthread_mutex_unlock(&o->lock);
 }
 
-void async_kept_done(struct sgio_cmd *cmd, int err)
+void async_kept_done(struct cmd *cmd, int err)
 {
 	daemon_debug(cmd->d, "tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)",
 		     cmd->tid);
@@ -1560,10 +1533,12 @@ void async_target_gone(struct daemon *d)
 
 	/* hold each opener alive, then work on each outside openers_lock */
 	pthread_mutex_lock(&d->openers_lock);
-	for (o = d->opener_list; o; o = o->d_next)
+	list_for_each_entry(o, &d->opener_list, d_node)
 		n++;
 	all = n ? calloc(n, sizeof(*all)) : NULL;
-	for (o = d->opener_list; all && o; o = o->d_next) {
+	list_for_each_entry(o, &d->opener_list, d_node) {
+		if (!all)
+			break;
 		pthread_mutex_lock(&o->lock);
 		o->refs++;
 		pthread_mutex_unlock(&o->lock);
@@ -1574,14 +1549,14 @@ void async_target_gone(struct daemon *d)
 		daemon_warn(d, "out of memory: parked calls wait for their own end");
 	for (i = 0; all && i < n; i++) {
 		sweep_gone(all[i]);
-		async_opener_put(all[i]);
+		opener_put(all[i]);
 	}
 	free(all);
 }
 
 void async_release(struct opener *o)
 {
-	struct sgio_cmd *c, *next;
+	struct cmd *c, *next;
 	struct list_head done = LIST_HEAD_INIT(done);
 	struct fuse_pollhandle *ph;
 
@@ -1598,10 +1573,10 @@ void async_release(struct opener *o)
 	ph = take_poller(o);
 	pthread_mutex_unlock(&o->lock);
 	list_for_each_entry_safe(c, next, &done, node)
-		sgio_cmd_free(c); /* results nobody will read: no user memory touched */
+		cmd_free(c); /* results nobody will read: no user memory touched */
 	if (ph)
 		fuse_pollhandle_destroy(ph);
-	async_opener_put(o);
+	opener_put(o);
 }
 
 int async_num_waiting(struct opener *o)
@@ -1616,7 +1591,7 @@ int async_num_waiting(struct opener *o)
 
 int async_pack_id(struct opener *o)
 {
-	struct sgio_cmd *c;
+	struct cmd *c;
 	int id = -1;
 
 	pthread_mutex_lock(&o->lock);
@@ -1632,12 +1607,12 @@ int async_pack_id(struct opener *o)
 
 void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
 {
-	struct sgio_cmd *c;
+	struct cmd *c;
 	unsigned i = 0;
 
 	memset(t, 0, n * sizeof(*t));
 	pthread_mutex_lock(&o->lock);
-	for (c = list_first_entry(&o->cmds, struct sgio_cmd, node); &c->node != &o->cmds && i < n;
+	for (c = list_first_entry(&o->cmds, struct cmd, node); &c->node != &o->cmds && i < n;
 	     c = list_next_entry(c, node), i++) {
 		const struct scsi_result *res = &c->c.res;
 
@@ -1648,7 +1623,7 @@ void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
 		t[i].pack_id = pack_id_of(c);
 		t[i].usr_ptr = c->r.version == 3 ? c->r.hdr.v3.usr_ptr
 						 : (void *)(uintptr_t)c->r.hdr.v4.usr_ptr;
-		t[i].duration = c->done ? c->duration : sgio_elapsed_ms(&c->start);
+		t[i].duration = c->done ? c->duration : cmd_elapsed_ms(&c->start);
 	}
 	pthread_mutex_unlock(&o->lock);
 }
@@ -1664,7 +1639,7 @@ void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
  * Commands share the opener's list with write()'s, so the calls mix.
  */
 
-/* Client memory through the watchdog: 0, -errno or SGIO_ANSWERED. */
+/* Client memory through the watchdog: 0, -errno or CMD_ANSWERED. */
 static int copy_guarded(struct opener *o, fuse_req_t req, pid_t tid, uint64_t addr, void *buf,
 			size_t len, bool out)
 {
@@ -1676,7 +1651,7 @@ static int copy_guarded(struct opener *o, fuse_req_t req, pid_t tid, uint64_t ad
 	err = out ? uaccess_write(tid, addr, buf, len) : uaccess_read(tid, addr, buf, len);
 	if (err == -EPERM)
 		err = -EINVAL; /* out of our reach: as without the direct path */
-	return guard_end(o->d->wd, &g) ? err : SGIO_ANSWERED;
+	return guard_end(o->d->wd, &g) ? err : CMD_ANSWERED;
 }
 
 /* The process of thread tid; unreadable is refused (unsure means no). */
@@ -1724,7 +1699,7 @@ static void zero_outputs(struct sg_io_v4 *h)
 
 static void reply_ioctl(fuse_req_t req, int err)
 {
-	if (err == SGIO_ANSWERED)
+	if (err == CMD_ANSWERED)
 		return;
 	if (err)
 		fuse_reply_err(req, -err);
@@ -1757,6 +1732,81 @@ static unsigned mrq_id(struct opener *o)
  * for every command taken, whose completions no other call sees, and gets
  * them at their places in din_xferp: ARRAY_WAITS, with *wait set up.
  */
+/* The array's n requests from the caller into *ret, each checked: 0 or -errno (or CMD_ANSWERED). */
+static int array_fetch(struct ioctx *x, const struct sg_io_v4 *cop, unsigned n, unsigned cdb_len,
+		       bool immed, struct sg_io_v4 **ret)
+{
+	struct sg_io_v4 *hdrs = NULL;
+	int err = 0;
+
+	if (n && !(hdrs = calloc(n, sizeof(*hdrs))))
+		return -ENOMEM;
+	if (n)
+		err = copy_guarded(x->o, x->req, x->tid, cop->dout_xferp, hdrs, n * sizeof(*hdrs),
+				   false);
+	for (unsigned k = 0; !err && k < n; k++) {
+		err = scsi_mrq_request(&hdrs[k], cop, k, cdb_len, immed);
+		/* waiting for one before the next is not offered (README) */
+		if (!err && !immed && (hdrs[k].flags & SGV4_FLAG_COMPLETE_B4))
+			err = -EOPNOTSUPP;
+	}
+	if (err) {
+		free(hdrs);
+		return err;
+	}
+	*ret = hdrs;
+	return 0;
+}
+
+/* Each of hdrs[0..n) into b in turn until one cannot be: how many (*k), and why not (s_res). */
+static int array_take(struct ioctx *x, const struct sg_io_v4 *hdrs, unsigned n, struct origin *from,
+		      struct batch *b, unsigned *k)
+{
+	int s_res = 0;
+
+	for (*k = 0; *k < n; (*k)++) {
+		from->mrq_ind = *k;
+		s_res = submit_one(x->o, x->req, x->tid, &hdrs[*k], sizeof(hdrs[*k]), b, from,
+				   NULL);
+		if (s_res)
+			break;
+	}
+	return s_res;
+}
+
+/* A blocking array's call, to wait for its k commands taken of n. */
+static void array_wait(const struct ioctx *x, const struct sg_io_v4 *cop, const struct origin *from,
+		       unsigned n, unsigned k, int s_res, struct rcv *wait)
+{
+	*wait = (struct rcv){
+		.req = x->req,
+		.tid = x->tid,
+		.arg = x->arg,
+		.w = { .id = -1, .owner = from->owner, .version = 4, .mrq = from->mrq },
+		.mrq = true,
+		.max = k,
+		.cop = *cop,
+		.ordered = true,
+		.total = n,
+		.submitted = k,
+		.s_res = s_res
+	};
+}
+
+/* The control object's answer: k of n taken, the rest not for s_res. */
+static int array_answer(struct ioctx *x, struct sg_io_v4 *cop, bool immed, unsigned n, unsigned k,
+			int s_res)
+{
+	zero_outputs(cop);
+	cop->info = immed ? k : 0; /* sg: taken, or completed */
+	cop->dout_resid = (int32_t)(n - k);
+	if (cop->din_xfer_len) {
+		cop->din_resid = (int32_t)n;
+		cop->spare_out = (uint32_t)-s_res;
+	}
+	return copy_guarded(x->o, x->req, x->tid, x->arg, cop, sizeof(*cop), true);
+}
+
 static int submit_array(struct ioctx *x, struct sg_io_v4 *cop, const struct origin *from0,
 			struct batch *b, struct rcv *wait)
 {
@@ -1770,54 +1820,22 @@ static int submit_array(struct ioctx *x, struct sg_io_v4 *cop, const struct orig
 	err = scsi_mrq_submit_check(cop, &n, &cdb_len);
 	if (!err && n && !immed)
 		from.mrq = mrq_id(o);
-	if (!err && n && !(hdrs = calloc(n, sizeof(*hdrs))))
-		err = -ENOMEM;
-	if (!err && n)
-		err = copy_guarded(o, x->req, x->tid, cop->dout_xferp, hdrs, n * sizeof(*hdrs),
-				   false);
-	for (k = 0; !err && k < n; k++) {
-		err = scsi_mrq_request(&hdrs[k], cop, k, cdb_len, immed);
-		/* waiting for one before the next is not offered (README) */
-		if (!err && !immed && (hdrs[k].flags & SGV4_FLAG_COMPLETE_B4))
-			err = -EOPNOTSUPP;
-	}
-	for (k = 0; !err && k < n; k++) {
-		from.mrq_ind = k;
-		s_res = submit_one(o, x->req, x->tid, &hdrs[k], sizeof(hdrs[k]), b, &from, NULL);
-		if (s_res)
-			break;
-	}
+	if (!err)
+		err = array_fetch(x, cop, n, cdb_len, immed, &hdrs);
+	if (!err)
+		s_res = array_take(x, hdrs, n, &from, b, &k);
 	free(hdrs);
-	if (s_res == SGIO_ANSWERED) {
+	if (s_res == CMD_ANSWERED) {
 		batch_cancel(o, b);
 		return s_res;
 	}
 	if (err)
 		return err;
 	if (!immed && k) {
-		*wait = (struct rcv){
-			.req = x->req,
-			.tid = x->tid,
-			.arg = x->arg,
-			.w = { .id = -1, .owner = from.owner, .version = 4, .mrq = from.mrq },
-			.mrq = true,
-			.max = k,
-			.cop = *cop,
-			.ordered = true,
-			.total = n,
-			.submitted = k,
-			.s_res = s_res
-		};
+		array_wait(x, cop, &from, n, k, s_res, wait);
 		return ARRAY_WAITS;
 	}
-	zero_outputs(cop);
-	cop->info = immed ? k : 0; /* sg: taken, or completed */
-	cop->dout_resid = (int32_t)(n - k);
-	if (cop->din_xfer_len) {
-		cop->din_resid = (int32_t)n;
-		cop->spare_out = (uint32_t)-s_res;
-	}
-	return copy_guarded(o, x->req, x->tid, x->arg, cop, sizeof(*cop), true);
+	return array_answer(x, cop, immed, n, k, s_res);
 }
 
 /* One v3 or v4 header; with SGV4_FLAG_YIELD_TAG its generated_tag written back. */
@@ -1870,7 +1888,7 @@ void async_iosubmit(struct ioctx *x, unsigned version)
 }
 
 /* Caller holds o->lock: take c off the list for a receiver. */
-static void take_cmd(struct opener *o, struct sgio_cmd *c)
+static void take_cmd(struct opener *o, struct cmd *c)
 {
 	list_del(&c->node);
 	o->queued--;
@@ -1887,11 +1905,11 @@ static void take_cmd(struct opener *o, struct sgio_cmd *c)
  * ENODATA.  The device gone, waiting with nothing left to wait for is ENODEV.
  */
 static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool take,
-		   struct sgio_cmd **cmds, unsigned *n)
+		   struct cmd **cmds, unsigned *n)
 {
 	bool gone = atomic_load(&o->d->target_gone);
 	unsigned done = 0, all = 0, max = rc->max < RCV_MAX ? rc->max : RCV_MAX;
-	struct sgio_cmd *c;
+	struct cmd *c;
 
 	*n = 0;
 	if (!rc->mrq) {
@@ -1938,7 +1956,7 @@ static bool rcv_ready(struct opener *o, const struct rcv *rc)
  * A blocking array's answer: each completion at its request's place in
  * din_xferp (what fits), then the control object, as sg_mrq_arr_flush().
  */
-static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct sgio_cmd **cmds,
+static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct cmd **cmds,
 			     unsigned used)
 {
 	struct sg_io_v4 cop = rc->cop;
@@ -1963,8 +1981,7 @@ static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct sg
 }
 
 /* The headers of what rc took (used of them) and, for an array, its control object. */
-static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct sgio_cmd **cmds,
-			 unsigned used)
+static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct cmd **cmds, unsigned used)
 {
 	struct sg_io_v4 cop = rc->cop;
 	int err = 0;
@@ -1993,7 +2010,7 @@ static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct sgio_c
  * answers the completions before it, the failed one is dropped if it was
  * the first, else given back with the rest.  True if any was given back.
  */
-static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd **cmds, unsigned n)
+static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmds, unsigned n)
 {
 	size_t hlen = rc->w.version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN;
 	unsigned char *out = malloc(n ? n * hlen : 1);
@@ -2026,7 +2043,7 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd 
 		pthread_mutex_unlock(&o->lock);
 	}
 	for (unsigned k = 0; k < used; k++)
-		sgio_cmd_recycle(cmds[k]);
+		cmd_recycle(cmds[k]);
 	free(out);
 	if (mine)
 		reply_ioctl(rc->req, werr ? werr : ok ? 0 : err);
@@ -2036,7 +2053,7 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct sgio_cmd 
 
 static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 {
-	struct sgio_cmd *cmds[RCV_MAX];
+	struct cmd *cmds[RCV_MAX];
 	struct parked *p = NULL;
 	unsigned n;
 	int res;
@@ -2055,7 +2072,7 @@ static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 			}
 			if (deliver_rcv(o, rc, cmds, n))
 				serve_readers(o);
-			async_opener_put(o);
+			opener_put(o);
 			return;
 		}
 		if (!p)
@@ -2138,9 +2155,9 @@ void async_ioreceive(struct ioctx *x, unsigned version)
 }
 
 /* Caller holds o->lock: take c off the list of commands waiting for a place. */
-static bool unpend(struct opener *o, struct sgio_cmd *c)
+static bool unpend(struct opener *o, struct cmd *c)
 {
-	struct sgio_cmd *p;
+	struct cmd *p;
 
 	list_for_each_entry(p, &o->pend, pend) {
 		if (p == c) {
@@ -2162,7 +2179,7 @@ void async_ioabort(struct ioctx *x)
 {
 	struct opener *o = x->o;
 	struct sg_io_v4 h;
-	struct sgio_cmd *c = NULL, *it;
+	struct cmd *c = NULL, *it;
 	bool by_tag, held = false;
 	pid_t owner;
 	int err, id;

@@ -11,16 +11,11 @@
 
 #include <scsi/sg.h>
 
-#include "daemon.h"
-
-/*
- * Set up o's asynchronous state, holding the file's reference; tid opened
- * it.  ident, if not NULL, is the context read() and write() must match,
- * taken over (*ident is left empty); else tid's is read.  0, or -errno if
- * tid's security context cannot be read (o is then untouched but for what
- * the caller frees).
- */
-int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident);
+struct daemon;
+struct fuse_pollhandle;
+struct fuse_req; /* libfuse's fuse_req_t */
+struct opener;
+struct scsi_cmd;
 
 /*
  * Stop what the asynchronous interface runs for d (the resolver of forced
@@ -29,13 +24,9 @@ int async_opener_init(struct opener *o, pid_t tid, struct uaccess_ident *ident);
  */
 void async_daemon_fini(struct daemon *d);
 
-/* A reference to o, which lives until the last is put (o->lock not held). */
-void async_opener_get(struct opener *o);
-void async_opener_put(struct opener *o);
-
-void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size, int flags);
-void async_read(fuse_req_t req, struct opener *o, size_t size, int flags);
-void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph);
+void async_write(struct fuse_req *req, struct opener *o, const char *buf, size_t size, int flags);
+void async_read(struct fuse_req *req, struct opener *o, size_t size, int flags);
+void async_poll(struct fuse_req *req, struct opener *o, struct fuse_pollhandle *ph);
 
 /* The target's done function: a command on an opener's target queue ended. */
 void async_target_done(struct scsi_cmd *c, int err);
@@ -46,13 +37,13 @@ void async_target_done(struct scsi_cmd *c, int err);
  * interrupt callback, before it decides), async_unkeep() takes it back if
  * the worker answered first, async_kept_done() completes it.
  */
-struct sgio_cmd;
-void async_keep(struct sgio_cmd *cmd);
-void async_unkeep(struct sgio_cmd *cmd);
-void async_kept_done(struct sgio_cmd *cmd, int err);
+struct cmd;
+void async_keep(struct cmd *cmd);
+void async_unkeep(struct cmd *cmd);
+void async_kept_done(struct cmd *cmd, int err);
 
 /*
- * d->target_gone was just set by the caller: answer every opener's parked
+ * d->target_gone was just set by d->gone(): answer every opener's parked
  * reads and writes with ENODEV and wake its pollers (POLLHUP).
  */
 void async_target_gone(struct daemon *d);

@@ -9,9 +9,12 @@
 
 #include "async.h"
 #include "control.h"
+#include "daemon.h"
 #include "ioctl.h"
+#include "ioctx.h"
 #include "list.h"
 #include "opener.h"
+#include "uaccess.h"
 
 struct control {
 	struct daemon *cd;
@@ -47,6 +50,16 @@ static void binding_gone(struct daemon *d)
 	list_del(&b->node);
 	list_add(&b->node, &c->dead);
 	pthread_mutex_unlock(&c->lock);
+}
+
+/* d->gone: a command found the bound device gone. */
+static void binding_target_gone(struct daemon *d, int err)
+{
+	if (atomic_exchange(&d->target_gone, true))
+		return;
+	daemon_warn(d, "%s is gone: %s; new commands get ENODEV", d->target->info.path,
+		    strerror(-err));
+	async_target_gone(d); /* parked calls with nothing to wait for end */
 }
 
 static void binding_free(struct binding *b)
@@ -132,14 +145,12 @@ int control_open(struct control *c, pid_t tid, int flags, struct control_file **
 	/* as any opener: read() and write() must come from this context */
 	if (tid > 0) {
 		uaccess_status_init(&cache);
-		err = uaccess_ident_read(&cache, tid, &f->ident);
+		err = opener_read_ident(c->cd, &cache, tid, &f->ident);
 		uaccess_status_fini(&cache);
 	}
 	if (err) {
-		daemon_warn(c->cd, "tid %d: open refused: its credentials cannot be read: %s", tid,
-			    strerror(-err));
 		free(f);
-		return err == -EMFILE || err == -ENFILE || err == -ENOMEM ? -err : EACCES;
+		return err;
 	}
 	pthread_mutex_init(&f->lock, NULL);
 	atomic_init(&f->o, NULL);
@@ -194,7 +205,8 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	/* commands go to the shared workers: no binding holds libfuse's */
 	b->d.inline_max = 0;
 	b->d.openers_gone = binding_gone;
-	pthread_mutex_init(&b->d.openers_lock, NULL);
+	b->d.gone = binding_target_gone;
+	daemon_init(&b->d);
 	pthread_mutex_lock(&c->lock);
 	list_add(&b->node, &c->live);
 	pthread_mutex_unlock(&c->lock);

@@ -18,8 +18,9 @@
 
 #include <sys/types.h>
 
-#include "daemon.h"
-#include "uaccess.h"
+struct daemon;
+struct ioctx;
+struct opener;
 
 #define BSG_IOC_ADD 0x8900 /* the 2004 bsg patch's number; its argument is a descriptor */
 

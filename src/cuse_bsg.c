@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "daemon.h"
 #include "filter.h"
 #include "fleet.h"
 #include "log.h"

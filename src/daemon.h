@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * State shared by the CUSE callbacks: the daemon (one per node, owned by
- * main()) and the opener (one per open file, owned by the CUSE file handle
- * from open() to release()).
+ * State shared by the CUSE callbacks: the daemon, one per node (owned by
+ * its struct node) or control binding, the serving state of one target.
  */
 #ifndef CUSE_BSG_DAEMON_H
 #define CUSE_BSG_DAEMON_H
@@ -14,14 +13,14 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include <fuse3/cuse_lowlevel.h>
-
-#include "creds.h"
 #include "filter.h"
 #include "list.h"
 #include "log.h"
-#include "pool.h"
 #include "target.h"
+
+struct pool;
+struct resolver;
+struct watchdog;
 
 /*
  * The deepest queue of written commands an open file may have: --queue-depth
@@ -72,7 +71,7 @@ struct daemon {
 	unsigned queue_depth;	 /* v3 commands written and not read, per opener; 0: 16 */
 	uint32_t max_xfer;	 /* most data one command may move on our path */
 	int max_xfer_errno;	 /* and the errno for more */
-	atomic_bool target_gone; /* SG_IO said ENODEV: the device was removed */
+	atomic_bool target_gone; /* the device is going away; set through gone() */
 	struct filter_policy policy; /* who may send which command; read-only */
 	unsigned inline_max;	     /* libfuse workers that may run a command themselves */
 	atomic_uint inline_busy;     /* how many do now */
@@ -80,12 +79,19 @@ struct daemon {
 	atomic_uint at_target; /* commands the target has now */
 	atomic_uint openers;   /* alive: open, or with a command still running */
 	pthread_mutex_t openers_lock;
-	struct opener *opener_list; /* protected by openers_lock: those alive */
-	struct resolver *resolver;  /* async.c's, started at its first use; or NULL */
-	struct watchdog *wd;	    /* bounds copies of client memory (guard.h); or NULL */
-	struct pool *serve;	    /* elastic: client copies a shared thread hands off; or NULL */
+	struct list_head opener_list; /* protected by openers_lock: those alive (opener.h) */
+	struct resolver *resolver;    /* async.c's, started at its first use; or NULL */
+	struct watchdog *wd;	      /* bounds copies of client memory (guard.h); or NULL */
+	struct pool *serve; /* elastic: client copies a shared thread hands off; or NULL */
 	/* called once the last opener is freed (from any thread); or NULL */
 	void (*openers_gone)(struct daemon *d);
+	/*
+	 * The one way the device goes, from any thread: err is a command's
+	 * -ENODEV or -ENXIO, or 0 for the device's removal.  Set by d's owner
+	 * (node.c, control.c): sets target_gone, logs once, ends the parked
+	 * calls.  NULL: target_gone is only set.
+	 */
+	void (*gone)(struct daemon *d, int err);
 };
 
 /* A line naming the node (d->name; the prefix if NULL). */
@@ -97,70 +103,12 @@ struct daemon {
 			daemon_log(d, LOG_DEBUG, __VA_ARGS__); \
 	} while (0)
 
-struct sgio_cmd;
-struct parked;
-struct resolver;
-
-/*
- * Large data buffers an opener's commands have finished with, kept for its
- * next ones (sgio.c): like sg's reserve buffer, what one may still hold is
- * this open file's own data, so it need not be cleared again.
- */
-#define OPENER_BUFS	 8
-#define OPENER_BUF_MIN	 (64u << 10)
-#define OPENER_BUF_BYTES (16u << 20)
-
-struct opener_buf {
-	void *p;
-	uint32_t len;
-};
-
-/*
- * Per open file.  Settings are atomics: a forked child shares the file.
- * The asynchronous state is under lock; the opener lives while the file is
- * open or a command of it is still running (refs).
- */
-struct opener {
-	struct daemon *d;
-	int open_flags;		 /* fi->flags at open() */
-	bool shared;		 /* --shared-queue: every file's, of any process */
-	int chan;		 /* this opener's own channel to the target, for SG_IO */
-	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
-	atomic_int reserved;	 /* SG_SET_RESERVED_SIZE */
-	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
-	atomic_int prefer_tag;	    /* SG_SET_GET_EXTENDED's TAG_FOR_PACK_ID */
-	atomic_int wrote;	    /* the version of the last header written (3, 4), or 0 */
-	struct uaccess_ident ident; /* of the thread that opened it: read() and write() match it */
-	pthread_mutex_t lock;
-	struct list_head cmds; /* protected by lock: written, not yet read */
-	unsigned queued, done; /* protected by lock: in that list; of which done */
-	int next_tag;	       /* protected by lock: the next command's generated_tag */
-	unsigned next_mrq;     /* protected by lock: the last blocking array's id */
-	/* written commands have their own channel (or target queue), opened at
-	 * the first write(): sg's slots per descriptor are not shared with SG_IO */
-	int achan;			   /* protected by lock: or -1 */
-	struct target_queue *tq;	   /* protected by lock: or NULL */
-	unsigned running;		   /* protected by lock: at the target now */
-	struct list_head pend;		   /* protected by lock: waiting for max_running */
-	struct list_head readers, writers; /* protected by lock: calls waiting, FIFO */
-	struct fuse_pollhandle *ph;	   /* protected by lock: the newest poller */
-	bool serve_queued;		   /* protected by lock: a serve job is queued */
-	unsigned refs;			   /* protected by lock: the file + running commands */
-	bool released;			   /* protected by lock: the file is gone */
-	pthread_mutex_t status_lock;
-	struct uaccess_status status; /* protected by status_lock: the last caller's */
-	pthread_mutex_t bufs_lock;
-	struct opener_buf bufs[OPENER_BUFS]; /* protected by bufs_lock */
-	unsigned nbufs;			     /* protected by bufs_lock */
-	uint64_t bufs_bytes;		     /* protected by bufs_lock */
-	atomic_ullong mem_used;		     /* bytes of its commands' and kept buffers */
-	atomic_uint stuck;		     /* copies of its callers' memory past the bound */
-	atomic_bool warned;		     /* a credentials refusal was logged */
-	atomic_bool warned_filter;	     /* a command refusal was logged */
-	atomic_bool warned_path;	     /* a refusal for want of the direct path was logged */
-	atomic_bool warned_mem;		     /* an ENOMEM for its memory bound was logged */
-	struct opener *d_prev, *d_next;	     /* protected by d->openers_lock */
-};
+/* The lock and list of a new daemon, zeroed but for its settings. */
+static inline void daemon_init(struct daemon *d)
+{
+	pthread_mutex_init(&d->openers_lock, NULL);
+	list_init(&d->opener_list);
+}
 
 static inline void stat_inc(struct daemon *d, enum stat_id id)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * One switch, one small helper per ioctl.  Values and errnos follow
+ * One table, one small helper per ioctl.  Values and errnos follow
  * sg_ioctl_common() in drivers/scsi/sg.c.  None of these ioctl numbers
  * carries a size, so each argument is fetched or stored through ioctx.
  */
@@ -12,13 +12,13 @@
 #include <string.h>
 
 #include "async.h"
+#include "daemon.h"
 #include "ioctl.h"
+#include "ioctx.h"
 #include "log.h"
 #include "midlayer.h"
+#include "opener.h"
 #include "sgio.h"
-
-#define USER_HZ		100
-#define SG_DEF_RESERVED 32768 /* SG_DEF_RESERVED_SIZE */
 
 #ifndef SCSI_IOCTL_GET_BUS_NUMBER
 #define SCSI_IOCTL_GET_BUS_NUMBER 0x5386
@@ -37,18 +37,6 @@ struct scsi_idlun {
 	int dev_id;
 	int host_unique_id;
 };
-
-void ioctl_opener_init(struct opener *o)
-{
-	atomic_init(&o->timeout_user, 60 * USER_HZ);
-	atomic_init(&o->reserved, SG_DEF_RESERVED);
-	atomic_init(&o->cmd_q, 0);
-	atomic_init(&o->force_pack_id, 0);
-	atomic_init(&o->keep_orphan, 0);
-	atomic_init(&o->next_cmd_len, 0);
-	atomic_init(&o->debug, 0);
-	atomic_init(&o->prefer_tag, 0);
-}
 
 static void put_int(struct ioctx *x, int val)
 {
@@ -203,8 +191,7 @@ static bool gone(struct ioctx *x)
  */
 static void get_transform(struct ioctx *x)
 {
-	if (!gone(x))
-		ioctx_reply(x, -EINVAL);
+	ioctx_reply(x, -EINVAL);
 }
 
 /*
@@ -240,9 +227,188 @@ static void unknown(struct ioctx *x, unsigned cmd)
 	ioctx_reply(x, rw ? -EINVAL : -EPERM);
 }
 
+/* The trampolines of the table below, each for one ioctl. */
+static void sg_io(struct ioctx *x)
+{
+	sgio_ioctl(x);
+}
+
+static void iosubmit_v4(struct ioctx *x)
+{
+	async_iosubmit(x, 4);
+}
+
+static void iosubmit_v3(struct ioctx *x)
+{
+	async_iosubmit(x, 3);
+}
+
+static void ioreceive_v4(struct ioctx *x)
+{
+	async_ioreceive(x, 4);
+}
+
+static void ioreceive_v3(struct ioctx *x)
+{
+	async_ioreceive(x, 3);
+}
+
+static void set_force_pack_id(struct ioctx *x)
+{
+	set_flag(x, &x->o->force_pack_id);
+}
+
+static void set_keep_orphan(struct ioctx *x)
+{
+	set_flag(x, &x->o->keep_orphan);
+}
+
+/* sg traces its own request queue; the daemon's node has none to trace:
+ * sg's answer on a kernel built without block tracing */
+static void no_trace(struct ioctx *x)
+{
+	ioctx_reply(x, -ENOTTY);
+}
+
+/* The values the table's getters answer with. */
+static int version_num(struct ioctx *x)
+{
+	(void)x;
+	return SCSI_SG_VERSION;
+}
+
+static int timeout_user(struct ioctx *x)
+{
+	return atomic_load(&x->o->timeout_user);
+}
+
+static int emulated_host(struct ioctx *x)
+{
+	return x->o->d->target->info.emulated;
+}
+
+static int bus_number(struct ioctx *x)
+{
+	return x->o->d->target->info.host;
+}
+
+static int sg_tablesize(struct ioctx *x)
+{
+	return x->o->d->target->info.max_segments;
+}
+
+static int access_count(struct ioctx *x)
+{
+	(void)x;
+	return 1; /* sg fakes it too */
+}
+
+static int max_sectors_bytes(struct ioctx *x)
+{
+	return daemon_max_sectors_bytes(x->o->d); /* BLKSECTGET, sg: bytes, not sectors */
+}
+
+static int command_q(struct ioctx *x)
+{
+	return atomic_load(&x->o->cmd_q);
+}
+
+static int pack_id(struct ioctx *x)
+{
+	return async_pack_id(x->o);
+}
+
+static int num_waiting(struct ioctx *x)
+{
+	return async_num_waiting(x->o);
+}
+
+static int keep_orphan(struct ioctx *x)
+{
+	return atomic_load(&x->o->keep_orphan);
+}
+
+static int zero(struct ioctx *x)
+{
+	(void)x;
+	return 0;
+}
+
+#define OP_GONE_FAILS 1u /* ENODEV once the device is going away (sg answers from it) */
+#define OP_RESULT     2u /* value() is the ioctl's result, not an int copied out */
+
+/*
+ * One ioctl: exactly one of call (answers x itself), call_cmd (the same,
+ * told the number) or value (the int to answer with).
+ */
+struct ioctl_op {
+	unsigned cmd;
+	void (*call)(struct ioctx *x);
+	void (*call_cmd)(struct ioctx *x, unsigned cmd);
+	int (*value)(struct ioctx *x);
+	unsigned flags;
+};
+
+static const struct ioctl_op ops[] = {
+	{ SG_IO, .call = sg_io },
+	{ SG_IOSUBMIT, .call = iosubmit_v4 },
+	{ SG_IOSUBMIT_V3, .call = iosubmit_v3 },
+	{ SG_IORECEIVE, .call = ioreceive_v4 },
+	{ SG_IORECEIVE_V3, .call = ioreceive_v3 },
+	{ SG_IOABORT, .call = async_ioabort },
+	{ SG_SET_GET_EXTENDED, .call = set_get_extended },
+	{ SG_GET_VERSION_NUM, .value = version_num },
+	{ SG_SET_TIMEOUT, .call = set_timeout },
+	{ SG_GET_TIMEOUT, .value = timeout_user, .flags = OP_RESULT }, /* sg: as the value */
+	{ SG_GET_RESERVED_SIZE, .call = get_reserved },
+	{ SG_SET_RESERVED_SIZE, .call = set_reserved },
+	{ SG_EMULATED_HOST, .value = emulated_host, .flags = OP_GONE_FAILS },
+	{ SG_GET_SCSI_ID, .call = get_scsi_id, .flags = OP_GONE_FAILS },
+	{ SCSI_IOCTL_GET_IDLUN, .call = get_idlun, .flags = OP_GONE_FAILS },
+	{ SCSI_IOCTL_GET_BUS_NUMBER, .value = bus_number, .flags = OP_GONE_FAILS },
+	{ SG_GET_TRANSFORM, .call = get_transform, .flags = OP_GONE_FAILS },
+	{ SG_SCSI_RESET, .call = midlayer_reset },
+	{ SCSI_IOCTL_SEND_COMMAND, .call = midlayer_send_command },
+	{ MIDLAYER_PROBE_HOST, .call = midlayer_probe_host },
+	{ MIDLAYER_GET_PCI, .call = midlayer_get_pci },
+	{ MIDLAYER_START_UNIT, .call_cmd = midlayer_no_arg },
+	{ MIDLAYER_STOP_UNIT, .call_cmd = midlayer_no_arg },
+	{ MIDLAYER_DOORLOCK, .call_cmd = midlayer_no_arg },
+	{ MIDLAYER_DOORUNLOCK, .call_cmd = midlayer_no_arg },
+	{ MIDLAYER_CDROMEJECT, .call_cmd = midlayer_no_arg },
+	{ MIDLAYER_CDROMCLOSETRAY, .call_cmd = midlayer_no_arg },
+	{ BLKTRACESETUP, .call = no_trace },
+	{ BLKTRACESTART, .call = no_trace },
+	{ BLKTRACESTOP, .call = no_trace },
+	{ BLKTRACETEARDOWN, .call = no_trace },
+	{ SG_GET_SG_TABLESIZE, .value = sg_tablesize },
+	{ SG_GET_ACCESS_COUNT, .value = access_count },
+	{ BLKSECTGET, .value = max_sectors_bytes },
+	{ SG_GET_COMMAND_Q, .value = command_q },
+	{ SG_SET_COMMAND_Q, .call = set_command_q },
+	{ SG_SET_FORCE_PACK_ID, .call = set_force_pack_id },
+	{ SG_GET_PACK_ID, .value = pack_id },
+	{ SG_GET_NUM_WAITING, .value = num_waiting },
+	{ SG_GET_REQUEST_TABLE, .call = get_request_table },
+	{ SG_SET_KEEP_ORPHAN, .call = set_keep_orphan },
+	{ SG_GET_KEEP_ORPHAN, .value = keep_orphan },
+	{ SG_SET_FORCE_LOW_DMA, .value = zero, .flags = OP_RESULT }, /* a no-op that never failed */
+	{ SG_GET_LOW_DMA, .value = zero },
+	{ SG_NEXT_CMD_LEN, .call = set_next_cmd_len },
+	{ SG_SET_DEBUG, .call = set_debug },
+};
+
+static const struct ioctl_op *find_op(unsigned cmd)
+{
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (ops[i].cmd == cmd)
+			return &ops[i];
+	return NULL;
+}
+
 void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags)
 {
-	const struct target_info *t = &x->o->d->target->info;
+	const struct ioctl_op *op = find_op(cmd);
 
 	if (flags & FUSE_IOCTL_COMPAT) {
 		daemon_warn(x->o->d,
@@ -251,137 +417,18 @@ void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags)
 		ioctx_reply(x, -ENOTTY);
 		return;
 	}
-	switch (cmd) {
-	case SG_IO:
-		sgio_ioctl(x);
-		break;
-	case SG_IOSUBMIT:
-		async_iosubmit(x, 4);
-		break;
-	case SG_IOSUBMIT_V3:
-		async_iosubmit(x, 3);
-		break;
-	case SG_IORECEIVE:
-		async_ioreceive(x, 4);
-		break;
-	case SG_IORECEIVE_V3:
-		async_ioreceive(x, 3);
-		break;
-	case SG_IOABORT:
-		async_ioabort(x);
-		break;
-	case SG_SET_GET_EXTENDED:
-		set_get_extended(x);
-		break;
-	case SG_GET_VERSION_NUM:
-		put_int(x, SCSI_SG_VERSION);
-		break;
-	case SG_SET_TIMEOUT:
-		set_timeout(x);
-		break;
-	case SG_GET_TIMEOUT: /* sg returns it as the ioctl's value */
-		ioctx_reply(x, atomic_load(&x->o->timeout_user));
-		break;
-	case SG_GET_RESERVED_SIZE:
-		get_reserved(x);
-		break;
-	case SG_SET_RESERVED_SIZE:
-		set_reserved(x);
-		break;
-	case SG_EMULATED_HOST:
-		if (!gone(x))
-			put_int(x, t->emulated);
-		break;
-	case SG_GET_SCSI_ID:
-		if (!gone(x))
-			get_scsi_id(x);
-		break;
-	case SCSI_IOCTL_GET_IDLUN:
-		if (!gone(x))
-			get_idlun(x);
-		break;
-	case SCSI_IOCTL_GET_BUS_NUMBER:
-		if (!gone(x))
-			put_int(x, t->host);
-		break;
-	case SG_GET_TRANSFORM:
-		get_transform(x);
-		break;
-	case SG_SCSI_RESET:
-		midlayer_reset(x);
-		break;
-	case SCSI_IOCTL_SEND_COMMAND:
-		midlayer_send_command(x);
-		break;
-	case MIDLAYER_PROBE_HOST:
-		midlayer_probe_host(x);
-		break;
-	case MIDLAYER_GET_PCI:
-		midlayer_get_pci(x);
-		break;
-	case MIDLAYER_START_UNIT:
-	case MIDLAYER_STOP_UNIT:
-	case MIDLAYER_DOORLOCK:
-	case MIDLAYER_DOORUNLOCK:
-	case MIDLAYER_CDROMEJECT:
-	case MIDLAYER_CDROMCLOSETRAY:
-		midlayer_no_arg(x, cmd);
-		break;
-	case BLKTRACESETUP:
-	case BLKTRACESTART:
-	case BLKTRACESTOP:
-	case BLKTRACETEARDOWN:
-		/* sg traces its own request queue; the daemon's node has none to
-		 * trace: sg's answer on a kernel built without block tracing */
-		ioctx_reply(x, -ENOTTY);
-		break;
-	case SG_GET_SG_TABLESIZE:
-		put_int(x, t->max_segments);
-		break;
-	case SG_GET_ACCESS_COUNT:
-		put_int(x, 1); /* sg fakes it too */
-		break;
-	case BLKSECTGET: /* sg: bytes, not sectors */
-		put_int(x, daemon_max_sectors_bytes(x->o->d));
-		break;
-	case SG_GET_COMMAND_Q:
-		put_int(x, atomic_load(&x->o->cmd_q));
-		break;
-	case SG_SET_COMMAND_Q:
-		set_command_q(x);
-		break;
-	case SG_SET_FORCE_PACK_ID:
-		set_flag(x, &x->o->force_pack_id);
-		break;
-	case SG_GET_PACK_ID:
-		put_int(x, async_pack_id(x->o));
-		break;
-	case SG_GET_NUM_WAITING:
-		put_int(x, async_num_waiting(x->o));
-		break;
-	case SG_GET_REQUEST_TABLE:
-		get_request_table(x);
-		break;
-	case SG_SET_KEEP_ORPHAN:
-		set_flag(x, &x->o->keep_orphan);
-		break;
-	case SG_GET_KEEP_ORPHAN:
-		put_int(x, atomic_load(&x->o->keep_orphan));
-		break;
-	case SG_SET_FORCE_LOW_DMA: /* a no-op in sg that never failed */
-		ioctx_reply(x, 0);
-		break;
-	case SG_GET_LOW_DMA:
-		put_int(x, 0);
-		break;
-	case SG_NEXT_CMD_LEN:
-		set_next_cmd_len(x);
-		break;
-	case SG_SET_DEBUG:
-		set_debug(x);
-		break;
-	default:
+	if (!op) {
 		unknown(x, cmd);
-		break;
+		return;
 	}
+	if ((op->flags & OP_GONE_FAILS) && gone(x))
+		return;
+	if (op->call)
+		op->call(x);
+	else if (op->call_cmd)
+		op->call_cmd(x, cmd);
+	else if (op->flags & OP_RESULT)
+		ioctx_reply(x, op->value(x));
+	else
+		put_int(x, op->value(x));
 }

@@ -7,12 +7,9 @@
 #ifndef CUSE_BSG_IOCTL_H
 #define CUSE_BSG_IOCTL_H
 
-#include "uaccess.h"
+struct ioctx;
 
 /* Answer one FUSE_IOCTL round for cmd.  Always replies, now or later. */
 void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags);
-
-/* Defaults sg gives a new file. */
-void ioctl_opener_init(struct opener *o);
 
 #endif /* CUSE_BSG_IOCTL_H */

@@ -13,10 +13,14 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "cmd.h"
+#include "daemon.h"
 #include "guard.h"
+#include "ioctx.h"
 #include "log.h"
 #include "midlayer.h"
-#include "sgio.h"
+#include "opener.h"
+#include "uaccess.h"
 
 #ifndef SCSI_IOCTL_SEND_COMMAND
 #define SCSI_IOCTL_SEND_COMMAND 1
@@ -57,13 +61,13 @@ static struct mid_call *call_new(struct ioctx *x, unsigned cmd, size_t buf_len)
 	c->cmd = cmd;
 	/* the caller's file, as it was opened: FUSE passes an ioctl no flags */
 	c->nonblock = x->o->open_flags & O_NONBLOCK;
-	async_opener_get(c->o); /* the call's: a fatal signal may close the file meanwhile */
+	opener_get(c->o); /* the call's: a fatal signal may close the file meanwhile */
 	return c;
 }
 
 static void call_free(struct mid_call *c)
 {
-	async_opener_put(c->o);
+	opener_put(c->o);
 	free(c);
 }
 
@@ -331,7 +335,7 @@ void midlayer_send_command(struct ioctx *x)
 	c->has_arg = true;
 	c->direct = x->direct;
 	memcpy(head, c->buf, sizeof(head)); /* what the target gets: this round's */
-	err = sgio_allowed(x->o, x->tid, c->buf + SIC_HEAD, cdb_size(c->buf[SIC_HEAD]), false);
+	err = cmd_allowed(x->o, x->tid, c->buf + SIC_HEAD, cdb_size(c->buf[SIC_HEAD]), false);
 	if (err || in != SIC_HEAD + cdb_size(c->buf[SIC_HEAD]) + head[0] || head[1] > page) {
 		call_free(c);
 		ioctx_reply(x, err ? err : -EINVAL); /* changed between rounds */

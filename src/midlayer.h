@@ -19,7 +19,7 @@
 #ifndef CUSE_BSG_MIDLAYER_H
 #define CUSE_BSG_MIDLAYER_H
 
-#include "uaccess.h"
+struct ioctx;
 
 /* Missing from glibc's headers; values from the kernel's scsi_ioctl.h and cdrom.h. */
 #define MIDLAYER_START_UNIT	5

@@ -28,13 +28,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fuse3/cuse_lowlevel.h>
+
 #include "async.h"
 #include "control.h"
 #include "daemon.h"
 #include "guard.h"
 #include "ioctl.h"
+#include "ioctx.h"
 #include "node.h"
 #include "opener.h"
+#include "pool.h"
 #include "uaccess.h"
 #include "udev.h"
 
@@ -609,6 +613,8 @@ static int check_engine(const struct node *n, char *why, size_t why_len)
 	return -EINVAL;
 }
 
+static void target_gone(struct daemon *d, int err);
+
 static void openers_gone(struct daemon *d)
 {
 	if (atomic_load(&d->target_gone))
@@ -669,8 +675,9 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	n->d.opener_mem_max = cfg->opener_mem_max;
 	n->d.queue_depth = cfg->queue_depth;
 	n->d.openers_gone = openers_gone;
+	n->d.gone = target_gone;
 	pthread_mutex_init(&n->shared_lock, NULL);
-	pthread_mutex_init(&n->d.openers_lock, NULL);
+	daemon_init(&n->d);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
 	err = target ? open_target(n, target, why, why_len) : new_control(n, why, why_len);
@@ -827,18 +834,36 @@ void node_stop(struct node *n)
 	pthread_mutex_unlock(&n->lock);
 }
 
+/*
+ * d->gone: a command found the device gone (err), or udev said it was
+ * removed (0), whichever comes first; the removal is logged even after a
+ * command's answer.  The node ends with its last opener (openers_gone()),
+ * or now if none is left.
+ */
+static void target_gone(struct daemon *d, int err)
+{
+	struct node *n = to_node(d);
+	bool first = !atomic_exchange(&d->target_gone, true);
+
+	if (err && !first)
+		return;
+	if (!err && atomic_exchange(&n->removed, true))
+		return;
+	if (err)
+		log_node(LOG_WARNING, n->name, "%s is gone: %s; new commands get ENODEV",
+			 d->target->info.path, strerror(-err));
+	else
+		log_node(LOG_WARNING, n->name,
+			 "%s was removed: calls get ENODEV; the node goes with its last opener",
+			 d->target->info.path);
+	async_target_gone(d); /* parked calls with nothing to wait for end */
+	if (atomic_load(&d->openers) == 0)
+		node_stop(n);
+}
+
 void node_gone(struct node *n)
 {
-	/* a failed command may have found the device gone first */
-	if (atomic_exchange(&n->removed, true))
-		return;
-	atomic_store(&n->d.target_gone, true);
-	log_node(LOG_WARNING, n->name,
-		 "%s was removed: calls get ENODEV; the node goes with its last opener",
-		 n->d.target->info.path);
-	async_target_gone(&n->d);
-	if (atomic_load(&n->d.openers) == 0)
-		node_stop(n);
+	target_gone(&n->d, 0);
 }
 
 void node_log_stats(struct node *n)

@@ -17,8 +17,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "daemon.h"
 #include "filter.h"
+
+struct mem_budget;
 
 enum node_copy { NODE_COPY_AUTO, NODE_COPY_DIRECT, NODE_COPY_RETRY };
 enum node_engine { NODE_ENGINE_AUTO, NODE_ENGINE_QUEUE, NODE_ENGINE_POOL };

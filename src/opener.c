@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Making and freeing an open file's struct opener; its reserve of data
+ * buffers and their charge against the memory bounds.
+ */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-#include "async.h"
-#include "ioctl.h"
+#include "daemon.h"
 #include "opener.h"
+#include "uaccess.h"
+
+#define USER_HZ		100
+#define SG_DEF_RESERVED 32768 /* SG_DEF_RESERVED_SIZE */
 
 /* A new opener's own channel; counted first, so that a device going away sees it or it sees gone. */
 static int open_chan(struct daemon *d)
@@ -14,6 +23,76 @@ static int open_chan(struct daemon *d)
 	if (atomic_load(&d->target_gone))
 		return -ENODEV;
 	return d->target->ops->chan_open(d->target);
+}
+
+/* Defaults sg gives a new file. */
+static void set_defaults(struct opener *o)
+{
+	atomic_init(&o->timeout_user, 60 * USER_HZ);
+	atomic_init(&o->reserved, SG_DEF_RESERVED);
+	atomic_init(&o->cmd_q, 0);
+	atomic_init(&o->force_pack_id, 0);
+	atomic_init(&o->keep_orphan, 0);
+	atomic_init(&o->next_cmd_len, 0);
+	atomic_init(&o->debug, 0);
+	atomic_init(&o->prefer_tag, 0);
+	atomic_init(&o->wrote, 0);
+}
+
+int opener_read_ident(struct daemon *d, struct uaccess_status *cache, pid_t tid,
+		      struct uaccess_ident *ret)
+{
+	int err = uaccess_ident_read(cache, tid, ret);
+
+	if (!err)
+		return 0;
+	daemon_warn(d, "tid %d: open refused: its credentials cannot be read: %s", tid,
+		    strerror(-err));
+	return err == -EMFILE || err == -ENFILE || err == -ENOMEM ? -err : EACCES;
+}
+
+/*
+ * The context read() and write() must match.  An opener we cannot see
+ * (another pid namespace: tid 0) or cannot read through ptrace rights (no
+ * direct path, where read() and write() are refused anyway) stays unknown
+ * and matches no caller; one we fail to read is refused.  0 or a positive
+ * errno.
+ */
+static int take_ident(struct opener *o, pid_t tid, struct uaccess_ident *ident)
+{
+	int err = 0;
+
+	uaccess_status_init(&o->status);
+	o->ident.pidfd = -1;
+	if (ident) {
+		o->ident = *ident; /* taken over */
+		*ident = (struct uaccess_ident){ .pidfd = -1 };
+	} else if (tid > 0 && o->d->direct) {
+		err = opener_read_ident(o->d, &o->status, tid, &o->ident);
+		if (err)
+			uaccess_status_fini(&o->status);
+	}
+	return err;
+}
+
+/* The rest of a new opener, which cannot fail; then d's list shows it. */
+static void opener_init(struct opener *o)
+{
+	struct daemon *d = o->d;
+
+	set_defaults(o);
+	list_init(&o->cmds);
+	list_init(&o->pend);
+	list_init(&o->readers);
+	list_init(&o->writers);
+	pthread_mutex_init(&o->lock, NULL);
+	pthread_mutex_init(&o->status_lock, NULL);
+	pthread_mutex_init(&o->bufs_lock, NULL);
+	o->refs = 1;
+	o->achan = -1;
+	pthread_mutex_lock(&d->openers_lock);
+	list_add(&o->d_node, &d->opener_list);
+	pthread_mutex_unlock(&d->openers_lock);
 }
 
 int opener_new(struct daemon *d, int flags, bool shared, pid_t tid, struct uaccess_ident *ident,
@@ -39,17 +118,124 @@ int opener_new(struct daemon *d, int flags, bool shared, pid_t tid, struct uacce
 		/* the device node vanishing with the device is sg's ENODEV */
 		return err == -ENOENT ? ENODEV : -err;
 	}
-	ioctl_opener_init(o);
-	err = async_opener_init(o, tid, ident);
+	err = take_ident(o, tid, ident);
 	if (err) {
-		/* deny when unsure: never an opener taken for someone else */
-		daemon_warn(d, "tid %d: open refused: its credentials cannot be read: %s", tid,
-			    strerror(-err));
 		d->target->ops->chan_close(d->target, o->chan);
 		free(o);
 		daemon_opener_put(d);
-		return err == -EMFILE || err == -ENFILE || err == -ENOMEM ? -err : EACCES;
+		return err;
 	}
+	opener_init(o);
 	*ret = o;
 	return 0;
+}
+
+void opener_get(struct opener *o)
+{
+	pthread_mutex_lock(&o->lock);
+	o->refs++;
+	pthread_mutex_unlock(&o->lock);
+}
+
+/* The kept buffers, given back with their charge. */
+static void bufs_free(struct opener *o)
+{
+	while (o->nbufs) {
+		o->nbufs--;
+		munmap(o->bufs[o->nbufs].p, o->bufs[o->nbufs].len);
+		opener_mem_uncharge(o, o->bufs[o->nbufs].len);
+	}
+	o->bufs_bytes = 0;
+}
+
+void opener_put(struct opener *o)
+{
+	struct daemon *d = o->d;
+	bool last;
+
+	pthread_mutex_lock(&o->lock);
+	last = --o->refs == 0;
+	pthread_mutex_unlock(&o->lock);
+	if (!last)
+		return;
+	pthread_mutex_lock(&d->openers_lock);
+	list_del(&o->d_node);
+	pthread_mutex_unlock(&d->openers_lock);
+	d->target->ops->chan_close(d->target, o->chan);
+	if (o->achan >= 0)
+		d->target->ops->chan_close(d->target, o->achan);
+	if (o->tq)
+		d->target->ops->queue_close(d->target, o->tq);
+	uaccess_status_fini(&o->status);
+	uaccess_ident_fini(&o->ident);
+	pthread_mutex_destroy(&o->status_lock);
+	bufs_free(o);
+	pthread_mutex_destroy(&o->bufs_lock);
+	pthread_mutex_destroy(&o->lock);
+	free(o);
+	daemon_opener_put(d);
+}
+
+int opener_mem_charge(struct opener *o, uint64_t n)
+{
+	struct daemon *d = o->d;
+	struct mem_budget *m = d->mem;
+	const char *which;
+	uint64_t opener = atomic_fetch_add(&o->mem_used, n) + n;
+
+	if (d->opener_mem_max && opener > d->opener_mem_max) {
+		which = "the open file's";
+	} else if (m && atomic_fetch_add(&m->used, n) + n > m->max) {
+		atomic_fetch_sub(&m->used, n);
+		which = "the daemon's";
+	} else {
+		return 0;
+	}
+	atomic_fetch_sub(&o->mem_used, n);
+	if (!atomic_exchange(&o->warned_mem, true))
+		daemon_warn(d,
+			    "a command's %" PRIu64 " bytes of data buffer are past %s memory "
+			    "bound: ENOMEM",
+			    n, which);
+	return -ENOMEM;
+}
+
+void opener_mem_uncharge(struct opener *o, uint64_t n)
+{
+	atomic_fetch_sub(&o->mem_used, n);
+	if (o->d->mem)
+		atomic_fetch_sub(&o->d->mem->used, n);
+}
+
+void *opener_buf_take(struct opener *o, uint32_t size)
+{
+	void *p = NULL;
+
+	if (size < OPENER_BUF_MIN)
+		return NULL;
+	pthread_mutex_lock(&o->bufs_lock);
+	for (unsigned i = 0; i < o->nbufs; i++) {
+		if (o->bufs[i].len != size)
+			continue;
+		p = o->bufs[i].p;
+		o->bufs_bytes -= o->bufs[i].len;
+		o->bufs[i] = o->bufs[--o->nbufs];
+		break;
+	}
+	pthread_mutex_unlock(&o->bufs_lock);
+	return p;
+}
+
+bool opener_buf_keep(struct opener *o, void *p, uint32_t size)
+{
+	bool kept = false;
+
+	pthread_mutex_lock(&o->bufs_lock);
+	if (o->nbufs < OPENER_BUFS && o->bufs_bytes + size <= OPENER_BUF_BYTES) {
+		o->bufs[o->nbufs++] = (struct opener_buf){ p, size };
+		o->bufs_bytes += size;
+		kept = true;
+	}
+	pthread_mutex_unlock(&o->bufs_lock);
+	return kept;
 }

@@ -1,24 +1,125 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Making an open file's struct opener: its own channel to the target, the
- * sg settings' defaults and its asynchronous state.  Freed by its last
- * reference (async_opener_put()).
+ * One open file of a node: struct opener, made by opener_new() at open(),
+ * freed by its last reference (opener_put()), as sg's sg_add_sfp() and
+ * sg_remove_sfp().  It holds its own channel to the target, the sg
+ * settings, the context of the thread that opened it, the data buffers its
+ * commands have finished with, and the asynchronous state async.c keeps.
+ * Any thread; the settings are atomics, the rest says which lock.
  */
 #ifndef CUSE_BSG_OPENER_H
 #define CUSE_BSG_OPENER_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
-#include "daemon.h"
+#include "creds.h"
+#include "list.h"
+
+struct daemon;
+struct fuse_pollhandle;
+struct target_queue;
 
 /*
- * A new opener of d for a file opened with flags by thread tid.  ident, if
- * not NULL, is the security context its read() and write() callers must
- * match, taken over; else tid's is read now.  shared: --shared-queue's.
- * 0, or the positive errno to answer the open with (logged).
+ * Large data buffers an opener's commands have finished with, kept for its
+ * next ones (cmd.c): like sg's reserve buffer, what one may still hold is
+ * this open file's own data, so it need not be cleared again.
+ */
+#define OPENER_BUFS	 8
+#define OPENER_BUF_MIN	 (64u << 10)
+#define OPENER_BUF_BYTES (16u << 20)
+
+struct opener_buf {
+	void *p;
+	uint32_t len;
+};
+
+/*
+ * Per open file.  Settings are atomics: a forked child shares the file.
+ * The asynchronous state is under lock; the opener lives while the file is
+ * open or a command of it is still running (refs).
+ */
+struct opener {
+	struct daemon *d;
+	int open_flags;		 /* fi->flags at open() */
+	bool shared;		 /* --shared-queue: every file's, of any process */
+	int chan;		 /* this opener's own channel to the target, for SG_IO */
+	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
+	atomic_int reserved;	 /* SG_SET_RESERVED_SIZE */
+	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
+	atomic_int prefer_tag;	    /* SG_SET_GET_EXTENDED's TAG_FOR_PACK_ID */
+	atomic_int wrote;	    /* the version of the last header written (3, 4), or 0 */
+	struct uaccess_ident ident; /* of the thread that opened it: read() and write() match it */
+	pthread_mutex_t lock;
+	struct list_head cmds; /* protected by lock: written, not yet read */
+	unsigned queued, done; /* protected by lock: in that list; of which done */
+	int next_tag;	       /* protected by lock: the next command's generated_tag */
+	unsigned next_mrq;     /* protected by lock: the last blocking array's id */
+	/* written commands have their own channel (or target queue), opened at
+	 * the first write(): sg's slots per descriptor are not shared with SG_IO */
+	int achan;			   /* protected by lock: or -1 */
+	struct target_queue *tq;	   /* protected by lock: or NULL */
+	unsigned running;		   /* protected by lock: at the target now */
+	struct list_head pend;		   /* protected by lock: waiting for max_running */
+	struct list_head readers, writers; /* protected by lock: calls waiting, FIFO */
+	struct fuse_pollhandle *ph;	   /* protected by lock: the newest poller */
+	bool serve_queued;		   /* protected by lock: a serve job is queued */
+	unsigned refs;			   /* protected by lock: the file + running commands */
+	bool released;			   /* protected by lock: the file is gone */
+	pthread_mutex_t status_lock;
+	struct uaccess_status status; /* protected by status_lock: the last caller's */
+	pthread_mutex_t bufs_lock;
+	struct opener_buf bufs[OPENER_BUFS]; /* protected by bufs_lock */
+	unsigned nbufs;			     /* protected by bufs_lock */
+	uint64_t bufs_bytes;		     /* protected by bufs_lock */
+	atomic_ullong mem_used;		     /* bytes of its commands' and kept buffers */
+	atomic_uint stuck;		     /* copies of its callers' memory past the bound */
+	atomic_bool warned;		     /* a credentials refusal was logged */
+	atomic_bool warned_filter;	     /* a command refusal was logged */
+	atomic_bool warned_path;	     /* a refusal for want of the direct path was logged */
+	atomic_bool warned_mem;		     /* an ENOMEM for its memory bound was logged */
+	struct list_head d_node;	     /* in d->opener_list, protected by d->openers_lock */
+};
+
+/*
+ * A new opener of d for a file opened with flags by thread tid, holding the
+ * file's reference.  ident, if not NULL, is the security context its read()
+ * and write() callers must match, taken over (*ident is left empty); else
+ * tid's is read now.  shared: --shared-queue's.  0, or the positive errno
+ * to answer the open with (logged).
  */
 int opener_new(struct daemon *d, int flags, bool shared, pid_t tid, struct uaccess_ident *ident,
 	       struct opener **ret);
+
+/*
+ * The security context of tid, which is opening a file of d, into *ret
+ * (cache: its status file).  0, or the positive errno to answer the open
+ * with, logged: deny when unsure, never an opener taken for someone else.
+ */
+int opener_read_ident(struct daemon *d, struct uaccess_status *cache, pid_t tid,
+		      struct uaccess_ident *ret);
+
+/* A reference to o, which lives until the last is put (o->lock not held). */
+void opener_get(struct opener *o);
+void opener_put(struct opener *o);
+
+/*
+ * Charge n bytes of data buffer to o and to the process: 0, or -ENOMEM
+ * past either bound (logged once per opener), as sg says when it cannot
+ * allocate a command's buffer.
+ */
+int opener_mem_charge(struct opener *o, uint64_t n);
+void opener_mem_uncharge(struct opener *o, uint64_t n);
+
+/*
+ * The reserve: a kept buffer of exactly size bytes (OPENER_BUF_MIN or more,
+ * mapped), taken out of o, or NULL.  opener_buf_keep() keeps one, still
+ * charged, if there is room (true); else the caller frees it.
+ */
+void *opener_buf_take(struct opener *o, uint32_t size);
+bool opener_buf_keep(struct opener *o, void *p, uint32_t size);
 
 #endif /* CUSE_BSG_OPENER_H */

@@ -8,17 +8,20 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 
 #include "async.h"
+#include "cmd.h"
+#include "daemon.h"
 #include "guard.h"
+#include "ioctx.h"
 #include "log.h"
+#include "opener.h"
 #include "sgio.h"
+#include "uaccess.h"
 
 struct plan {
 	struct iovec in[FUSE_IOCTL_MAX_IOV], out[FUSE_IOCTL_MAX_IOV];
@@ -26,235 +29,9 @@ struct plan {
 	size_t in_len, out_len;
 };
 
-bool sgio_reads_data(const struct scsi_req *r)
+static int call_cmd_new(struct ioctx *x, const struct scsi_req *r, struct cmd **ret)
 {
-	return !r->no_dxfer && (r->dir == SCSI_DIR_FROM_DEV || r->dir == SCSI_DIR_TO_FROM_DEV);
-}
-
-bool sgio_writes_data(const struct scsi_req *r)
-{
-	return !r->no_dxfer && (r->dir == SCSI_DIR_TO_DEV || r->dir == SCSI_DIR_TO_FROM_DEV);
-}
-
-/*
- * Charge n bytes of data buffer to o and to the process: 0, or -ENOMEM
- * past either bound (logged once per opener), as sg says when it cannot
- * allocate a command's buffer.
- */
-static int mem_charge(struct opener *o, uint64_t n)
-{
-	struct daemon *d = o->d;
-	struct mem_budget *m = d->mem;
-	const char *which;
-	uint64_t opener = atomic_fetch_add(&o->mem_used, n) + n;
-
-	if (d->opener_mem_max && opener > d->opener_mem_max) {
-		which = "the open file's";
-	} else if (m && atomic_fetch_add(&m->used, n) + n > m->max) {
-		atomic_fetch_sub(&m->used, n);
-		which = "the daemon's";
-	} else {
-		return 0;
-	}
-	atomic_fetch_sub(&o->mem_used, n);
-	if (!atomic_exchange(&o->warned_mem, true))
-		daemon_warn(d,
-			    "a command's %" PRIu64 " bytes of data buffer are past %s memory "
-			    "bound: ENOMEM",
-			    n, which);
-	return -ENOMEM;
-}
-
-static void mem_uncharge(struct opener *o, uint64_t n)
-{
-	atomic_fetch_sub(&o->mem_used, n);
-	if (o->d->mem)
-		atomic_fetch_sub(&o->d->mem->used, n);
-}
-
-/* A buffer's charge: its allocated size. */
-static uint64_t charge_of(uint32_t data_len)
-{
-	return data_len < 4096 ? data_len : (data_len + 4095) & ~4095u;
-}
-
-/* A data buffer of size bytes (buf_len: 0 under a page), as data_buffer() made it. */
-static void buf_free(void *p, uint32_t size)
-{
-	if (p && size >= OPENER_BUF_MIN)
-		munmap(p, size);
-	else
-		free(p);
-}
-
-void sgio_cmd_free(struct sgio_cmd *cmd)
-{
-	if (!cmd)
-		return;
-	if (cmd->c.data)
-		mem_uncharge(cmd->o, cmd->charged);
-	buf_free(cmd->c.data, cmd->buf_len);
-	async_opener_put(cmd->o);
-	free(cmd);
-}
-
-static uint32_t buf_size(uint32_t len)
-{
-	return (len + 4095) & ~4095u;
-}
-
-/* Data-in only: the one direction whose buffer goes to the client unwritten by it. */
-static bool reads_only(const struct scsi_req *r)
-{
-	return sgio_reads_data(r) && !sgio_writes_data(r);
-}
-
-/* One of o's kept buffers of size bytes, taken, or NULL; as sgio_recycle_data() keeps them. */
-static void *take_kept(struct opener *o, uint32_t size)
-{
-	void *p = NULL;
-
-	if (size < OPENER_BUF_MIN)
-		return NULL;
-	pthread_mutex_lock(&o->bufs_lock);
-	for (unsigned i = 0; i < o->nbufs; i++) {
-		if (o->bufs[i].len != size)
-			continue;
-		p = o->bufs[i].p;
-		o->bufs_bytes -= o->bufs[i].len;
-		o->bufs[i] = o->bufs[--o->nbufs];
-		break;
-	}
-	pthread_mutex_unlock(&o->bufs_lock);
-	return p;
-}
-
-void sgio_recycle_data(struct sgio_cmd *cmd)
-{
-	struct opener *o = cmd->o;
-	uint32_t size = cmd->buf_len;
-	bool kept = false;
-
-	if (!cmd->c.data || size < OPENER_BUF_MIN)
-		return;
-	pthread_mutex_lock(&o->bufs_lock);
-	if (o->nbufs < OPENER_BUFS && o->bufs_bytes + size <= OPENER_BUF_BYTES) {
-		o->bufs[o->nbufs++] = (struct opener_buf){ cmd->c.data, size };
-		o->bufs_bytes += size;
-		kept = true;
-	}
-	pthread_mutex_unlock(&o->bufs_lock);
-	if (!kept) {
-		buf_free(cmd->c.data, size);
-		mem_uncharge(o, cmd->charged);
-	}
-	cmd->c.data = NULL; /* kept: still charged to o, until o frees it */
-}
-
-void sgio_cmd_recycle(struct sgio_cmd *cmd)
-{
-	if (!cmd)
-		return;
-	sgio_recycle_data(cmd);
-	sgio_cmd_free(cmd);
-}
-
-void sgio_buffers_free(struct opener *o)
-{
-	while (o->nbufs) {
-		o->nbufs--;
-		buf_free(o->bufs[o->nbufs].p, o->bufs[o->nbufs].len);
-		mem_uncharge(o, o->bufs[o->nbufs].len);
-	}
-	o->bufs_bytes = 0;
-}
-
-/*
- * cmd's data buffer.  Page-aligned from a page up, so that a bsg channel
- * can map it for the device instead of copying through a bounce buffer (the
- * block layer wants the DMA alignment, 512 bytes here).  The whole buffer
- * goes back to the client for data-in, as sg's does, so a new one is zeroed
- * there; data-out fills it whole from the client first.  One the opener
- * kept holds only its own earlier data, and sgio_clear_tail() zeroes what
- * the device leaves of it: no pass over a megabyte before the device's.
- */
-static void *data_buffer(struct sgio_cmd *cmd, const struct scsi_req *r)
-{
-	uint32_t len = r->data_len;
-	void *p;
-
-	if (len < 4096)
-		return calloc(1, len);
-	cmd->buf_len = buf_size(len);
-	if (cmd->buf_len >= OPENER_BUF_MIN) {
-		/* zero pages, given only as the device or the client fills them:
-		 * a large data-in costs the memory the device returns */
-		p = mmap(NULL, cmd->buf_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
-		return p == MAP_FAILED ? NULL : p;
-	}
-	if (posix_memalign(&p, 4096, cmd->buf_len))
-		return NULL;
-	if (reads_only(r))
-		memset(p, 0, len);
-	return p;
-}
-
-void sgio_clear_tail(struct sgio_cmd *cmd)
-{
-	uint32_t len = cmd->c.data_len;
-	int32_t resid = cmd->c.res.resid;
-
-	if (!cmd->reused || resid <= 0 || !reads_only(&cmd->r))
-		return;
-	if ((uint32_t)resid > len)
-		resid = (int32_t)len;
-	memset((char *)cmd->c.data + len - resid, 0, resid);
-}
-
-int sgio_cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct sgio_cmd **ret)
-{
-	unsigned nsegs = r->iov_count ? r->iov_count : 1;
-	struct sgio_cmd *cmd;
-
-	cmd = calloc(1, sizeof(*cmd) + nsegs * sizeof(cmd->segs[0]));
-	if (!cmd)
-		return -ENOMEM;
-	cmd->o = o;
-	list_init(&cmd->node);
-	list_init(&cmd->pend);
-	cmd->charged = charge_of(r->data_len);
-	if (r->data_len) {
-		/* a kept buffer is charged already: only a new one is charged */
-		cmd->c.data = take_kept(o, buf_size(r->data_len));
-		if (cmd->c.data) {
-			cmd->reused = true;
-			cmd->buf_len = buf_size(r->data_len);
-		} else if (mem_charge(o, cmd->charged) == 0) {
-			cmd->c.data = data_buffer(cmd, r);
-			if (!cmd->c.data)
-				mem_uncharge(o, cmd->charged);
-		}
-		if (!cmd->c.data) {
-			free(cmd);
-			return -ENOMEM;
-		}
-	}
-	async_opener_get(o); /* the command's: its buffer's charge, kept buffers */
-	clock_gettime(CLOCK_MONOTONIC, &cmd->start);
-	cmd->duration = SGIO_NO_DURATION;
-	cmd->d = o->d;
-	cmd->chan = o->chan;
-	cmd->tid = tid;
-	cmd->r = *r;
-	scsi_cmd_from_req(r, &cmd->c);
-	*ret = cmd;
-	return 0;
-}
-
-static int cmd_new(struct ioctx *x, const struct scsi_req *r, struct sgio_cmd **ret)
-{
-	int err = sgio_cmd_new(x->o, r, x->tid, ret);
+	int err = cmd_new(x->o, r, x->tid, ret);
 
 	if (!err) {
 		(*ret)->req = x->req;
@@ -264,105 +41,27 @@ static int cmd_new(struct ioctx *x, const struct scsi_req *r, struct sgio_cmd **
 	return err;
 }
 
-/* Data segments from the client's sg_iovec array, or the flat buffer. */
-static int cmd_set_segs(struct sgio_cmd *cmd, const struct sg_iovec *uiov)
-{
-	int n;
-
-	if (!cmd->r.iov_count) {
-		cmd->segs[0] = (struct scsi_seg){ cmd->r.data_addr, cmd->r.data_len };
-		cmd->nsegs = cmd->r.data_len ? 1 : 0;
-		/* sg: a v3 header with no dxferp moves its data through the
-		 * file's reserve buffer, the client's memory untouched */
-		if (cmd->r.version == 3 && !cmd->r.data_addr && cmd->nsegs) {
-			cmd->nsegs = 0;
-			if (sgio_writes_data(&cmd->r) && !cmd->reused)
-				memset(cmd->c.data, 0, cmd->c.data_len);
-		}
-		return 0;
-	}
-	n = scsi_iov_segs(&cmd->r, uiov, cmd->segs);
-	if (n < 0)
-		return n;
-	cmd->nsegs = n;
-	cmd->c.data_len = 0;
-	for (int i = 0; i < n; i++)
-		cmd->c.data_len += cmd->segs[i].len;
-	return 0;
-}
-
-int sgio_check_limits(const struct daemon *d, bool direct, const struct scsi_req *r)
-{
-	if (direct)
-		return r->data_len > d->max_xfer ? -d->max_xfer_errno : 0;
-	if (r->data_len > RETRY_MAX_XFER || r->data_len > d->max_xfer ||
-	    r->iov_count > RETRY_MAX_IOVS)
-		return -ENOMEM; /* the retry exchange's ceiling; sg_dd shrinks on it */
-	return 0;
-}
-
 static int check_limits(const struct ioctx *x, const struct scsi_req *r)
 {
-	return sgio_check_limits(x->o->d, x->direct, r);
+	return cmd_check_limits(x->o->d, x->direct, r);
 }
 
-uint32_t sgio_elapsed_ms(const struct timespec *start)
+static int copy_out_direct(struct cmd *cmd, unsigned sense_len)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
-}
-
-uint32_t sgio_duration(struct sgio_cmd *cmd)
-{
-	if (cmd->duration == SGIO_NO_DURATION)
-		cmd->duration = sgio_elapsed_ms(&cmd->start);
-	return cmd->duration;
-}
-
-void sgio_log_cmd(const struct sgio_cmd *cmd, int ret)
-{
-	char op[64], sense[256];
-
-	if (log_level < LOG_DEBUG)
-		return;
-	scsi_opcode_name(cmd->c.cdb, cmd->c.cdb_len, cmd->d->target->info.scsi_type, op,
-			 sizeof(op));
-	scsi_sense_str(&cmd->c.res, sense, sizeof(sense));
-	daemon_debug(cmd->d, "tid %d: SG_IO v%u %s, %u bytes: %s status 0x%02x host 0x%x %s",
-		     cmd->tid, cmd->r.version, op, cmd->c.data_len,
-		     ret < 0 ? strerror(-ret) : "done", cmd->c.res.status, cmd->c.res.host_status,
-		     sense);
-}
-
-int sgio_put_data(struct sgio_cmd *cmd, pid_t tid, unsigned sense_len)
-{
-	int err = 0;
-
-	if (sgio_reads_data(&cmd->r))
-		err = uaccess_writev(tid, cmd->segs, cmd->nsegs, cmd->c.data);
-	if (!err)
-		err = uaccess_write(tid, cmd->r.sense_addr, cmd->c.res.sense, sense_len);
-	return err;
-}
-
-static int copy_out_direct(struct sgio_cmd *cmd, unsigned sense_len)
-{
-	int err = sgio_put_data(cmd, cmd->tid, sense_len);
+	int err = cmd_put_data(cmd, cmd->tid, sense_len);
 
 	if (!err)
 		err = uaccess_write(cmd->tid, cmd->arg, cmd->r.hdr.raw, cmd->r.hdr_len);
 	return err;
 }
 
-static void reply_retry_path(struct sgio_cmd *cmd, unsigned sense_len)
+static void reply_retry_path(struct cmd *cmd, unsigned sense_len)
 {
 	struct iovec iov[3];
 	int n = 0;
 
 	iov[n++] = (struct iovec){ cmd->r.hdr.raw, cmd->r.hdr_len };
-	if (sgio_reads_data(&cmd->r))
+	if (cmd_reads_data(&cmd->r))
 		iov[n++] = (struct iovec){ cmd->c.data, cmd->c.data_len };
 	if (sense_len)
 		iov[n++] = (struct iovec){ cmd->c.res.sense, sense_len };
@@ -376,21 +75,21 @@ static void reply_retry_path(struct sgio_cmd *cmd, unsigned sense_len)
  * so run_and_answer() frees it after.  The copy into the caller is guarded: past the
  * bound the watchdog answers EFAULT and this answers nothing.
  */
-static void finish(struct sgio_cmd *cmd, int ret)
+static void finish(struct cmd *cmd, int ret)
 {
 	struct daemon *d = cmd->d;
 	unsigned sense_len;
 	struct guard g;
 
-	sgio_log_cmd(cmd, ret);
+	cmd_log(cmd, ret);
 	if (ret < 0) {
 		stat_inc(d, STAT_SG_IO_ERR);
-		sgio_recycle_data(cmd);
+		cmd_recycle_data(cmd);
 		fuse_reply_err(cmd->req, -ret);
 		return;
 	}
-	sgio_clear_tail(cmd);
-	sense_len = scsi_complete(&cmd->r, &cmd->c.res, sgio_duration(cmd));
+	cmd_clear_tail(cmd);
+	sense_len = scsi_complete(&cmd->r, &cmd->c.res, cmd_duration(cmd));
 	if (!cmd->direct) {
 		reply_retry_path(cmd, sense_len);
 		return;
@@ -399,10 +98,10 @@ static void finish(struct sgio_cmd *cmd, int ret)
 	if (!ret) {
 		ret = copy_out_direct(cmd, sense_len);
 		if (!guard_end(d->wd, &g))
-			ret = SGIO_ANSWERED;
+			ret = CMD_ANSWERED;
 	}
-	sgio_recycle_data(cmd);
-	if (ret == SGIO_ANSWERED)
+	cmd_recycle_data(cmd);
+	if (ret == CMD_ANSWERED)
 		return;
 	if (ret < 0) {
 		stat_inc(d, STAT_SG_IO_ERR);
@@ -417,20 +116,20 @@ static void finish(struct sgio_cmd *cmd, int ret)
  * (the target's result in *ret), false if cmd went to the interrupt's side
  * (dropped, or kept for read()).
  */
-static bool run_target_part(struct sgio_cmd *cmd, int *ret)
+static bool run_target_part(struct cmd *cmd, int *ret)
 {
 	int expect = SGIO_RUNNING;
 
 	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED) {
-		sgio_cmd_free(cmd); /* interrupted while queued: never started */
+		cmd_free(cmd); /* interrupted while queued: never started */
 		return false;
 	}
-	*ret = sgio_run_target(cmd);
+	*ret = cmd_run_target(cmd);
 	if (!atomic_compare_exchange_strong(&cmd->state, &expect, SGIO_COMPLETING)) {
 		if (expect == SGIO_KEPT)
 			async_kept_done(cmd, *ret); /* for read(), which frees it */
 		else
-			sgio_cmd_free(cmd);
+			cmd_free(cmd);
 		return false;
 	}
 	/* waits out an interrupt callback running now; none can start after */
@@ -438,31 +137,31 @@ static bool run_target_part(struct sgio_cmd *cmd, int *ret)
 	return true;
 }
 
-static struct sgio_cmd *cmd_of(struct pool_work *w)
+static struct cmd *cmd_of(struct pool_work *w)
 {
-	return (struct sgio_cmd *)((char *)w - offsetof(struct sgio_cmd, work));
+	return (struct cmd *)((char *)w - offsetof(struct cmd, work));
 }
 
 /* On the libfuse worker that took the call. */
 static void run_and_answer(struct pool_work *w, unsigned slot)
 {
-	struct sgio_cmd *cmd = cmd_of(w);
+	struct cmd *cmd = cmd_of(w);
 	int ret;
 
 	(void)slot;
 	if (!run_target_part(cmd, &ret))
 		return;
 	finish(cmd, ret);
-	sgio_cmd_free(cmd);
+	cmd_free(cmd);
 }
 
 static void finish_run(struct pool_work *w, unsigned slot)
 {
-	struct sgio_cmd *cmd = cmd_of(w);
+	struct cmd *cmd = cmd_of(w);
 
 	(void)slot;
 	finish(cmd, cmd->err);
-	sgio_cmd_free(cmd);
+	cmd_free(cmd);
 }
 
 /*
@@ -471,7 +170,7 @@ static void finish_run(struct pool_work *w, unsigned slot)
  */
 static void run_pooled(struct pool_work *w, unsigned slot)
 {
-	struct sgio_cmd *cmd = cmd_of(w);
+	struct cmd *cmd = cmd_of(w);
 	int ret;
 
 	(void)slot;
@@ -479,81 +178,12 @@ static void run_pooled(struct pool_work *w, unsigned slot)
 		return;
 	if (!cmd->d->serve || !cmd->direct) {
 		finish(cmd, ret);
-		sgio_cmd_free(cmd);
+		cmd_free(cmd);
 		return;
 	}
 	cmd->err = ret;
 	cmd->work.run = finish_run;
 	pool_submit(cmd->d->serve, &cmd->work);
-}
-
-/*
- * The kernel asks capable(CAP_SYS_RAWIO) of the caller at each command,
- * whoever opened the file: so does this, on the thread blocked in this
- * call, and only when the answer matters (the command is refused without
- * it), so that the common command costs no look at /proc.  Exact, as the
- * caller's credentials cannot change while it is blocked in its call.
- */
-int sgio_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_len, bool by_write)
-{
-	struct daemon *d = o->d;
-	struct filter_ctx ctx = {
-		.open_flags = o->open_flags,
-		.rawio = false,
-		/* a binding's write() counts as SG_IO on the descriptor it took */
-		.by_write = by_write && !d->bound,
-		.scsi_type = d->target->info.scsi_type,
-	};
-	char op[64];
-	int err = filter_check(&d->policy, cdb, cdb_len, &ctx);
-
-	if (err && tid > 0 && uaccess_capable(tid, CREDS_CAP_SYS_RAWIO)) {
-		ctx.rawio = true;
-		err = filter_check(&d->policy, cdb, cdb_len, &ctx);
-	}
-	if (!err)
-		return 0;
-	stat_inc(d, STAT_REFUSED);
-	scsi_opcode_name(cdb, cdb_len, d->target->info.scsi_type, op, sizeof(op));
-	if (!atomic_exchange(&o->warned_filter, true))
-		daemon_warn(d,
-			    "tid %d: %s (opcode 0x%02x) refused by the access policy: file open "
-			    "%s, caller %s CAP_SYS_RAWIO",
-			    tid, op, cdb[0],
-			    (o->open_flags & O_ACCMODE) == O_RDONLY ? "read-only" : "for writing",
-			    ctx.rawio ? "with" : "without");
-	else
-		daemon_debug(d, "tid %d: %s refused by the access policy", tid, op);
-	return err;
-}
-
-int sgio_check_access(struct sgio_cmd *cmd, bool by_write)
-{
-	return sgio_allowed(cmd->o, cmd->tid, cmd->c.cdb, cmd->c.cdb_len, by_write);
-}
-
-int sgio_target_failed(struct daemon *d, int err)
-{
-	/* sg and bsg say ENODEV or ENXIO once the device is going away */
-	if ((err == -ENODEV || err == -ENXIO) && !atomic_exchange(&d->target_gone, true)) {
-		daemon_warn(d, "%s is gone: %s; new commands get ENODEV", d->target->info.path,
-			    strerror(-err));
-		async_target_gone(d); /* parked calls with nothing to wait for end */
-	}
-	return err;
-}
-
-int sgio_run_target(struct sgio_cmd *cmd)
-{
-	struct daemon *d = cmd->d;
-	int ret;
-
-	if (atomic_load(&d->target_gone))
-		return -ENODEV;
-	stat_target_start(d);
-	ret = d->target->ops->sg_io(d->target, cmd->chan, &cmd->c);
-	cmd->duration = stat_target_end(d, &cmd->start);
-	return ret ? sgio_target_failed(d, ret) : 0;
 }
 
 /*
@@ -563,7 +193,7 @@ int sgio_run_target(struct sgio_cmd *cmd)
  */
 static void interrupted(fuse_req_t req, void *data)
 {
-	struct sgio_cmd *cmd = data;
+	struct cmd *cmd = data;
 	struct daemon *d = cmd->d; /* read before the exchange: cmd may go after it */
 	/* sg's keep_orphan: the result goes to read(), which needs the direct path;
 	 * the opener lives, as its file has a call in progress */
@@ -588,7 +218,7 @@ static void interrupted(fuse_req_t req, void *data)
  * Past the budget it queues to the pool, so that libfuse always has workers
  * free to read interrupts and other callers' requests.
  */
-static void run_or_queue(struct sgio_cmd *cmd)
+static void run_or_queue(struct cmd *cmd)
 {
 	struct daemon *d = cmd->d; /* run_and_answer() frees cmd */
 
@@ -602,13 +232,13 @@ static void run_or_queue(struct sgio_cmd *cmd)
 	pool_submit(d->pool, &cmd->work);
 }
 
-static void start_sgio(struct sgio_cmd *cmd)
+static void start_sgio(struct cmd *cmd)
 {
 	cmd->work.run = run_and_answer;
 	atomic_store(&cmd->state, SGIO_RUNNING);
 	fuse_req_interrupt_func(cmd->req, interrupted, cmd);
 	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED) {
-		sgio_cmd_free(cmd); /* the signal came first; already answered */
+		cmd_free(cmd); /* the signal came first; already answered */
 		return;
 	}
 	run_or_queue(cmd); /* KEPT too: it runs for a later read() */
@@ -623,7 +253,7 @@ static int plan_add(struct iovec *v, unsigned *n, size_t *len, uint64_t addr, si
 	return 0;
 }
 
-static int plan_segs(struct iovec *v, unsigned *n, size_t *len, const struct sgio_cmd *cmd)
+static int plan_segs(struct iovec *v, unsigned *n, size_t *len, const struct cmd *cmd)
 {
 	int err = 0;
 
@@ -633,7 +263,7 @@ static int plan_segs(struct iovec *v, unsigned *n, size_t *len, const struct sgi
 }
 
 /* Everything the final round moves: in = header, iovecs, CDB, data-out. */
-static int make_plan(const struct ioctx *x, const struct sgio_cmd *cmd, struct plan *p)
+static int make_plan(const struct ioctx *x, const struct cmd *cmd, struct plan *p)
 {
 	const struct scsi_req *r = &cmd->r;
 	int err;
@@ -646,11 +276,11 @@ static int make_plan(const struct ioctx *x, const struct sgio_cmd *cmd, struct p
 			       r->iov_count * sizeof(struct sg_iovec));
 	if (!err)
 		err = plan_add(p->in, &p->n_in, &p->in_len, r->cdb_addr, r->cdb_len);
-	if (!err && sgio_writes_data(r))
+	if (!err && cmd_writes_data(r))
 		err = plan_segs(p->in, &p->n_in, &p->in_len, cmd);
 	if (!err)
 		err = plan_add(p->out, &p->n_out, &p->out_len, x->arg, r->hdr_len);
-	if (!err && sgio_reads_data(r))
+	if (!err && cmd_reads_data(r))
 		err = plan_segs(p->out, &p->n_out, &p->out_len, cmd);
 	if (!err && r->sense_addr)
 		err = plan_add(p->out, &p->n_out, &p->out_len, r->sense_addr, r->sense_max);
@@ -660,7 +290,7 @@ static int make_plan(const struct ioctx *x, const struct sgio_cmd *cmd, struct p
 }
 
 /* The final round: everything planned has arrived in in_buf. */
-static int take_final(struct ioctx *x, struct sgio_cmd *cmd, const struct plan *p)
+static int take_final(struct ioctx *x, struct cmd *cmd, const struct plan *p)
 {
 	const uint8_t *in = x->in_buf;
 	size_t off = cmd->r.hdr_len + cmd->r.iov_count * sizeof(struct sg_iovec);
@@ -670,7 +300,7 @@ static int take_final(struct ioctx *x, struct sgio_cmd *cmd, const struct plan *
 		return -EINVAL;
 	}
 	memcpy(cmd->c.cdb, in + off, cmd->r.cdb_len);
-	if (sgio_writes_data(&cmd->r))
+	if (cmd_writes_data(&cmd->r))
 		memcpy(cmd->c.data, in + off + cmd->r.cdb_len, cmd->c.data_len);
 	return 0;
 }
@@ -728,12 +358,12 @@ static int header_round(struct ioctx *x, struct scsi_req *r, struct iovec *iov, 
  * asks for, and frees *ret after; or -errno (nothing to free).
  */
 static int command_round(struct ioctx *x, const struct scsi_req *r, struct plan *p,
-			 struct sgio_cmd **ret)
+			 struct cmd **ret)
 {
-	struct sgio_cmd *cmd = NULL;
+	struct cmd *cmd = NULL;
 	int err;
 
-	err = cmd_new(x, r, &cmd);
+	err = call_cmd_new(x, r, &cmd);
 	if (!err)
 		err = cmd_set_segs(cmd,
 				   (const struct sg_iovec *)((const char *)x->in_buf + r->hdr_len));
@@ -744,9 +374,9 @@ static int command_round(struct ioctx *x, const struct scsi_req *r, struct plan 
 	if (!err)
 		err = take_final(x, cmd, p);
 	if (!err)
-		err = sgio_check_access(cmd, false);
+		err = cmd_check_access(cmd, false);
 	if (err < 0) {
-		sgio_cmd_free(cmd);
+		cmd_free(cmd);
 		return err;
 	}
 	*ret = cmd;
@@ -761,7 +391,7 @@ static int command_round(struct ioctx *x, const struct scsi_req *r, struct plan 
 static void sgio_retry(struct ioctx *x)
 {
 	struct iovec iov[2] = { 0 };
-	struct sgio_cmd *cmd = NULL;
+	struct cmd *cmd = NULL;
 	struct scsi_req r;
 	struct plan p;
 	unsigned n;
@@ -774,7 +404,7 @@ static void sgio_retry(struct ioctx *x)
 		ioctx_retry(x, iov, n, NULL, 0);
 	} else if (err == NEXT_ROUND) {
 		ioctx_retry(x, p.in, p.n_in, p.out, p.n_out);
-		sgio_cmd_free(cmd);
+		cmd_free(cmd);
 	} else if (!err) {
 		start_sgio(cmd);
 	} else {
@@ -783,30 +413,8 @@ static void sgio_retry(struct ioctx *x)
 	}
 }
 
-int sgio_fetch(struct sgio_cmd *cmd)
-{
-	const struct scsi_req *r = &cmd->r;
-	struct sg_iovec *uiov = NULL;
-	int err = 0;
-
-	if (r->iov_count) {
-		uiov = calloc(r->iov_count, sizeof(*uiov));
-		if (!uiov)
-			return -ENOMEM;
-		err = uaccess_read(cmd->tid, r->data_addr, uiov, r->iov_count * sizeof(*uiov));
-	}
-	if (!err)
-		err = cmd_set_segs(cmd, uiov);
-	free(uiov);
-	if (!err)
-		err = uaccess_read(cmd->tid, r->cdb_addr, cmd->c.cdb, r->cdb_len);
-	if (!err && sgio_writes_data(r))
-		err = uaccess_readv(cmd->tid, cmd->segs, cmd->nsegs, cmd->c.data);
-	return err;
-}
-
 /* The header, the iovecs, the CDB and data-out from the caller: 0 or -errno. */
-static int direct_fetch(struct ioctx *x, struct sgio_cmd **ret)
+static int direct_fetch(struct ioctx *x, struct cmd **ret)
 {
 	union scsi_hdr hdr;
 	struct scsi_req r;
@@ -821,16 +429,16 @@ static int direct_fetch(struct ioctx *x, struct sgio_cmd **ret)
 	if (!err)
 		err = check_limits(x, &r);
 	if (!err)
-		err = cmd_new(x, &r, ret);
+		err = call_cmd_new(x, &r, ret);
 	if (!err)
-		err = sgio_fetch(*ret);
+		err = cmd_fetch(*ret);
 	return err;
 }
 
 static void sgio_direct(struct ioctx *x)
 {
 	struct daemon *d = x->o->d;
-	struct sgio_cmd *cmd = NULL;
+	struct cmd *cmd = NULL;
 	struct guard g;
 	int err;
 
@@ -838,7 +446,7 @@ static void sgio_direct(struct ioctx *x)
 	if (!err) {
 		err = direct_fetch(x, &cmd);
 		if (!guard_end(d->wd, &g)) {
-			sgio_cmd_free(cmd); /* answered EFAULT meanwhile */
+			cmd_free(cmd); /* answered EFAULT meanwhile */
 			return;
 		}
 	}
@@ -848,12 +456,12 @@ static void sgio_direct(struct ioctx *x)
 		return;
 	}
 	if (!err)
-		err = sgio_check_access(cmd, false);
+		err = cmd_check_access(cmd, false);
 	if (!err) {
 		start_sgio(cmd);
 		return;
 	}
-	sgio_cmd_free(cmd);
+	cmd_free(cmd);
 	stat_inc(d, STAT_SG_IO_ERR);
 	daemon_debug(d, "tid %d: SG_IO refused: %s", x->tid, strerror(-err));
 	fuse_reply_err(x->req, -err);

@@ -15,7 +15,6 @@
 #include <sys/uio.h>
 
 #include "creds.h"
-#include "daemon.h"
 #include "scsi.h"
 
 /* Direct copies.  0, -EFAULT (bad address, thread gone) or -EPERM (no rights). */
@@ -74,32 +73,5 @@ int uaccess_read_buffer(pid_t tid, uint64_t *ret);
 
 /* True if this process may use the direct copies on other processes. */
 bool uaccess_direct_possible(void);
-
-/* One ioctl call as libfuse hands it over. */
-struct ioctx {
-	fuse_req_t req;
-	struct opener *o;
-	uint64_t arg;
-	const void *in_buf;
-	size_t in_len, out_len;
-	pid_t tid;
-	bool direct;
-};
-
-/*
- * Fetch len bytes at arg.  1: they are in buf.  0: the request was answered
- * (a retry round or an error), return without replying.
- */
-int ioctx_fetch(struct ioctx *x, void *buf, size_t len);
-
-/* Answer with result and len bytes for *arg.  Returns nothing: always replies. */
-void ioctx_reply_out(struct ioctx *x, int result, const void *buf, size_t len);
-
-/* Ask the kernel for another round with these regions of the caller's memory. */
-void ioctx_retry(struct ioctx *x, const struct iovec *in, size_t n_in, const struct iovec *out,
-		 size_t n_out);
-
-/* Answer with a negative errno or a non-negative ioctl result. */
-void ioctx_reply(struct ioctx *x, int result);
 
 #endif /* CUSE_BSG_UACCESS_H */

@@ -39,7 +39,9 @@
  * file's queue, parked reads and poll handle are under its lock; nothing
  * calls into libfuse while holding it.  Needs CAP_SYS_PTRACE over callers.
  */
-#include "uaccess.h" /* libfuse's cuse_lowlevel.h, through daemon.h */
+#include <fuse3/cuse_lowlevel.h>
+
+#include "uaccess.h"
 
 #include <errno.h>
 #include <fcntl.h>

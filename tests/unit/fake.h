@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include <fuse3/fuse_lowlevel.h>
+
 #include "daemon.h"
 #include "scsi.h"
 #include "target.h"

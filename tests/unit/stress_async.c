@@ -42,9 +42,12 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "cmd.h"
 #include "fake.h"
 #include "guard.h"
 #include "ioctl.h"
+#include "ioctx.h"
+#include "opener.h"
 #include "sgio.h"
 
 #define POOL_THREADS  4
@@ -295,15 +298,12 @@ static int answered_ids(const struct fake_reply *rep, int *ids)
 /* ---- the daemon and its openers ---- */
 
 /* As cb_open() makes one; tid is the opening thread. */
-static struct opener *opener_new(struct stress *st, pid_t tid)
+static struct opener *new_opener(struct stress *st, pid_t tid)
 {
-	struct opener *o = xcalloc(1, sizeof(*o));
+	struct opener *o;
 
-	o->d = &st->d;
-	o->open_flags = O_RDWR;
-	o->chan = st->d.target->ops->chan_open(st->d.target);
-	ioctl_opener_init(o);
-	async_opener_init(o, tid, NULL);
+	if (opener_new(&st->d, O_RDWR, false, tid, NULL, &o))
+		abort();
 	return o;
 }
 
@@ -886,7 +886,7 @@ static void *churn_main(void *arg)
 	struct actor *a = arg;
 
 	for (unsigned i = 0; i < CHURN_OPENS && !failed(a->st); i++) {
-		struct opener *o = opener_new(a->st, gettid());
+		struct opener *o = new_opener(a->st, gettid());
 		unsigned first = i * CHURN_CMDS;
 
 		for (unsigned k = 0; k < CHURN_CMDS; k++)
@@ -1005,7 +1005,7 @@ static void stream_init(struct run *r, struct stream *sm, unsigned idx)
 	sm->st = &r->st;
 	sm->idx = idx;
 	sm->fs = fake_session_new();
-	sm->o = opener_new(&r->st, gettid());
+	sm->o = new_opener(&r->st, gettid());
 	/* v4's queue depth: 4 and 2 park writers early, 0 leaves sg's 16 */
 	atomic_store(&sm->o->cmd_q, cmd_q[idx % 3]);
 	sm->total = WRITERS * PER_WRITER;
@@ -1046,7 +1046,7 @@ static void start_streams(struct run *r)
 static void start_others(struct run *r)
 {
 	r->sgio_fs = fake_session_new();
-	r->sgio_o = opener_new(&r->st, gettid());
+	r->sgio_o = new_opener(&r->st, gettid());
 	/* interrupted SG_IOs stay on the opener's list, unread, until release */
 	atomic_store(&r->sgio_o->keep_orphan, 1);
 	for (unsigned i = 0; i < SGIO_THREADS; i++) {
@@ -1061,7 +1061,7 @@ static void start_others(struct run *r)
 	}
 	for (unsigned i = 0; i < IOCTL_THREADS; i++) {
 		r->ioctl[i] = (struct actor){ .fs = fake_session_new(), .idx = i };
-		r->ioctl[i].o = opener_new(&r->st, gettid());
+		r->ioctl[i].o = new_opener(&r->st, gettid());
 		r->ioctl[i].v4b = xcalloc(IOCTL_ROUNDS * IOCTL_BATCH, sizeof(*r->ioctl[i].v4b));
 		r->ioctl[i].v4got = xcalloc(IOCTL_ROUNDS * IOCTL_BATCH, sizeof(unsigned));
 		actor_start(r, &r->ioctl[i], ioctl_main);
@@ -1245,6 +1245,7 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&st->lock, NULL);
 	st->ft = fake_target_new();
 	fake_script_good(st->ft, LEN, 0, true);
+	daemon_init(&st->d);
 	st->d.name = "fake";
 	st->d.target = &st->ft->base;
 	st->d.direct = true;

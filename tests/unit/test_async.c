@@ -30,9 +30,12 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "cmd.h"
 #include "fake.h"
 #include "guard.h"
 #include "ioctl.h"
+#include "ioctx.h"
+#include "opener.h"
 #include "sgio.h"
 
 #define V3 SCSI_V3_HDR_LEN
@@ -60,15 +63,10 @@ static void rig_init(struct rig *g, unsigned threads, int open_flags)
 	g->d.max_xfer = g->ft->base.info.max_xfer;
 	g->d.max_xfer_errno = g->ft->base.info.max_xfer_errno;
 	cr_assert(zero(int, pool_new(threads, &g->d.pool)));
+	daemon_init(&g->d);
 	/* as cb_open() does */
-	g->o = calloc(1, sizeof(*g->o));
-	cr_assert(not(eq(ptr, g->o, NULL)));
-	g->o->d = &g->d;
-	g->o->open_flags = open_flags;
-	g->o->chan = g->d.target->ops->chan_open(g->d.target);
+	cr_assert(zero(int, opener_new(&g->d, open_flags, false, gettid(), NULL, &g->o)));
 	cr_assert(ge(int, g->o->chan, 0));
-	ioctl_opener_init(g->o);
-	async_opener_init(g->o, gettid(), NULL);
 }
 
 /* The file's last reference is gone, as cb_release() says. */
@@ -2327,14 +2325,9 @@ static void stall_release(struct stall *s)
 /* A second open file of g's daemon. */
 static struct opener *second_opener(struct rig *g)
 {
-	struct opener *o = calloc(1, sizeof(*o));
+	struct opener *o;
 
-	cr_assert(not(eq(ptr, o, NULL)));
-	o->d = &g->d;
-	o->open_flags = O_RDWR;
-	o->chan = g->d.target->ops->chan_open(g->d.target);
-	ioctl_opener_init(o);
-	cr_assert(zero(int, async_opener_init(o, gettid(), NULL)));
+	cr_assert(zero(int, opener_new(&g->d, O_RDWR, false, gettid(), NULL, &o)));
 	return o;
 }
 

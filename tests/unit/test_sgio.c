@@ -20,9 +20,12 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "cmd.h"
 #include "fake.h"
 #include "ioctl.h"
+#include "ioctx.h"
 #include "midlayer.h"
+#include "opener.h"
 #include "sgio.h"
 #include "uaccess.h"
 
@@ -40,7 +43,7 @@ struct rig {
 	struct fake_session *fs;
 	struct fake_target *ft;
 	struct daemon d;
-	struct opener o;
+	struct opener *o;
 	pid_t tid;
 };
 
@@ -56,13 +59,10 @@ static void rig_init(struct rig *g, bool direct, unsigned threads, int open_flag
 	g->d.max_xfer = direct ? g->ft->base.info.max_xfer : RETRY_MAX_XFER;
 	g->d.max_xfer_errno = direct ? g->ft->base.info.max_xfer_errno : ENOMEM;
 	cr_assert(zero(int, pool_new(threads, &g->d.pool)));
-	g->o.d = &g->d;
-	g->o.open_flags = open_flags;
-	ioctl_opener_init(&g->o);
-	async_opener_init(&g->o, gettid(), NULL);
+	daemon_init(&g->d);
 	/* as cb_open() does */
-	g->o.chan = g->d.target->ops->chan_open(g->d.target);
-	cr_assert(ge(int, g->o.chan, 0));
+	cr_assert(zero(int, opener_new(&g->d, open_flags, false, gettid(), NULL, &g->o)));
+	cr_assert(ge(int, g->o->chan, 0));
 	g->tid = gettid();
 }
 
@@ -77,11 +77,8 @@ static void rig_fini(struct rig *g)
 {
 	rig_stop(g);
 	cr_expect(zero(u32, fake_misuse_count(g->fs)), "a call on a request already answered");
-	/* what the opener's last put releases: its channel, kept buffers, status file */
-	g->d.target->ops->chan_close(g->d.target, g->o.chan);
-	sgio_buffers_free(&g->o);
-	uaccess_status_fini(&g->o.status);
-	uaccess_ident_fini(&g->o.ident);
+	/* the opener's last put releases its channel, kept buffers, status file */
+	opener_put(g->o);
 	target_free(&g->ft->base);
 	fake_session_free(g->fs);
 }
@@ -98,7 +95,7 @@ static fuse_req_t send_ioctl(struct rig *g, unsigned cmd, unsigned flags, bool d
 {
 	struct ioctx x = {
 		.req = fake_req_new(g->fs),
-		.o = &g->o,
+		.o = g->o,
 		.arg = (uintptr_t)arg,
 		.in_buf = in,
 		.in_len = in_len,
@@ -316,7 +313,7 @@ Test(sgio, retry_v3_read_rounds)
 	cr_expect(eq(u32, g.ft->seen.data_len, 4096));
 	cr_expect(eq(u32, g.ft->seen.timeout_ms, 20000));
 	cr_expect(g.ft->seen.q_at_head);
-	cr_expect(eq(int, g.ft->seen.chan, g.o.chan), "the opener's own channel");
+	cr_expect(eq(int, g.ft->seen.chan, g.o->chan), "the opener's own channel");
 
 	out = (const struct sg_io_hdr *)rep->data;
 	cr_expect(zero(u8, out->status));
@@ -1038,7 +1035,7 @@ Test(sgio, interrupt_before_submission_never_runs)
 	script_good(g.ft, 4096, 0);
 	x = (struct ioctx){
 		.req = fake_req_new(g.fs),
-		.o = &g.o,
+		.o = g.o,
 		.arg = (uintptr_t)&c.h,
 		.tid = g.tid,
 		.direct = true,
@@ -1134,26 +1131,22 @@ Test(sgio, each_opener_uses_its_own_channel)
 {
 	struct rig g;
 	struct client c;
-	struct opener o2 = { .d = NULL };
+	struct opener *o2;
 	struct fake_reply *rep;
 	struct ioctx x;
 
 	rig_init(&g, true, 2, O_RDWR);
-	o2.d = &g.d;
-	o2.open_flags = O_RDWR;
-	ioctl_opener_init(&o2);
-	cr_assert(zero(int, async_opener_init(&o2, gettid(), NULL))); /* the file's reference */
-	o2.chan = g.d.target->ops->chan_open(g.d.target);
-	cr_assert(not(eq(int, o2.chan, g.o.chan)));
+	cr_assert(zero(int, opener_new(&g.d, O_RDWR, false, gettid(), NULL, &o2)));
+	cr_assert(not(eq(int, o2->chan, g.o->chan)));
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	script_good(g.ft, 4096, 0);
 
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
-	cr_expect(eq(int, g.ft->seen.chan, g.o.chan));
+	cr_expect(eq(int, g.ft->seen.chan, g.o->chan));
 	x = (struct ioctx){
 		.req = fake_req_new(g.fs),
-		.o = &o2,
+		.o = o2,
 		.arg = (uintptr_t)&c.h,
 		.tid = g.tid,
 		.direct = true,
@@ -1161,11 +1154,9 @@ Test(sgio, each_opener_uses_its_own_channel)
 	ioctl_dispatch(&x, SG_IO, 0);
 	rep = wait_reply(&g, x.req);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
-	cr_expect(eq(int, g.ft->seen.chan, o2.chan));
+	cr_expect(eq(int, g.ft->seen.chan, o2->chan));
 	rig_stop(&g);
-	g.d.target->ops->chan_close(g.d.target, o2.chan);
-	uaccess_status_fini(&o2.status);
-	uaccess_ident_fini(&o2.ident);
+	opener_put(o2);
 	rig_fini(&g);
 }
 
@@ -1294,7 +1285,7 @@ Test(ioctl, reserved_size_clamps_to_the_daemon_max)
 	cr_expect(zero(int, set_int_direct(&g, SG_SET_RESERVED_SIZE, 4096)));
 	cr_expect(eq(int, get_int_direct(&g, SG_GET_RESERVED_SIZE), 4096));
 	cr_expect(zero(int, set_int_direct(&g, SG_SET_RESERVED_SIZE, 1 << 30)));
-	cr_expect(eq(int, atomic_load(&g.o.reserved), (int)max), "clamped when set");
+	cr_expect(eq(int, atomic_load(&g.o->reserved), (int)max), "clamped when set");
 	cr_expect(eq(int, get_int_direct(&g, SG_GET_RESERVED_SIZE), (int)max));
 	cr_expect(eq(int, set_int_direct(&g, SG_SET_RESERVED_SIZE, -1), -EINVAL));
 	cr_expect(eq(int, get_int_direct(&g, SG_GET_RESERVED_SIZE), (int)max));
@@ -1419,7 +1410,7 @@ Test(ioctl, next_cmd_len_over_the_bound_is_enomem)
 	rig_init(&g, true, 1, O_RDWR);
 	cr_expect(eq(int, set_int_direct(&g, SG_NEXT_CMD_LEN, SCSI_V3_CDB_MAX + 1), -ENOMEM));
 	cr_expect(zero(int, set_int_direct(&g, SG_NEXT_CMD_LEN, 16)));
-	cr_expect(eq(int, atomic_load(&g.o.next_cmd_len), 16));
+	cr_expect(eq(int, atomic_load(&g.o->next_cmd_len), 16));
 	rig_fini(&g);
 }
 
@@ -1822,7 +1813,7 @@ Test(midlayer, get_pci_and_command_ioctls_need_a_read_write_file)
 		cr_expect(eq(int, rep->err, EPERM), "0x%x", cmds[i]);
 	}
 	cr_expect(zero(u32, g.ft->ioctl.calls));
-	g.o.open_flags = O_RDWR;
+	g.o->open_flags = O_RDWR;
 	rep = round_trip(&g, MIDLAYER_START_UNIT, true, NULL, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(eq(u32, g.ft->ioctl.cmd, MIDLAYER_START_UNIT));
