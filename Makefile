@@ -212,6 +212,14 @@ bench-iscsi: test-progs
 	$(VM_RUN) --timeout 1800 --out build/bench-iscsi --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh iscsi
 	$(HOST_LOAD)
 
+# Where the time goes: CPU time and context switches per command, kernel sg,
+# the node and the null responder (a minute; also the end of bench-ioctl)
+bench-cost: test-progs
+	@mkdir -p build/bench-cost
+	$(HOST_LOAD)
+	$(VM_RUN) --timeout 1200 --out build/bench-cost --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh cost
+	$(HOST_LOAD)
+
 # One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
 # module it tests.  Not part of all: libFuzzer comes with clang (Debian 12:
 # clang, and libclang-rt-14-dev for the runtime).
@@ -300,6 +308,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check install-check demo bench bench-ioctl bench-iscsi fuzz fuzz-check \
+.PHONY: all test-progs unit tsan vm-check check install-check demo bench bench-ioctl bench-iscsi bench-cost fuzz fuzz-check \
 	$(FUZZ_RUNS) format-check shellcheck install uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

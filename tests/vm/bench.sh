@@ -13,7 +13,8 @@ set -uo pipefail
 # "qd16": only fio randread 4k at QD 16, delay=0 (make bench's second boot,
 # with the guest's default idle, to show what idle=poll changes); "ioctl":
 # only the sg v4 ioctls' rows (make bench-ioctl); "iscsi": only the
-# application, tgt over iSCSI (make bench-iscsi)
+# application, tgt over iSCSI (make bench-iscsi); "cost": only the CPU time
+# and context switches per command (make bench-cost)
 MODE=${1:-all}
 V4IO=$PWD/build/clients/sgv4io
 ROUNDS=${ROUNDS:-5}
@@ -250,6 +251,34 @@ ioctl_cost() {
             (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c }'
 }
 
+# fio_cost LABEL DEV QD: fio randread 4k's own CPU time and context switches
+# per command (on kernel sg this includes the device's work, which sg runs
+# in the caller's write())
+fio_cost() {
+    fio --name=c --filename="$2" --ioengine=sg --rw=randread --bs=4k --size=16M --iodepth="$3" \
+        --runtime=3 --time_based --output-format=terse 2>/dev/null |
+        awk -F';' -v l="$1" -v q="$3" '$5 == 0 && $8 > 0 {
+            c = $8 * $9 / 1000
+            printf "| %-14s | %3d | %5s | %8d | %7.1f | %8.2f |\n", l, q, "-", c,
+                ($88 + $89) / 100 * 1e6 / $8, $90 / c }'
+}
+
+# the cost table alone (make bench-cost)
+cost_table() {
+    echo
+    echo "Where the time goes, delay=0: per command of a 3 s load, the responder's CPU time"
+    echo "(all its threads, user + system) and its threads' context switches; for kernel"
+    echo "sg, fio's own (sg runs scsi_debug's work inside fio's write())"
+    echo
+    echo "| responder      | QD  | batch | commands | CPU us  | switches |"
+    echo "|----------------|----:|------:|---------:|--------:|---------:|"
+    fio_cost "kernel sg, fio" "$VM_SG" 16
+    ioctl_cost "node" "$DIRECT_PID" /dev/bsg/direct-cuse 16 4
+    ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse 16 4
+    ioctl_cost "node" "$DIRECT_PID" /dev/bsg/direct-cuse 16 16
+    ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse 16 16
+}
+
 ioctl_tables() {
     echo
     echo "Random 4k reads through the sg v4 ioctls (tests/clients/sgv4io load: QD outstanding, a quarter"
@@ -275,16 +304,7 @@ ioctl_tables() {
     ioctl_requests 16 16
     ioctl_requests 64 16
     ioctl_requests 256 64
-    echo
-    echo "Where the time goes, delay=0: per command of a 3 s load, the responder's CPU time"
-    echo "(all its threads, user + system) and its threads' context switches"
-    echo
-    echo "| responder      | QD  | batch | commands | CPU us  | switches |"
-    echo "|----------------|----:|------:|---------:|--------:|---------:|"
-    ioctl_cost "node" "$DIRECT_PID" /dev/bsg/direct-cuse 16 4
-    ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse 16 4
-    ioctl_cost "node" "$DIRECT_PID" /dev/bsg/direct-cuse 16 16
-    ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse 16 16
+    cost_table
 }
 
 # --- a real application: tgt serving an iSCSI initiator (iscsi-perf) ---
@@ -374,6 +394,11 @@ if [ "$MODE" = iscsi ]; then
     stop_daemons
     : >"$VM_OUT/iscsi.csv"
     app_bench
+    exit 0
+fi
+if [ "$MODE" = cost ]; then
+    cost_table
+    stop_daemons
     exit 0
 fi
 if [ "$MODE" = ioctl ]; then
