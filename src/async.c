@@ -32,8 +32,8 @@
 #include <time.h>
 
 #include "async.h"
+#include "bsgdev.h"
 #include "cmd.h"
-#include "daemon.h"
 #include "guard.h"
 #include "ioctx.h"
 #include "log.h"
@@ -110,7 +110,7 @@ struct parked {
  * The most completions one SG_IORECEIVE of a control object takes: as
  * many as an open file may have outstanding.
  */
-#define RCV_MAX DAEMON_MAX_DEPTH
+#define RCV_MAX BSGDEV_MAX_DEPTH
 
 static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool take,
 		   struct cmd **cmds, unsigned *n);
@@ -296,7 +296,7 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 
 	if (!o->d->direct || tid <= 0) {
 		if (!atomic_exchange(&o->warned_path, true))
-			daemon_warn(o->d,
+			bsgdev_warn(o->d,
 				    "tid %d: %s() refused: the asynchronous interface needs the "
 				    "direct-copy path (CAP_SYS_PTRACE over callers)",
 				    tid, call);
@@ -313,10 +313,10 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 	if (!err)
 		return 0;
 	if (!atomic_exchange(&o->warned, true))
-		daemon_warn(o->d, "tid %d: %s() refused: not the opener's security context (%s)",
+		bsgdev_warn(o->d, "tid %d: %s() refused: not the opener's security context (%s)",
 			    tid, call, why);
 	else
-		daemon_debug(o->d, "tid %d: %s() refused: %s", tid, call, why);
+		bsgdev_debug(o->d, "tid %d: %s() refused: %s", tid, call, why);
 	return -EPERM;
 }
 
@@ -362,7 +362,7 @@ static void complete_async(struct cmd *cmd, int err, bool placed);
 /* Start cmd at the target: on its queue, or on a pool worker. */
 static void dispatch(struct cmd *cmd)
 {
-	struct daemon *d = cmd->d;
+	struct bsgdev *d = cmd->d;
 	int err;
 
 	if (!d->queue || target_bulk(d->target, &cmd->c)) {
@@ -488,7 +488,7 @@ static int enqueue(struct opener *o, struct cmd *cmd, const struct origin *from)
 
 	pthread_mutex_lock(&o->lock);
 	/* the ioctls' bound is the file's, whatever the write()s' depth */
-	if (o->queued >= (from->ioctl ? DAEMON_MAX_DEPTH : queue_limit(o, version))) {
+	if (o->queued >= (from->ioctl ? BSGDEV_MAX_DEPTH : queue_limit(o, version))) {
 		pthread_mutex_unlock(&o->lock);
 		/* sg: EDOM, blocking or not */
 		return version == 3 && !from->ioctl ? -EDOM : -EAGAIN;
@@ -653,7 +653,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	}
 	memcpy(&reply_len, buf + SG_HEADER_REPLY_LEN_AT, sizeof(reply_len));
 	if (version < 0 && reply_len >= 0) {
-		daemon_debug(o->d, "tid %d: legacy sg_header write() refused", tid);
+		bsgdev_debug(o->d, "tid %d: legacy sg_header write() refused", tid);
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
@@ -854,7 +854,7 @@ static int pack_id_at(struct opener *o, pid_t tid, int err, uint64_t buf)
 	}
 	if (!err)
 		return pack_id;
-	daemon_debug(o->d, "tid %d: no pack_id in its read buffer (%s): any completion will do",
+	bsgdev_debug(o->d, "tid %d: no pack_id in its read buffer (%s): any completion will do",
 		     tid, strerror(-err));
 	return -1;
 }
@@ -972,7 +972,7 @@ static bool resolve_one(struct resolve_job *job)
 
 static void *resolver_main(void *arg)
 {
-	struct daemon *d = arg;
+	struct bsgdev *d = arg;
 	struct resolver *r = d->resolver;
 	struct list_head left;
 	struct resolve_job *job, *next;
@@ -1012,7 +1012,7 @@ static void *resolver_main(void *arg)
 }
 
 /* d's resolver, started at its first use.  NULL if it cannot be. */
-static struct resolver *resolver_get(struct daemon *d)
+static struct resolver *resolver_get(struct bsgdev *d)
 {
 	struct resolver *r;
 
@@ -1053,7 +1053,7 @@ static bool resolve_later(struct opener *o, fuse_req_t req, pid_t tid)
 	return true;
 }
 
-void async_daemon_fini(struct daemon *d)
+void async_bsgdev_fini(struct bsgdev *d)
 {
 	struct resolver *r = d->resolver;
 	struct resolve_job *job, *next;
@@ -1480,7 +1480,7 @@ void async_unkeep(struct cmd *cmd)
 
 void async_kept_done(struct cmd *cmd, int err)
 {
-	daemon_debug(cmd->d, "tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)",
+	bsgdev_debug(cmd->d, "tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)",
 		     cmd->tid);
 	complete_async(cmd, err, false);
 }
@@ -1526,7 +1526,7 @@ static void sweep_gone(struct opener *o)
 	wake_poller(ph);
 }
 
-void async_target_gone(struct daemon *d)
+void async_target_gone(struct bsgdev *d)
 {
 	struct opener **all = NULL, *o;
 	unsigned n = 0, i = 0;
@@ -1546,7 +1546,7 @@ void async_target_gone(struct daemon *d)
 	}
 	pthread_mutex_unlock(&d->openers_lock);
 	if (n && !all)
-		daemon_warn(d, "out of memory: parked calls wait for their own end");
+		bsgdev_warn(d, "out of memory: parked calls wait for their own end");
 	for (i = 0; all && i < n; i++) {
 		sweep_gone(all[i]);
 		opener_put(all[i]);
@@ -1678,7 +1678,7 @@ static int ioctl_start(struct ioctx *x, pid_t *owner, bool gone_fails)
 
 	if (!x->direct) {
 		if (!atomic_exchange(&o->warned_path, true))
-			daemon_warn(o->d,
+			bsgdev_warn(o->d,
 				    "tid %d: SG_IOSUBMIT/SG_IORECEIVE refused: they need the "
 				    "direct-copy path (CAP_SYS_PTRACE over callers)",
 				    x->tid);

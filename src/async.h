@@ -11,7 +11,7 @@
 
 #include <scsi/sg.h>
 
-struct daemon;
+struct bsgdev;
 struct fuse_pollhandle;
 struct fuse_req; /* libfuse's fuse_req_t */
 struct opener;
@@ -22,7 +22,7 @@ struct scsi_cmd;
  * pack_ids), before its pool and session go.  Reads still waiting for
  * theirs take any completion.
  */
-void async_daemon_fini(struct daemon *d);
+void async_bsgdev_fini(struct bsgdev *d);
 
 void async_write(struct fuse_req *req, struct opener *o, const char *buf, size_t size, int flags);
 void async_read(struct fuse_req *req, struct opener *o, size_t size, int flags);
@@ -46,7 +46,7 @@ void async_kept_done(struct cmd *cmd, int err);
  * d->target_gone was just set by d->gone(): answer every opener's parked
  * reads and writes with ENODEV and wake its pollers (POLLHUP).
  */
-void async_target_gone(struct daemon *d);
+void async_target_gone(struct bsgdev *d);
 
 /* Room may have appeared: resume parked writers, wake pollers. */
 void async_room(struct opener *o);

@@ -13,8 +13,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "bsgdev.h"
 #include "cmd.h"
-#include "daemon.h"
 #include "log.h"
 #include "opener.h"
 #include "uaccess.h"
@@ -198,7 +198,7 @@ int cmd_set_segs(struct cmd *cmd, const struct sg_iovec *uiov)
 	return 0;
 }
 
-int cmd_check_limits(const struct daemon *d, bool direct, const struct scsi_req *r)
+int cmd_check_limits(const struct bsgdev *d, bool direct, const struct scsi_req *r)
 {
 	if (direct)
 		return r->data_len > d->max_xfer ? -d->max_xfer_errno : 0;
@@ -232,7 +232,7 @@ void cmd_log(const struct cmd *cmd, int ret)
 	scsi_opcode_name(cmd->c.cdb, cmd->c.cdb_len, cmd->d->target->info.scsi_type, op,
 			 sizeof(op));
 	scsi_sense_str(&cmd->c.res, sense, sizeof(sense));
-	daemon_debug(cmd->d, "tid %d: SG_IO v%u %s, %u bytes: %s status 0x%02x host 0x%x %s",
+	bsgdev_debug(cmd->d, "tid %d: SG_IO v%u %s, %u bytes: %s status 0x%02x host 0x%x %s",
 		     cmd->tid, cmd->r.version, op, cmd->c.data_len,
 		     ret < 0 ? strerror(-ret) : "done", cmd->c.res.status, cmd->c.res.host_status,
 		     sense);
@@ -258,7 +258,7 @@ int cmd_put_data(struct cmd *cmd, pid_t tid, unsigned sense_len)
  */
 int cmd_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_len, bool by_write)
 {
-	struct daemon *d = o->d;
+	struct bsgdev *d = o->d;
 	struct filter_ctx ctx = {
 		.open_flags = o->open_flags,
 		.rawio = false,
@@ -278,14 +278,14 @@ int cmd_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_le
 	stat_inc(d, STAT_REFUSED);
 	scsi_opcode_name(cdb, cdb_len, d->target->info.scsi_type, op, sizeof(op));
 	if (!atomic_exchange(&o->warned_filter, true))
-		daemon_warn(d,
+		bsgdev_warn(d,
 			    "tid %d: %s (opcode 0x%02x) refused by the access policy: file open "
 			    "%s, caller %s CAP_SYS_RAWIO",
 			    tid, op, cdb[0],
 			    (o->open_flags & O_ACCMODE) == O_RDONLY ? "read-only" : "for writing",
 			    ctx.rawio ? "with" : "without");
 	else
-		daemon_debug(d, "tid %d: %s refused by the access policy", tid, op);
+		bsgdev_debug(d, "tid %d: %s refused by the access policy", tid, op);
 	return err;
 }
 
@@ -294,7 +294,7 @@ int cmd_check_access(struct cmd *cmd, bool by_write)
 	return cmd_allowed(cmd->o, cmd->tid, cmd->c.cdb, cmd->c.cdb_len, by_write);
 }
 
-int cmd_target_failed(struct daemon *d, int err)
+int cmd_target_failed(struct bsgdev *d, int err)
 {
 	/* sg and bsg say ENODEV or ENXIO once the device is going away */
 	if (err != -ENODEV && err != -ENXIO)
@@ -308,7 +308,7 @@ int cmd_target_failed(struct daemon *d, int err)
 
 int cmd_run_target(struct cmd *cmd)
 {
-	struct daemon *d = cmd->d;
+	struct bsgdev *d = cmd->d;
 	int ret;
 
 	if (atomic_load(&d->target_gone))

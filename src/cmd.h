@@ -19,7 +19,7 @@
 #include "pool.h"
 #include "scsi.h"
 
-struct daemon;
+struct bsgdev;
 struct fuse_req; /* libfuse's fuse_req_t */
 struct opener;
 
@@ -37,7 +37,7 @@ struct cmd {
 	unsigned mrq_ind;      /* async: and its place in that array */
 	int err;	       /* async: the target's SG_IO errno, or 0 */
 	uint32_t duration;     /* ms from the call to the target's answer, or CMD_NO_DURATION */
-	struct daemon *d;
+	struct bsgdev *d;
 	int chan; /* the opener's channel to the target */
 	struct fuse_req *req;
 	uint64_t arg; /* the client's header */
@@ -57,7 +57,7 @@ struct cmd {
 bool cmd_reads_data(const struct scsi_req *r);
 bool cmd_writes_data(const struct scsi_req *r);
 /* Does r fit d's transfer limits, on the direct path or the retry exchange's? */
-int cmd_check_limits(const struct daemon *d, bool direct, const struct scsi_req *r);
+int cmd_check_limits(const struct bsgdev *d, bool direct, const struct scsi_req *r);
 /*
  * A command of o for the decoded header r, sent by thread tid, with its
  * data buffer (one o kept, or a new one charged to o), holding a
@@ -90,7 +90,7 @@ int cmd_check_access(struct cmd *cmd, bool by_write);
 /* The same for a CDB o's caller tid (blocked in its call) sends otherwise. */
 int cmd_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_len, bool by_write);
 /* The target said err (< 0) for a command: note a device that is gone.  Returns err. */
-int cmd_target_failed(struct daemon *d, int err);
+int cmd_target_failed(struct bsgdev *d, int err);
 uint32_t cmd_elapsed_ms(const struct timespec *start);
 
 /* Not an errno: the watchdog answered the request (guard.h); answer nothing. */

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "bsgdev.h"
 #include "control.h"
-#include "daemon.h"
 #include "ioctl.h"
 #include "ioctx.h"
 #include "list.h"
@@ -17,7 +17,7 @@
 #include "uaccess.h"
 
 struct control {
-	struct daemon *cd;
+	struct bsgdev *cd;
 	pthread_mutex_t lock;
 	struct list_head dead; /* protected by lock: no opener left, to be freed */
 	struct list_head live; /* protected by lock: the others */
@@ -25,7 +25,7 @@ struct control {
 
 /* One BSG_IOC_ADD: the device's daemon, alive while an opener of it is. */
 struct binding {
-	struct daemon d; /* first: d.openers_gone is given &d */
+	struct bsgdev d; /* first: d.openers_gone is given &d */
 	struct control *ctl;
 	struct list_head node; /* protected by ctl->lock: in live or dead */
 	char name[PATH_MAX + 64];
@@ -41,7 +41,7 @@ struct control_file {
 #define to_binding(dp) ((struct binding *)(dp))
 
 /* d's last opener is gone, on any thread: freed later, from a control call. */
-static void binding_gone(struct daemon *d)
+static void binding_gone(struct bsgdev *d)
 {
 	struct binding *b = to_binding(d);
 	struct control *c = b->ctl;
@@ -53,18 +53,18 @@ static void binding_gone(struct daemon *d)
 }
 
 /* d->gone: a command found the bound device gone. */
-static void binding_target_gone(struct daemon *d, int err)
+static void binding_target_gone(struct bsgdev *d, int err)
 {
 	if (atomic_exchange(&d->target_gone, true))
 		return;
-	daemon_warn(d, "%s is gone: %s; new commands get ENODEV", d->target->info.path,
+	bsgdev_warn(d, "%s is gone: %s; new commands get ENODEV", d->target->info.path,
 		    strerror(-err));
 	async_target_gone(d); /* parked calls with nothing to wait for end */
 }
 
 static void binding_free(struct binding *b)
 {
-	async_daemon_fini(&b->d);
+	async_bsgdev_fini(&b->d);
 	target_free(b->d.target);
 	pthread_mutex_destroy(&b->d.openers_lock);
 	free(b);
@@ -83,7 +83,7 @@ static void reap(struct control *c)
 		binding_free(b);
 }
 
-int control_new(struct daemon *cd, struct control **ret)
+int control_new(struct bsgdev *cd, struct control **ret)
 {
 	struct control *c = calloc(1, sizeof(*c));
 
@@ -117,7 +117,7 @@ void control_stop(struct control *c)
 	pthread_mutex_unlock(&c->lock);
 	/* a daemon's resolver holds a reference to its opener: b lives until it is stopped */
 	for (i = 0; all && i < n; i++)
-		async_daemon_fini(&all[i]->d);
+		async_bsgdev_fini(&all[i]->d);
 	free(all);
 }
 
@@ -178,7 +178,7 @@ struct opener *control_opener(struct control_file *f)
 /* The device's daemon: the control node's settings, the target's limits. */
 static int binding_new(struct control *c, struct target *t, struct binding **ret)
 {
-	struct daemon *cd = c->cd;
+	struct bsgdev *cd = c->cd;
 	struct binding *b = calloc(1, sizeof(*b));
 	const char *base = strrchr(t->info.path, '/');
 
@@ -206,7 +206,7 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	b->d.inline_max = 0;
 	b->d.openers_gone = binding_gone;
 	b->d.gone = binding_target_gone;
-	daemon_init(&b->d);
+	bsgdev_init(&b->d);
 	pthread_mutex_lock(&c->lock);
 	list_add(&b->node, &c->live);
 	pthread_mutex_unlock(&c->lock);
@@ -225,7 +225,7 @@ static int take_target(struct control *c, struct ioctx *x, struct target **ret)
 	if (fd < 0) {
 		/* no such descriptor: bsg's ENODEV; one we may not take is refused */
 		err = fd == -EBADF ? -ENODEV : fd == -ESRCH ? -EPERM : fd;
-		daemon_warn(c->cd, "tid %d: BSG_IOC_ADD of descriptor %lld: %s", x->tid,
+		bsgdev_warn(c->cd, "tid %d: BSG_IOC_ADD of descriptor %lld: %s", x->tid,
 			    (long long)x->arg, fd == -EBADF ? "no such descriptor" : strerror(-fd));
 		return err;
 	}
@@ -237,7 +237,7 @@ static int take_target(struct control *c, struct ioctx *x, struct target **ret)
 	err = target_from_fd(fd, path, ret, why, sizeof(why));
 	if (err) {
 		close(fd);
-		daemon_warn(c->cd, "tid %d: BSG_IOC_ADD refused: %s", x->tid, why);
+		bsgdev_warn(c->cd, "tid %d: BSG_IOC_ADD refused: %s", x->tid, why);
 	}
 	return err;
 }
@@ -267,14 +267,14 @@ static void bind(struct control *c, struct control_file *f, struct ioctx *x)
 		goto out;
 	}
 	/* our own count while the opener is made: a failure frees b with it */
-	daemon_opener_get(&b->d);
+	bsgdev_opener_get(&b->d);
 	err = -opener_new(&b->d, t->info.fd_flags, false, x->tid, &f->ident, &o);
 	if (!err) {
 		atomic_store_explicit(&f->o, o, memory_order_release);
 		log_node(LOG_INFO, c->cd->name, "tid %d: a file bound to %s (%s, open %s)", x->tid,
 			 t->info.path, target_kind_name(t->info.kind), mode_name(t->info.fd_flags));
 	}
-	daemon_opener_put(&b->d);
+	bsgdev_opener_put(&b->d);
 out:
 	pthread_mutex_unlock(&f->lock);
 	ioctx_reply(x, err);

@@ -6,7 +6,7 @@
  * whole SCSI disk), as the 2004 bsg driver's /dev/bsg did; from then on the
  * file is an opener of that device exactly as on a per-device node.
  *
- * Each binding has its own struct daemon (target, counters, resolver) and
+ * Each binding has its own struct bsgdev (target, counters, resolver) and
  * shares the control node's workers, copy watchdog and memory bound.  Its
  * target is a duplicate of the caller's descriptor, taken with
  * pidfd_getfd() while the caller is blocked in its ioctl: commands go with
@@ -18,7 +18,7 @@
 
 #include <sys/types.h>
 
-struct daemon;
+struct bsgdev;
 struct ioctx;
 struct opener;
 
@@ -28,7 +28,7 @@ struct control;
 struct control_file;
 
 /* The state of control node cd (its pool, watchdog and settings are the bindings'). */
-int control_new(struct daemon *cd, struct control **ret);
+int control_new(struct bsgdev *cd, struct control **ret);
 
 /* After the node's session has ended, before cd's pools go: stop what the bindings run. */
 void control_stop(struct control *c);

@@ -26,8 +26,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "bsgdev.h"
 #include "caps.h"
-#include "daemon.h"
 #include "filter.h"
 #include "fleet.h"
 #include "log.h"
@@ -400,7 +400,7 @@ static int set_copy_timeout(struct options *opt, const char *arg)
 static int set_queue_depth(struct options *opt, const char *arg)
 {
 	long v;
-	int ret = number("--queue-depth", arg, 10, 1, DAEMON_MAX_DEPTH, &v);
+	int ret = number("--queue-depth", arg, 10, 1, BSGDEV_MAX_DEPTH, &v);
 
 	opt->node.queue_depth = ret ? opt->node.queue_depth : (unsigned)v;
 	return ret;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "async.h"
-#include "daemon.h"
+#include "bsgdev.h"
 #include "ioctl.h"
 #include "ioctx.h"
 #include "log.h"
@@ -75,7 +75,7 @@ static void set_timeout(struct ioctx *x)
 
 static void set_reserved(struct ioctx *x)
 {
-	uint32_t max = daemon_max_sectors_bytes(x->o->d);
+	uint32_t max = bsgdev_max_sectors_bytes(x->o->d);
 	int val;
 
 	if (!get_int(x, &val))
@@ -90,7 +90,7 @@ static void set_reserved(struct ioctx *x)
 
 static void get_reserved(struct ioctx *x)
 {
-	uint32_t max = daemon_max_sectors_bytes(x->o->d);
+	uint32_t max = bsgdev_max_sectors_bytes(x->o->d);
 	int val = atomic_load(&x->o->reserved);
 
 	put_int(x, (uint32_t)val < max ? val : (int)max);
@@ -167,7 +167,7 @@ static void set_command_q(struct ioctx *x)
 
 	if (!get_int(x, &val))
 		return;
-	if (val < 0 || val > DAEMON_MAX_DEPTH) {
+	if (val < 0 || val > BSGDEV_MAX_DEPTH) {
 		ioctx_reply(x, -EINVAL);
 		return;
 	}
@@ -223,7 +223,7 @@ static void unknown(struct ioctx *x, unsigned cmd)
 {
 	bool rw = (x->o->open_flags & O_ACCMODE) == O_RDWR;
 
-	daemon_debug(x->o->d, "tid %d: unknown ioctl 0x%x", x->tid, cmd);
+	bsgdev_debug(x->o->d, "tid %d: unknown ioctl 0x%x", x->tid, cmd);
 	ioctx_reply(x, rw ? -EINVAL : -EPERM);
 }
 
@@ -305,7 +305,7 @@ static int access_count(struct ioctx *x)
 
 static int max_sectors_bytes(struct ioctx *x)
 {
-	return daemon_max_sectors_bytes(x->o->d); /* BLKSECTGET, sg: bytes, not sectors */
+	return bsgdev_max_sectors_bytes(x->o->d); /* BLKSECTGET, sg: bytes, not sectors */
 }
 
 static int command_q(struct ioctx *x)
@@ -411,7 +411,7 @@ void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags)
 	const struct ioctl_op *op = find_op(cmd);
 
 	if (flags & FUSE_IOCTL_COMPAT) {
-		daemon_warn(x->o->d,
+		bsgdev_warn(x->o->d,
 			    "tid %d: 32-bit caller refused (ioctl 0x%x): use a 64-bit client",
 			    x->tid, cmd);
 		ioctx_reply(x, -ENOTTY);

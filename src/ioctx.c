@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "bsgdev.h"
 #include "ioctx.h"
 #include "opener.h"
 #include "uaccess.h"

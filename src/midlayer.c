@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "bsgdev.h"
 #include "cmd.h"
-#include "daemon.h"
 #include "guard.h"
 #include "ioctx.h"
 #include "log.h"
@@ -74,7 +74,7 @@ static void call_free(struct mid_call *c)
 /* Write the answer's bytes into the caller, guarded: false if the watchdog answered. */
 static bool copy_out(struct mid_call *c, int *err)
 {
-	struct daemon *d = c->o->d;
+	struct bsgdev *d = c->o->d;
 	struct guard g;
 
 	*err = guard_begin(d->wd, &g, c->req, c->tid, &c->o->stuck);
@@ -154,7 +154,7 @@ static void answer_len(struct mid_call *c)
 static void run_mid_ioctl(struct pool_work *w, unsigned slot)
 {
 	struct mid_call *c = call_of(w);
-	struct daemon *d = c->o->d;
+	struct bsgdev *d = c->o->d;
 	struct target *t = d->target;
 
 	(void)slot;
@@ -164,10 +164,10 @@ static void run_mid_ioctl(struct pool_work *w, unsigned slot)
 		int val;
 
 		memcpy(&val, c->buf, sizeof(val));
-		daemon_log(d, LOG_NOTICE, "tid %d: SG_SCSI_RESET %d: %s", c->tid, val,
+		bsgdev_log(d, LOG_NOTICE, "tid %d: SG_SCSI_RESET %d: %s", c->tid, val,
 			   c->ret < 0 ? strerror(-c->ret) : "done");
 	} else
-		daemon_debug(d, "tid %d: ioctl 0x%x: %d", c->tid, c->cmd, c->ret);
+		bsgdev_debug(d, "tid %d: ioctl 0x%x: %d", c->tid, c->cmd, c->ret);
 	answer_len(c);
 	if (!c->direct || !c->out_len || !d->serve) {
 		finish(c);
@@ -192,7 +192,7 @@ static int fetch(struct ioctx *x, void *buf, size_t in_len, size_t out_off, size
 {
 	struct iovec in = { (void *)(uintptr_t)x->arg, in_len };
 	struct iovec out = { (void *)(uintptr_t)(x->arg + out_off), out_max };
-	struct daemon *d = x->o->d;
+	struct bsgdev *d = x->o->d;
 	struct guard g;
 	int err;
 
@@ -229,7 +229,7 @@ static int fetch(struct ioctx *x, void *buf, size_t in_len, size_t out_off, size
  */
 static int refused(struct ioctx *x, unsigned cmd)
 {
-	const struct daemon *d = x->o->d;
+	const struct bsgdev *d = x->o->d;
 
 	if (d->target->info.kind == TARGET_BSG)
 		return cmd == SCSI_IOCTL_SEND_COMMAND ? -EINVAL : -ENOTTY;
@@ -241,7 +241,7 @@ static int refused(struct ioctx *x, unsigned cmd)
 /* sg_ioctl_common()'s default: what sg does not know, a read-only file may not. */
 static int refused_read_only(struct ioctx *x)
 {
-	const struct daemon *d = x->o->d;
+	const struct bsgdev *d = x->o->d;
 
 	if (d->target->info.kind == TARGET_BSG)
 		return -ENOTTY;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * One served node: its target, struct daemon and CUSE session.  The CUSE
+ * One served node: its target, struct bsgdev and CUSE session.  The CUSE
  * callbacks below are thin trampolines.  None waits on a condition; the
  * one that may block on the device is SG_IO, which runs its command on the
  * worker that received it while few workers do so (INLINE_MAX) and hands
@@ -31,8 +31,8 @@
 #include <fuse3/cuse_lowlevel.h>
 
 #include "async.h"
+#include "bsgdev.h"
 #include "control.h"
-#include "daemon.h"
 #include "guard.h"
 #include "ioctl.h"
 #include "ioctx.h"
@@ -55,7 +55,7 @@
 #define SERVE_MAX    256 /* threads of the elastic pool (d->serve) at most */
 
 struct node {
-	struct daemon d;     /* first: the callbacks' userdata is the node */
+	struct bsgdev d;     /* first: the callbacks' userdata is the node */
 	struct control *ctl; /* --control: files bind to devices; d has no target */
 	bool stuck;	     /* its session ended with a copy still stalled: leave it */
 	const struct node_config *cfg;
@@ -87,7 +87,7 @@ static struct node *req_node(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-static struct daemon *req_daemon(fuse_req_t req)
+static struct bsgdev *req_daemon(fuse_req_t req)
 {
 	return &req_node(req)->d;
 }
@@ -535,7 +535,7 @@ static void *node_thread(void *arg)
 	pthread_mutex_unlock(&n->lock);
 	/* answer what the workers still hold while the session can take it */
 	control_stop(n->ctl);
-	async_daemon_fini(&n->d);
+	async_bsgdev_fini(&n->d);
 	pool_free(n->d.pool);
 	n->stuck = !pool_free_within(n->d.serve, 1000) || watchdog_busy(n->d.wd);
 	if (!n->stuck) {
@@ -613,9 +613,9 @@ static int check_engine(const struct node *n, char *why, size_t why_len)
 	return -EINVAL;
 }
 
-static void target_gone(struct daemon *d, int err);
+static void target_gone(struct bsgdev *d, int err);
 
-static void openers_gone(struct daemon *d)
+static void openers_gone(struct bsgdev *d)
 {
 	if (atomic_load(&d->target_gone))
 		node_stop(to_node(d));
@@ -677,7 +677,7 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	n->d.openers_gone = openers_gone;
 	n->d.gone = target_gone;
 	pthread_mutex_init(&n->shared_lock, NULL);
-	daemon_init(&n->d);
+	bsgdev_init(&n->d);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
 	err = target ? open_target(n, target, why, why_len) : new_control(n, why, why_len);
@@ -840,7 +840,7 @@ void node_stop(struct node *n)
  * command's answer.  The node ends with its last opener (openers_gone()),
  * or now if none is left.
  */
-static void target_gone(struct daemon *d, int err)
+static void target_gone(struct bsgdev *d, int err)
 {
 	struct node *n = to_node(d);
 	bool first = !atomic_exchange(&d->target_gone, true);
@@ -868,7 +868,7 @@ void node_gone(struct node *n)
 
 void node_log_stats(struct node *n)
 {
-	struct daemon *d = &n->d;
+	struct bsgdev *d = &n->d;
 	unsigned long s[STAT_COUNT];
 	unsigned queued = 0;
 
@@ -929,7 +929,7 @@ int node_free(struct node *n)
 	if (n->se)
 		fuse_session_destroy(n->se); /* the thread never ran */
 	control_free(n->ctl);		     /* the session never ran: no binding was made */
-	async_daemon_fini(&n->d);
+	async_bsgdev_fini(&n->d);
 	pool_free(n->d.pool);
 	pool_free(n->d.serve);
 	watchdog_free(n->d.wd);

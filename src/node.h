@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * One served node: a target, its struct daemon (pool or queue engine,
+ * One served node: a target, its struct bsgdev (pool or queue engine,
  * counters, target_gone) and its own CUSE session on its own /dev/cuse
  * descriptor, run by libfuse's multi-threaded loop on a thread of the node.
  * Several nodes live side by side in one process; none touches another.

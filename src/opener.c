@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "daemon.h"
+#include "bsgdev.h"
 #include "opener.h"
 #include "uaccess.h"
 
@@ -17,9 +17,9 @@
 #define SG_DEF_RESERVED 32768 /* SG_DEF_RESERVED_SIZE */
 
 /* A new opener's own channel; counted first, so that a device going away sees it or it sees gone. */
-static int open_chan(struct daemon *d)
+static int open_chan(struct bsgdev *d)
 {
-	daemon_opener_get(d);
+	bsgdev_opener_get(d);
 	if (atomic_load(&d->target_gone))
 		return -ENODEV;
 	return d->target->ops->chan_open(d->target);
@@ -39,14 +39,14 @@ static void set_defaults(struct opener *o)
 	atomic_init(&o->wrote, 0);
 }
 
-int opener_read_ident(struct daemon *d, struct uaccess_status *cache, pid_t tid,
+int opener_read_ident(struct bsgdev *d, struct uaccess_status *cache, pid_t tid,
 		      struct uaccess_ident *ret)
 {
 	int err = uaccess_ident_read(cache, tid, ret);
 
 	if (!err)
 		return 0;
-	daemon_warn(d, "tid %d: open refused: its credentials cannot be read: %s", tid,
+	bsgdev_warn(d, "tid %d: open refused: its credentials cannot be read: %s", tid,
 		    strerror(-err));
 	return err == -EMFILE || err == -ENFILE || err == -ENOMEM ? -err : EACCES;
 }
@@ -78,7 +78,7 @@ static int take_ident(struct opener *o, pid_t tid, struct uaccess_ident *ident)
 /* The rest of a new opener, which cannot fail; then d's list shows it. */
 static void opener_init(struct opener *o)
 {
-	struct daemon *d = o->d;
+	struct bsgdev *d = o->d;
 
 	set_defaults(o);
 	list_init(&o->cmds);
@@ -95,7 +95,7 @@ static void opener_init(struct opener *o)
 	pthread_mutex_unlock(&d->openers_lock);
 }
 
-int opener_new(struct daemon *d, int flags, bool shared, pid_t tid, struct uaccess_ident *ident,
+int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct uaccess_ident *ident,
 	       struct opener **ret)
 {
 	struct opener *o;
@@ -111,10 +111,10 @@ int opener_new(struct daemon *d, int flags, bool shared, pid_t tid, struct uacce
 	if (o->chan < 0) {
 		err = o->chan;
 		if (err != -ENODEV)
-			daemon_warn(d, "cannot open %s for a new opener: %s", d->target->info.path,
+			bsgdev_warn(d, "cannot open %s for a new opener: %s", d->target->info.path,
 				    strerror(-err));
 		free(o);
-		daemon_opener_put(d);
+		bsgdev_opener_put(d);
 		/* the device node vanishing with the device is sg's ENODEV */
 		return err == -ENOENT ? ENODEV : -err;
 	}
@@ -122,7 +122,7 @@ int opener_new(struct daemon *d, int flags, bool shared, pid_t tid, struct uacce
 	if (err) {
 		d->target->ops->chan_close(d->target, o->chan);
 		free(o);
-		daemon_opener_put(d);
+		bsgdev_opener_put(d);
 		return err;
 	}
 	opener_init(o);
@@ -150,7 +150,7 @@ static void bufs_free(struct opener *o)
 
 void opener_put(struct opener *o)
 {
-	struct daemon *d = o->d;
+	struct bsgdev *d = o->d;
 	bool last;
 
 	pthread_mutex_lock(&o->lock);
@@ -173,12 +173,12 @@ void opener_put(struct opener *o)
 	pthread_mutex_destroy(&o->bufs_lock);
 	pthread_mutex_destroy(&o->lock);
 	free(o);
-	daemon_opener_put(d);
+	bsgdev_opener_put(d);
 }
 
 int opener_mem_charge(struct opener *o, uint64_t n)
 {
-	struct daemon *d = o->d;
+	struct bsgdev *d = o->d;
 	struct mem_budget *m = d->mem;
 	const char *which;
 	uint64_t opener = atomic_fetch_add(&o->mem_used, n) + n;
@@ -193,7 +193,7 @@ int opener_mem_charge(struct opener *o, uint64_t n)
 	}
 	atomic_fetch_sub(&o->mem_used, n);
 	if (!atomic_exchange(&o->warned_mem, true))
-		daemon_warn(d,
+		bsgdev_warn(d,
 			    "a command's %" PRIu64 " bytes of data buffer are past %s memory "
 			    "bound: ENOMEM",
 			    n, which);

@@ -19,7 +19,7 @@
 #include "creds.h"
 #include "list.h"
 
-struct daemon;
+struct bsgdev;
 struct fuse_pollhandle;
 struct target_queue;
 
@@ -43,7 +43,7 @@ struct opener_buf {
  * open or a command of it is still running (refs).
  */
 struct opener {
-	struct daemon *d;
+	struct bsgdev *d;
 	int open_flags;		 /* fi->flags at open() */
 	bool shared;		 /* --shared-queue: every file's, of any process */
 	int chan;		 /* this opener's own channel to the target, for SG_IO */
@@ -91,7 +91,7 @@ struct opener {
  * tid's is read now.  shared: --shared-queue's.  0, or the positive errno
  * to answer the open with (logged).
  */
-int opener_new(struct daemon *d, int flags, bool shared, pid_t tid, struct uaccess_ident *ident,
+int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct uaccess_ident *ident,
 	       struct opener **ret);
 
 /*
@@ -99,7 +99,7 @@ int opener_new(struct daemon *d, int flags, bool shared, pid_t tid, struct uacce
  * (cache: its status file).  0, or the positive errno to answer the open
  * with, logged: deny when unsure, never an opener taken for someone else.
  */
-int opener_read_ident(struct daemon *d, struct uaccess_status *cache, pid_t tid,
+int opener_read_ident(struct bsgdev *d, struct uaccess_status *cache, pid_t tid,
 		      struct uaccess_ident *ret);
 
 /* A reference to o, which lives until the last is put (o->lock not held). */

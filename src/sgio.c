@@ -14,8 +14,8 @@
 #include <time.h>
 
 #include "async.h"
+#include "bsgdev.h"
 #include "cmd.h"
-#include "daemon.h"
 #include "guard.h"
 #include "ioctx.h"
 #include "log.h"
@@ -77,7 +77,7 @@ static void reply_retry_path(struct cmd *cmd, unsigned sense_len)
  */
 static void finish(struct cmd *cmd, int ret)
 {
-	struct daemon *d = cmd->d;
+	struct bsgdev *d = cmd->d;
 	unsigned sense_len;
 	struct guard g;
 
@@ -194,7 +194,7 @@ static void run_pooled(struct pool_work *w, unsigned slot)
 static void interrupted(fuse_req_t req, void *data)
 {
 	struct cmd *cmd = data;
-	struct daemon *d = cmd->d; /* read before the exchange: cmd may go after it */
+	struct bsgdev *d = cmd->d; /* read before the exchange: cmd may go after it */
 	/* sg's keep_orphan: the result goes to read(), which needs the direct path;
 	 * the opener lives, as its file has a call in progress */
 	bool keep = cmd->direct && atomic_load(&cmd->o->keep_orphan);
@@ -220,7 +220,7 @@ static void interrupted(fuse_req_t req, void *data)
  */
 static void run_or_queue(struct cmd *cmd)
 {
-	struct daemon *d = cmd->d; /* run_and_answer() frees cmd */
+	struct bsgdev *d = cmd->d; /* run_and_answer() frees cmd */
 
 	if (atomic_fetch_add(&d->inline_busy, 1) < d->inline_max) {
 		run_and_answer(&cmd->work, 0);
@@ -296,7 +296,7 @@ static int take_final(struct ioctx *x, struct cmd *cmd, const struct plan *p)
 	size_t off = cmd->r.hdr_len + cmd->r.iov_count * sizeof(struct sg_iovec);
 
 	if (x->in_len != p->in_len || x->out_len != p->out_len) {
-		daemon_warn(x->o->d, "tid %d: SG_IO header changed between ioctl rounds", x->tid);
+		bsgdev_warn(x->o->d, "tid %d: SG_IO header changed between ioctl rounds", x->tid);
 		return -EINVAL;
 	}
 	memcpy(cmd->c.cdb, in + off, cmd->r.cdb_len);
@@ -437,7 +437,7 @@ static int direct_fetch(struct ioctx *x, struct cmd **ret)
 
 static void sgio_direct(struct ioctx *x)
 {
-	struct daemon *d = x->o->d;
+	struct bsgdev *d = x->o->d;
 	struct cmd *cmd = NULL;
 	struct guard g;
 	int err;
@@ -463,7 +463,7 @@ static void sgio_direct(struct ioctx *x)
 	}
 	cmd_free(cmd);
 	stat_inc(d, STAT_SG_IO_ERR);
-	daemon_debug(d, "tid %d: SG_IO refused: %s", x->tid, strerror(-err));
+	bsgdev_debug(d, "tid %d: SG_IO refused: %s", x->tid, strerror(-err));
 	fuse_reply_err(x->req, -err);
 }
 

@@ -20,7 +20,7 @@
 
 #include <fuse3/fuse_lowlevel.h>
 
-#include "daemon.h"
+#include "bsgdev.h"
 #include "scsi.h"
 #include "target.h"
 

@@ -78,7 +78,7 @@ const char *__tsan_default_options(void)
 
 struct stress {
 	struct fake_target *ft;
-	struct daemon d;
+	struct bsgdev d;
 	unsigned seed;
 	pthread_mutex_t lock;
 	atomic_uint failures;
@@ -1245,7 +1245,7 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&st->lock, NULL);
 	st->ft = fake_target_new();
 	fake_script_good(st->ft, LEN, 0, true);
-	daemon_init(&st->d);
+	bsgdev_init(&st->d);
 	st->d.name = "fake";
 	st->d.target = &st->ft->base;
 	st->d.direct = true;

@@ -48,7 +48,7 @@ TestSuite(async, .timeout = 60);
 struct rig {
 	struct fake_session *fs;
 	struct fake_target *ft;
-	struct daemon d;
+	struct bsgdev d;
 	struct opener *o; /* NULL once released: async_release() may free it */
 };
 
@@ -63,7 +63,7 @@ static void rig_init(struct rig *g, unsigned threads, int open_flags)
 	g->d.max_xfer = g->ft->base.info.max_xfer;
 	g->d.max_xfer_errno = g->ft->base.info.max_xfer_errno;
 	cr_assert(zero(int, pool_new(threads, &g->d.pool)));
-	daemon_init(&g->d);
+	bsgdev_init(&g->d);
 	/* as cb_open() does */
 	cr_assert(zero(int, opener_new(&g->d, open_flags, false, gettid(), NULL, &g->o)));
 	cr_assert(ge(int, g->o->chan, 0));
@@ -79,7 +79,7 @@ static void rig_release(struct rig *g)
 /* Let every held call finish, then join the workers: nothing runs after this. */
 static void rig_stop(struct rig *g)
 {
-	async_daemon_fini(&g->d);
+	async_bsgdev_fini(&g->d);
 	fake_target_set_gate(g->ft, false);
 	fake_target_release(g->ft);
 	pool_free(g->d.pool);
@@ -612,7 +612,7 @@ ParameterizedTestParameters(async, v3_write_past_the_nodes_queue_depth_is_edom)
 		{ .queue_depth = 0, .limit = SG_MAX_QUEUE, .flags = O_NONBLOCK },
 		{ .queue_depth = 64, .limit = 64, .flags = 0 },
 		{ .queue_depth = 64, .limit = 64, .flags = O_NONBLOCK },
-		{ .queue_depth = DAEMON_MAX_DEPTH, .limit = DAEMON_MAX_DEPTH, .flags = 0 },
+		{ .queue_depth = BSGDEV_MAX_DEPTH, .limit = BSGDEV_MAX_DEPTH, .flags = 0 },
 	};
 
 	return cr_make_param_array(struct depth_case, cases, sizeof(cases) / sizeof(cases[0]));

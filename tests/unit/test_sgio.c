@@ -42,7 +42,7 @@ TestSuite(ioctl, .timeout = 30);
 struct rig {
 	struct fake_session *fs;
 	struct fake_target *ft;
-	struct daemon d;
+	struct bsgdev d;
 	struct opener *o;
 	pid_t tid;
 };
@@ -59,7 +59,7 @@ static void rig_init(struct rig *g, bool direct, unsigned threads, int open_flag
 	g->d.max_xfer = direct ? g->ft->base.info.max_xfer : RETRY_MAX_XFER;
 	g->d.max_xfer_errno = direct ? g->ft->base.info.max_xfer_errno : ENOMEM;
 	cr_assert(zero(int, pool_new(threads, &g->d.pool)));
-	daemon_init(&g->d);
+	bsgdev_init(&g->d);
 	/* as cb_open() does */
 	cr_assert(zero(int, opener_new(&g->d, open_flags, false, gettid(), NULL, &g->o)));
 	cr_assert(ge(int, g->o->chan, 0));
@@ -1279,7 +1279,7 @@ Test(ioctl, reserved_size_clamps_to_the_daemon_max)
 	uint32_t max;
 
 	rig_init(&g, true, 1, O_RDWR);
-	max = daemon_max_sectors_bytes(&g.d);
+	max = bsgdev_max_sectors_bytes(&g.d);
 	cr_assert(eq(u32, max, FAKE_MAX_SECTORS_BYTES));
 	cr_expect(eq(int, get_int_direct(&g, SG_GET_RESERVED_SIZE), 32768));
 	cr_expect(zero(int, set_int_direct(&g, SG_SET_RESERVED_SIZE, 4096)));

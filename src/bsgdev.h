@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * State shared by the CUSE callbacks: the daemon, one per node (owned by
- * its struct node) or control binding, the serving state of one target.
+ * One served device: the serving state of one target, shared by the CUSE
+ * callbacks of its node (owned by its struct node) or of a control binding.
  */
-#ifndef CUSE_BSG_DAEMON_H
-#define CUSE_BSG_DAEMON_H
+#ifndef CUSE_BSG_BSGDEV_H
+#define CUSE_BSG_BSGDEV_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,7 +26,7 @@ struct watchdog;
  * The deepest queue of written commands an open file may have: --queue-depth
  * for v3 writes, SG_SET_COMMAND_Q for v4 ones (bsg's ceiling).
  */
-#define DAEMON_MAX_DEPTH 256
+#define BSGDEV_MAX_DEPTH 256
 
 /* Each bounded by the kernel's ioctl retry exchange: 32 pages a direction. */
 #define RETRY_MAX_XFER (124u << 10)
@@ -58,7 +58,7 @@ struct mem_budget {
 	uint64_t max;
 };
 
-struct daemon {
+struct bsgdev {
 	const char *name;	 /* node name under /dev */
 	struct mem_budget *mem;	 /* the process's; NULL: no bound */
 	uint64_t opener_mem_max; /* the most one opener's buffers may take; 0: no bound */
@@ -84,56 +84,56 @@ struct daemon {
 	struct watchdog *wd;	      /* bounds copies of client memory (guard.h); or NULL */
 	struct pool *serve; /* elastic: client copies a shared thread hands off; or NULL */
 	/* called once the last opener is freed (from any thread); or NULL */
-	void (*openers_gone)(struct daemon *d);
+	void (*openers_gone)(struct bsgdev *d);
 	/*
 	 * The one way the device goes, from any thread: err is a command's
 	 * -ENODEV or -ENXIO, or 0 for the device's removal.  Set by d's owner
 	 * (node.c, control.c): sets target_gone, logs once, ends the parked
 	 * calls.  NULL: target_gone is only set.
 	 */
-	void (*gone)(struct daemon *d, int err);
+	void (*gone)(struct bsgdev *d, int err);
 };
 
 /* A line naming the node (d->name; the prefix if NULL). */
-#define daemon_log(d, level, ...) log_node(level, (d)->name, __VA_ARGS__)
-#define daemon_warn(d, ...)	  daemon_log(d, LOG_WARNING, __VA_ARGS__)
-#define daemon_debug(d, ...)                                   \
+#define bsgdev_log(d, level, ...) log_node(level, (d)->name, __VA_ARGS__)
+#define bsgdev_warn(d, ...)	  bsgdev_log(d, LOG_WARNING, __VA_ARGS__)
+#define bsgdev_debug(d, ...)                                   \
 	do {                                                   \
 		if (log_level >= LOG_DEBUG)                    \
-			daemon_log(d, LOG_DEBUG, __VA_ARGS__); \
+			bsgdev_log(d, LOG_DEBUG, __VA_ARGS__); \
 	} while (0)
 
 /* The lock and list of a new daemon, zeroed but for its settings. */
-static inline void daemon_init(struct daemon *d)
+static inline void bsgdev_init(struct bsgdev *d)
 {
 	pthread_mutex_init(&d->openers_lock, NULL);
 	list_init(&d->opener_list);
 }
 
-static inline void stat_inc(struct daemon *d, enum stat_id id)
+static inline void stat_inc(struct bsgdev *d, enum stat_id id)
 {
 	atomic_fetch_add_explicit(&d->stats[id], 1, memory_order_relaxed);
 }
 
 /* An opener was made (before it can be seen) or freed. */
-static inline void daemon_opener_get(struct daemon *d)
+static inline void bsgdev_opener_get(struct bsgdev *d)
 {
 	atomic_fetch_add(&d->openers, 1);
 }
 
-static inline void daemon_opener_put(struct daemon *d)
+static inline void bsgdev_opener_put(struct bsgdev *d)
 {
 	if (atomic_fetch_sub(&d->openers, 1) == 1 && d->openers_gone)
 		d->openers_gone(d);
 }
 
 /* A command reached the target (start) or came back from it (end: its ms since start). */
-static inline void stat_target_start(struct daemon *d)
+static inline void stat_target_start(struct bsgdev *d)
 {
 	atomic_fetch_add_explicit(&d->at_target, 1, memory_order_relaxed);
 }
 
-static inline uint32_t stat_target_end(struct daemon *d, const struct timespec *start)
+static inline uint32_t stat_target_end(struct bsgdev *d, const struct timespec *start)
 {
 	struct timespec now;
 	long us;
@@ -148,11 +148,11 @@ static inline uint32_t stat_target_end(struct daemon *d, const struct timespec *
 }
 
 /* The node's transfer limit as sg reports it (BLKSECTGET, reserved size). */
-static inline uint32_t daemon_max_sectors_bytes(const struct daemon *d)
+static inline uint32_t bsgdev_max_sectors_bytes(const struct bsgdev *d)
 {
 	uint32_t m = d->target->info.max_sectors_bytes;
 
 	return m < d->max_xfer ? m : d->max_xfer;
 }
 
-#endif /* CUSE_BSG_DAEMON_H */
+#endif /* CUSE_BSG_BSGDEV_H */
