@@ -403,8 +403,7 @@ if [ "$MODE" = cost ]; then
 fi
 if [ "$MODE" = ioctl ]; then
     ioctl_tables
-    pkill -TERM -x nullcuse
-    pkill -TERM -x cuse_bsg
+    stop_daemons
     exit 0
 fi
 echo
