@@ -1,6 +1,6 @@
 #!/bin/bash
 # install-check FILE...: 'make install' into a scratch DESTDIR must put exactly
-# FILEs there (the unit passing systemd-analyze verify, the man page groff's
+# FILEs there (the unit passing systemd-analyze verify, the man pages groff's
 # warnings), and 'make uninstall' must take every one of them away again.
 set -uo pipefail
 
@@ -27,7 +27,6 @@ check "make install puts exactly the listed files" test "$got" = "$expected"
 
 sbin=$(printf '%s\n' "$@" | grep '/cuse_bsg$')
 unit=$(printf '%s\n' "$@" | grep '/cuse-bsg@\.service$')
-man=$(printf '%s\n' "$@" | grep '/man8/cuse_bsg\.8$')
 check "the daemon is executable" test -x "$D$sbin"
 modes=$(for f in "$@"; do
     m=$(stat -c %a "$D$f")
@@ -48,11 +47,15 @@ rc=$?
 [ -z "$out" ] || echo "$out"
 check "systemd-analyze verify cuse-bsg@sg0.service" test $rc -eq 0 -a -z "$out"
 
-out=$(groff -man -ww -z "$D$man" 2>&1)
-[ -z "$out" ] || echo "$out"
-check "groff -man -ww: no warnings in cuse_bsg.8" test -z "$out"
-out=$(MANWIDTH=80 man -l -Tutf8 "$D$man" 2>&1 >/dev/null)
-check "man -l renders cuse_bsg.8 without a word" test -z "$out"
+# every man page installed: cuse_bsg.8, cuse_bsg.policy.5
+for man in $(printf '%s\n' "$@" | grep '/man[1-8]/[^/]*\.[1-8]$'); do
+    page=${man##*/}
+    out=$(groff -man -ww -z "$D$man" 2>&1)
+    [ -z "$out" ] || echo "$out"
+    check "groff -man -ww: no warnings in $page" test -z "$out"
+    out=$(MANWIDTH=80 man -l -Tutf8 "$D$man" 2>&1 >/dev/null)
+    check "man -l renders $page without a word" test -z "$out"
+done
 
 "$MAKE" --no-print-directory uninstall DESTDIR="$D" >/dev/null || fail "make uninstall"
 left=$(find "$D" ! -type d)
