@@ -286,15 +286,13 @@ format-check:
 # every shell script: the VM suites, their harness and libraries, setup, CI,
 # the install check and the plot (.shellcheckrc lets it follow the suites'
 # libraries)
-SHELL_SCRIPTS := setup .ci/run tests/install-check.sh tests/doc-check.sh tests/bench-plot tests/vm/vm-run \
+SHELL_SCRIPTS := setup .ci/run tests/install-check.sh tests/bench-plot tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
 	shellcheck $(SHELL_SCRIPTS)
 
-INSTALLED := $(SBINDIR)/cuse_bsg $(MANDIR)/man8/cuse_bsg.8 $(MANDIR)/man5/cuse_bsg.policy.5 \
-	$(UDEVRULESDIR)/60-cuse-bsg.rules $(SYSTEMDUNITDIR)/cuse-bsg@.service \
-	$(DOCDIR)/policy.example $(addprefix $(DOCDIR)/,POLICY.md INTERFACE.md SECURITY.md) \
-	$(INCLUDEDIR)/cuse_bsg/control.h
+INSTALLED := $(SBINDIR)/cuse_bsg $(MANDIR)/man8/cuse_bsg.8 $(UDEVRULESDIR)/60-cuse-bsg.rules \
+	$(SYSTEMDUNITDIR)/cuse-bsg@.service $(DOCDIR)/policy.example
 
 # every file with its mode, and the directories made 0755, whatever the
 # caller's umask; the unit names the daemon where it goes
@@ -302,11 +300,18 @@ INSTALL := umask 022 && install
 install: build/cuse_bsg
 	$(INSTALL) -D -m 0755 build/cuse_bsg $(DESTDIR)$(SBINDIR)/cuse_bsg
 	$(INSTALL) -D -m 0644 man/cuse_bsg.8 $(DESTDIR)$(MANDIR)/man8/cuse_bsg.8
-	$(INSTALL) -D -m 0644 man/cuse_bsg.policy.5 $(DESTDIR)$(MANDIR)/man5/cuse_bsg.policy.5
 	$(INSTALL) -D -m 0644 dist/bsg.rules $(DESTDIR)$(UDEVRULESDIR)/60-cuse-bsg.rules
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' dist/cuse-bsg@.service.in >build/cuse-bsg@.service
 	$(INSTALL) -D -m 0644 build/cuse-bsg@.service $(DESTDIR)$(SYSTEMDUNITDIR)/cuse-bsg@.service
 	$(INSTALL) -D -m 0644 dist/policy.example $(DESTDIR)$(DOCDIR)/policy.example
+
+# the policy file's man page, the documents the man pages name, and the
+# control node's header for clients
+INSTALLED += $(MANDIR)/man5/cuse_bsg.policy.5 \
+	$(addprefix $(DOCDIR)/,POLICY.md INTERFACE.md SECURITY.md) $(INCLUDEDIR)/cuse_bsg/control.h
+install: install-docs
+install-docs:
+	$(INSTALL) -D -m 0644 man/cuse_bsg.policy.5 $(DESTDIR)$(MANDIR)/man5/cuse_bsg.policy.5
 	$(INSTALL) -D -m 0644 -t $(DESTDIR)$(DOCDIR) docs/POLICY.md docs/INTERFACE.md docs/SECURITY.md
 	$(INSTALL) -D -m 0644 include/cuse_bsg/control.h $(DESTDIR)$(INCLUDEDIR)/cuse_bsg/control.h
 
@@ -320,6 +325,7 @@ install-check: build/cuse_bsg
 
 # every option of --help in the man page and in README's usage table, with
 # the same default; the version the same in --help, the man page and NEWS
+SHELL_SCRIPTS += tests/doc-check.sh
 doc-check: build/cuse_bsg
 	tests/doc-check.sh build/cuse_bsg README.md man/cuse_bsg.8 NEWS
 
@@ -329,5 +335,5 @@ clean:
 .SECONDARY:
 
 .PHONY: all test-progs unit tsan vm-check check test install-check doc-check demo bench bench-ioctl bench-iscsi bench-cost fuzz fuzz-check \
-	$(FUZZ_RUNS) format-check shellcheck install uninstall clean
+	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)
