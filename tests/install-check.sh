@@ -27,6 +27,7 @@ check "make install puts exactly the listed files" test "$got" = "$expected"
 
 sbin=$(printf '%s\n' "$@" | grep '/cuse_bsg$')
 unit=$(printf '%s\n' "$@" | grep '/cuse-bsg@\.service$')
+man=$(printf '%s\n' "$@" | grep '/man8/cuse_bsg\.8$')
 check "the daemon is executable" test -x "$D$sbin"
 modes=$(for f in "$@"; do
     m=$(stat -c %a "$D$f")
@@ -47,14 +48,19 @@ rc=$?
 [ -z "$out" ] || echo "$out"
 check "systemd-analyze verify cuse-bsg@sg0.service" test $rc -eq 0 -a -z "$out"
 
-# every man page installed: cuse_bsg.8, cuse_bsg.policy.5
-for man in $(printf '%s\n' "$@" | grep '/man[1-8]/[^/]*\.[1-8]$'); do
-    page=${man##*/}
-    out=$(groff -man -ww -z "$D$man" 2>&1)
+out=$(groff -man -ww -z "$D$man" 2>&1)
+[ -z "$out" ] || echo "$out"
+check "groff -man -ww: no warnings in cuse_bsg.8" test -z "$out"
+out=$(MANWIDTH=80 man -l -Tutf8 "$D$man" 2>&1 >/dev/null)
+check "man -l renders cuse_bsg.8 without a word" test -z "$out"
+
+# the man pages of the other sections (cuse_bsg.policy.5), the same way
+for page in $(printf '%s\n' "$@" | grep '/man[1-7]/'); do
+    out=$(groff -man -ww -z "$D$page" 2>&1)
     [ -z "$out" ] || echo "$out"
-    check "groff -man -ww: no warnings in $page" test -z "$out"
-    out=$(MANWIDTH=80 man -l -Tutf8 "$D$man" 2>&1 >/dev/null)
-    check "man -l renders $page without a word" test -z "$out"
+    check "groff -man -ww: no warnings in ${page##*/}" test -z "$out"
+    out=$(MANWIDTH=80 man -l -Tutf8 "$D$page" 2>&1 >/dev/null)
+    check "man -l renders ${page##*/} without a word" test -z "$out"
 done
 
 "$MAKE" --no-print-directory uninstall DESTDIR="$D" >/dev/null || fail "make uninstall"
