@@ -2,10 +2,13 @@
 PKG_CONFIG ?= pkg-config
 CC ?= cc
 CFLAGS ?= -O2 -g
-PREFIX ?= /usr/local
+# PREFIX or prefix (the GNU name), /usr/local by default
+prefix ?= /usr/local
+PREFIX ?= $(prefix)
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/cuse-bsg
+INCLUDEDIR ?= $(PREFIX)/include
 # where udev and systemd look, whatever PREFIX is (udev.pc comes with the udev
 # package, systemd.pc with systemd)
 UDEVDIR ?= $(or $(shell $(PKG_CONFIG) --variable=udevdir udev 2>/dev/null),/lib/udev)
@@ -14,10 +17,13 @@ SYSTEMDUNITDIR ?= $(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir sys
 	2>/dev/null),/lib/systemd/system)
 DESTDIR ?=
 
+# -Werror only where asked (make check asks): a newer compiler's new warning
+# must not break a packager's build
+WERROR ?=
 # 'override' keeps the required flags when CFLAGS is given on the command line
-override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -MMD -MP $(SAN)
+override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -MMD -MP $(SAN)
 # the libfuse API every source is written against
-override CPPFLAGS += -D_GNU_SOURCE -DFUSE_USE_VERSION=312 $(shell $(PKG_CONFIG) --cflags fuse3 libudev)
+override CPPFLAGS += -D_GNU_SOURCE -DFUSE_USE_VERSION=312 -Iinclude $(shell $(PKG_CONFIG) --cflags fuse3 libudev)
 override LDFLAGS += $(SAN)
 # sources in src/; everything built goes to build/ (the daemon: build/cuse_bsg)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
@@ -168,7 +174,11 @@ vm-check: test-progs
 # Everything: the sources' format and the shell scripts' lint, unit tests
 # (ASan+UBSan, then TSan), a short run of each fuzzer, then the integration
 # suite in the VM.
-check: format-check shellcheck unit install-check fuzz-check vm-check
+check: format-check shellcheck doc-check unit install-check fuzz-check vm-check
+check: WERROR := -Werror
+
+# What runs offline (no VM, no download): for a packager's build
+test: doc-check unit install-check fuzz-check
 
 demo: test-progs
 	$(VM_RUN) tests/vm/demo.sh
@@ -226,7 +236,7 @@ bench-cost: test-progs
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 60
 FUZZ_CHECK_TIME ?= 20
-FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Isrc \
+FUZZ_FLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra $(WERROR) -Isrc \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZERS := filter scsi creds
 FUZZ_BINS := $(addprefix build/fuzz_,$(FUZZERS))
@@ -271,7 +281,7 @@ fuzz-check: $(FUZZ_BINS)
 	done; exit $$rc
 
 format-check:
-	clang-format --dry-run -Werror src/*.c src/*.h tests/*/*.c tests/*/*.h
+	clang-format --dry-run -Werror src/*.c src/*.h include/*/*.h tests/*/*.c tests/*/*.h
 
 # every shell script: the VM suites, their harness and libraries, setup, CI,
 # the install check and the plot (.shellcheckrc lets it follow the suites'
@@ -295,6 +305,16 @@ install: build/cuse_bsg
 	$(INSTALL) -D -m 0644 build/cuse-bsg@.service $(DESTDIR)$(SYSTEMDUNITDIR)/cuse-bsg@.service
 	$(INSTALL) -D -m 0644 dist/policy.example $(DESTDIR)$(DOCDIR)/policy.example
 
+# the policy file's man page, the documents the man pages name, and the
+# control node's header for clients
+INSTALLED += $(MANDIR)/man5/cuse_bsg.policy.5 \
+	$(addprefix $(DOCDIR)/,POLICY.md INTERFACE.md SECURITY.md) $(INCLUDEDIR)/cuse_bsg/control.h
+install: install-docs
+install-docs:
+	$(INSTALL) -D -m 0644 man/cuse_bsg.policy.5 $(DESTDIR)$(MANDIR)/man5/cuse_bsg.policy.5
+	$(INSTALL) -D -m 0644 -t $(DESTDIR)$(DOCDIR) docs/POLICY.md docs/INTERFACE.md docs/SECURITY.md
+	$(INSTALL) -D -m 0644 include/cuse_bsg/control.h $(DESTDIR)$(INCLUDEDIR)/cuse_bsg/control.h
+
 uninstall:
 	$(RM) $(addprefix $(DESTDIR),$(INSTALLED))
 
@@ -303,11 +323,17 @@ uninstall:
 install-check: build/cuse_bsg
 	tests/install-check.sh $(INSTALLED)
 
+# every option of --help in the man page and in README's usage table, with
+# the same default; the version the same in --help, the man page and NEWS
+SHELL_SCRIPTS += tests/doc-check.sh
+doc-check: build/cuse_bsg
+	tests/doc-check.sh build/cuse_bsg README.md man/cuse_bsg.8 NEWS
+
 clean:
 	$(RM) -r build
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check install-check demo bench bench-ioctl bench-iscsi bench-cost fuzz fuzz-check \
-	$(FUZZ_RUNS) format-check shellcheck install uninstall clean
+.PHONY: all test-progs unit tsan vm-check check test install-check doc-check demo bench bench-ioctl bench-iscsi bench-cost fuzz fuzz-check \
+	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

@@ -18,11 +18,11 @@
 
 #include <sys/types.h>
 
+#include "cuse_bsg/control.h" /* BSG_IOC_ADD: the clients' header, installed */
+
 struct bsgdev;
 struct ioctx;
 struct opener;
-
-#define BSG_IOC_ADD 0x8900 /* the 2004 bsg patch's number; its argument is a descriptor */
 
 struct control;
 struct control_file;

@@ -1,6 +1,6 @@
 #!/bin/bash
 # install-check FILE...: 'make install' into a scratch DESTDIR must put exactly
-# FILEs there (the unit passing systemd-analyze verify, the man page groff's
+# FILEs there (the unit passing systemd-analyze verify, the man pages groff's
 # warnings), and 'make uninstall' must take every one of them away again.
 set -uo pipefail
 
@@ -53,6 +53,15 @@ out=$(groff -man -ww -z "$D$man" 2>&1)
 check "groff -man -ww: no warnings in cuse_bsg.8" test -z "$out"
 out=$(MANWIDTH=80 man -l -Tutf8 "$D$man" 2>&1 >/dev/null)
 check "man -l renders cuse_bsg.8 without a word" test -z "$out"
+
+# the man pages of the other sections (cuse_bsg.policy.5), the same way
+for page in $(printf '%s\n' "$@" | grep '/man[1-7]/'); do
+    out=$(groff -man -ww -z "$D$page" 2>&1)
+    [ -z "$out" ] || echo "$out"
+    check "groff -man -ww: no warnings in ${page##*/}" test -z "$out"
+    out=$(MANWIDTH=80 man -l -Tutf8 "$D$page" 2>&1 >/dev/null)
+    check "man -l renders ${page##*/} without a word" test -z "$out"
+done
 
 "$MAKE" --no-print-directory uninstall DESTDIR="$D" >/dev/null || fail "make uninstall"
 left=$(find "$D" ! -type d)

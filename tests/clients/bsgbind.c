@@ -51,10 +51,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#define BSG_IOC_ADD 0x8900
-#define BLOCK	    512u
-#define RBYTES	    4096u
-#define MAXQD	    256
+#include <cuse_bsg/control.h> /* BSG_IOC_ADD */
+
+#define BLOCK  512u
+#define RBYTES 4096u
+#define MAXQD  256
 
 static const char *ename(int e)
 {
