@@ -1744,12 +1744,8 @@ static int array_fetch(struct ioctx *x, const struct sg_io_v4 *cop, unsigned n, 
 	if (n)
 		err = copy_guarded(x->o, x->req, x->tid, cop->dout_xferp, hdrs, n * sizeof(*hdrs),
 				   false);
-	for (unsigned k = 0; !err && k < n; k++) {
-		err = scsi_mrq_request(&hdrs[k], cop, k, cdb_len, immed);
-		/* waiting for one before the next is not offered (README) */
-		if (!err && !immed && (hdrs[k].flags & SGV4_FLAG_COMPLETE_B4))
-			err = -EOPNOTSUPP;
-	}
+	if (!err)
+		err = scsi_mrq_decode(cop, cdb_len, immed, hdrs, n);
 	if (err) {
 		free(hdrs);
 		return err;
