@@ -30,12 +30,13 @@ LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi target pool creds guard uaccess ioctx cmd sgio async ioctl midlayer log filter caps notify opener \
-	control
+	control bsgadd
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node udev fleet
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list)
+UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list \
+	bsgadd)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
@@ -72,6 +73,9 @@ build/unit/test_creds: build/san/tests/unit/test_creds.o $(call san,creds)
 	$(UNIT_LINK) -o $@
 
 build/unit/test_caps: build/san/tests/unit/test_caps.o $(call san,caps)
+	$(UNIT_LINK) -o $@
+
+build/unit/test_bsgadd: build/san/tests/unit/test_bsgadd.o $(call san,bsgadd)
 	$(UNIT_LINK) -o $@
 
 build/unit/test_pool: build/san/tests/unit/test_pool.o $(call san,pool)
@@ -238,17 +242,22 @@ FUZZ_TIME ?= 60
 FUZZ_CHECK_TIME ?= 20
 FUZZ_FLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra $(WERROR) -Isrc \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZERS := filter scsi creds
+FUZZERS := filter scsi creds mrq bsgadd
 FUZZ_BINS := $(addprefix build/fuzz_,$(FUZZERS))
 FUZZ_RUNS := $(addprefix fuzz-,$(FUZZERS))
 
 build/fuzz_filter: src/filter.c src/filter.h
 build/fuzz_scsi: src/scsi.c src/scsi.h
 build/fuzz_creds: src/creds.c src/creds.h
+build/fuzz_mrq: src/scsi.c src/scsi.h
+build/fuzz_bsgadd: src/bsgadd.c src/bsgadd.h
 FUZZ_LIBS_scsi := -lsgutils2
+FUZZ_LIBS_mrq := -lsgutils2
 FUZZ_OPTS_filter := -max_len=8192 -dict=tests/fuzz/fuzz_filter.dict
 FUZZ_OPTS_scsi := -max_len=4096
 FUZZ_OPTS_creds := -max_len=8192 -dict=tests/fuzz/fuzz_creds.dict
+FUZZ_OPTS_mrq := -max_len=8192
+FUZZ_OPTS_bsgadd := -max_len=16
 
 build/fuzz_%: tests/fuzz/fuzz_%.c
 	@mkdir -p build

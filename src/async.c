@@ -283,10 +283,13 @@ static void unparked(struct parked *p)
 }
 
 /*
- * sg's sg_check_file_access(): read() and write() only from the context
- * that opened the file (README, security model).  The caller's /proc/TID
- * stays open for its next call; another thread of the file meanwhile
- * reads its own.
+ * sg's sg_check_file_access(), for every call that takes or hands over a
+ * command of the file: read(), write() and the sg v4 ioctls (SG_IOSUBMIT,
+ * SG_IORECEIVE(_V3), SG_IOABORT) only from the context that opened it
+ * (README, security model).  A completion, kept SG_IO orphans included,
+ * reaches a caller only through a call this passed, once per call however
+ * many it hands over.  The caller's /proc/TID stays open for its next
+ * call; another thread of the file meanwhile reads its own.
  */
 static int check_caller(struct opener *o, pid_t tid, const char *call)
 {
@@ -297,7 +300,7 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 	if (!o->d->direct || tid <= 0) {
 		if (!atomic_exchange(&o->warned_path, true))
 			bsgdev_warn(o->d,
-				    "tid %d: %s() refused: the asynchronous interface needs the "
+				    "tid %d: %s refused: the asynchronous interface needs the "
 				    "direct-copy path (CAP_SYS_PTRACE over callers)",
 				    tid, call);
 		return -EINVAL;
@@ -313,10 +316,10 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 	if (!err)
 		return 0;
 	if (!atomic_exchange(&o->warned, true))
-		bsgdev_warn(o->d, "tid %d: %s() refused: not the opener's security context (%s)",
-			    tid, call, why);
+		bsgdev_warn(o->d, "tid %d: %s refused: not the opener's security context (%s)", tid,
+			    call, why);
 	else
-		bsgdev_debug(o->d, "tid %d: %s() refused: %s", tid, call, why);
+		bsgdev_debug(o->d, "tid %d: %s refused: %s", tid, call, why);
 	return -EPERM;
 }
 
@@ -632,7 +635,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	int version, err, reply_len;
 
 	batch_init(&b);
-	err = check_caller(o, tid, "write");
+	err = check_caller(o, tid, "write()");
 	if (!err && atomic_load(&o->d->target_gone))
 		err = -ENODEV;
 	if (!err)
@@ -671,9 +674,9 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 }
 
 /*
- * May a call that wants w take c?  A command without an owner (an SG_IO
- * kept for read()) is any caller's; --shared-queue's files share every
- * completion, as pre-4.19 bsg did.
+ * May a call that wants w take c?  The call passed check_caller(): c's
+ * owner is the process that wrote or kept it (0: any); --shared-queue's
+ * files share every completion, as pre-4.19 bsg did.
  */
 static bool wanted(const struct opener *o, const struct cmd *c, const struct want *w)
 {
@@ -1176,7 +1179,7 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 	int err, pack_id = -1;
 	bool unresolved = false;
 
-	err = check_caller(o, tid, "read");
+	err = check_caller(o, tid, "read()");
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -1456,10 +1459,16 @@ void async_target_done(struct scsi_cmd *c, int err)
 	complete_async(cmd, err ? cmd_target_failed(cmd->d, err) : 0, true);
 }
 
+bool async_may_keep(struct cmd *cmd)
+{
+	return check_caller(cmd->o, cmd->tid, "an interrupted SG_IO kept for read()") == 0;
+}
+
 void async_keep(struct cmd *cmd)
 {
 	struct opener *o = cmd->o;
 
+	cmd->owner = o->ident.c.tgid; /* async_may_keep(): the opener's process */
 	pthread_mutex_lock(&o->lock);
 	o->queued++;
 	o->refs++;
@@ -1631,12 +1640,14 @@ void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
 /*
  * ---- The sg v4 driver's ioctls: SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT ----
  *
- * The caller's own ioctl, so no read()/write() context check: each command
+ * Each call is checked as read() and write() are, once: the caller must be
+ * in the opener's security context (check_caller()), so that a completion
+ * is never written into a program or a user other than the one whose
+ * addresses it names (an execve() keeps the process id).  Each command
  * passes the access policy with the submitting thread's rights, as SG_IO's
- * do, and its completion goes only to a thread of the process that
- * submitted it (its data-in and sense addresses are that process's), into
- * that thread's memory while it is blocked in its SG_IORECEIVE or read().
- * Commands share the opener's list with write()'s, so the calls mix.
+ * do, and its completion goes into the memory of a thread blocked in its
+ * SG_IORECEIVE or read().  Commands share the opener's list with write()'s,
+ * so the calls mix.
  */
 
 /* Client memory through the watchdog: 0, -errno or CMD_ANSWERED. */
@@ -1654,25 +1665,13 @@ static int copy_guarded(struct opener *o, fuse_req_t req, pid_t tid, uint64_t ad
 	return guard_end(o->d->wd, &g) ? err : CMD_ANSWERED;
 }
 
-/* The process of thread tid; unreadable is refused (unsure means no). */
-static int caller_tgid(struct opener *o, pid_t tid, pid_t *ret)
-{
-	struct uaccess_status own;
-	int err;
-
-	if (pthread_mutex_trylock(&o->status_lock)) {
-		uaccess_status_init(&own);
-		err = uaccess_tgid(&own, tid, ret);
-		uaccess_status_fini(&own);
-	} else {
-		err = uaccess_tgid(&o->status, tid, ret);
-		pthread_mutex_unlock(&o->status_lock);
-	}
-	return err ? -EPERM : 0;
-}
-
-/* What every one of the ioctls needs first: 0 or -errno; *owner, the caller's process. */
-static int ioctl_start(struct ioctx *x, pid_t *owner, bool gone_fails)
+/*
+ * What every one of the ioctls needs first: 0 or -errno.  The caller must
+ * be in the opener's context, as for read() and write(): a thread of the
+ * process that opened the file, with its program and credentials.  Then
+ * *owner is that process, whose commands the call may take.
+ */
+static int ioctl_start(struct ioctx *x, const char *call, pid_t *owner, bool gone_fails)
 {
 	struct opener *o = x->o;
 
@@ -1686,7 +1685,8 @@ static int ioctl_start(struct ioctx *x, pid_t *owner, bool gone_fails)
 	}
 	if (gone_fails && atomic_load(&o->d->target_gone))
 		return -ENODEV; /* sg v4: SG_IS_DETACHING */
-	return caller_tgid(o, x->tid, owner);
+	*owner = o->ident.c.tgid;
+	return check_caller(o, x->tid, call);
 }
 
 /* sg_v4h_partial_zero(): the outputs of a control object, before sg fills them. */
@@ -1744,12 +1744,8 @@ static int array_fetch(struct ioctx *x, const struct sg_io_v4 *cop, unsigned n, 
 	if (n)
 		err = copy_guarded(x->o, x->req, x->tid, cop->dout_xferp, hdrs, n * sizeof(*hdrs),
 				   false);
-	for (unsigned k = 0; !err && k < n; k++) {
-		err = scsi_mrq_request(&hdrs[k], cop, k, cdb_len, immed);
-		/* waiting for one before the next is not offered (README) */
-		if (!err && !immed && (hdrs[k].flags & SGV4_FLAG_COMPLETE_B4))
-			err = -EOPNOTSUPP;
-	}
+	if (!err)
+		err = scsi_mrq_decode(cop, cdb_len, immed, hdrs, n);
 	if (err) {
 		free(hdrs);
 		return err;
@@ -1865,7 +1861,7 @@ void async_iosubmit(struct ioctx *x, unsigned version)
 	int err;
 
 	batch_init(&b);
-	err = ioctl_start(x, &from.owner, true);
+	err = ioctl_start(x, version == 3 ? "SG_IOSUBMIT_V3" : "SG_IOSUBMIT", &from.owner, true);
 	if (!err)
 		err = open_async_chan(o);
 	if (!err)
@@ -2141,7 +2137,7 @@ void async_ioreceive(struct ioctx *x, unsigned version)
 	bool nonblock = false;
 	int err;
 
-	err = ioctl_start(x, &rc.w.owner, false);
+	err = ioctl_start(x, version == 3 ? "SG_IORECEIVE_V3" : "SG_IORECEIVE", &rc.w.owner, false);
 	if (!err)
 		err = copy_guarded(o, x->req, x->tid, x->arg, h.raw,
 				   version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN, false);
@@ -2184,7 +2180,7 @@ void async_ioabort(struct ioctx *x)
 	pid_t owner;
 	int err, id;
 
-	err = ioctl_start(x, &owner, true);
+	err = ioctl_start(x, "SG_IOABORT", &owner, true);
 	if (!err && (o->open_flags & O_ACCMODE) == O_RDONLY)
 		err = -EPERM; /* sg: not on a read-only file */
 	if (!err)

@@ -10,6 +10,7 @@
 #define CUSE_BSG_ASYNC_H
 
 #include <scsi/sg.h>
+#include <stdbool.h>
 
 struct bsgdev;
 struct fuse_pollhandle;
@@ -33,11 +34,15 @@ void async_target_done(struct scsi_cmd *c, int err);
 
 /*
  * SG_SET_KEEP_ORPHAN: an interrupted SG_IO's result is read() later.
- * async_keep() puts the running cmd on its opener's list (from the
- * interrupt callback, before it decides), async_unkeep() takes it back if
- * the worker answered first, async_kept_done() completes it.
+ * async_may_keep() says whether it may be: only a command its opener's
+ * context issued, as only that context may take it (logged if not: the
+ * command is dropped, as without the setting).  async_keep() puts the
+ * running cmd on its opener's list (from the interrupt callback, before it
+ * decides), async_unkeep() takes it back if the worker answered first,
+ * async_kept_done() completes it.
  */
 struct cmd;
+bool async_may_keep(struct cmd *cmd);
 void async_keep(struct cmd *cmd);
 void async_unkeep(struct cmd *cmd);
 void async_kept_done(struct cmd *cmd, int err);

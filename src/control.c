@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "async.h"
+#include "bsgadd.h"
 #include "bsgdev.h"
 #include "control.h"
 #include "ioctl.h"
@@ -214,39 +216,64 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	return 0;
 }
 
+/* A duplicate of the caller's descriptor that x's argument names, or -errno as bsg answers. */
+static int take_fd(struct control *c, struct ioctx *x)
+{
+	int fd = -1, err = bsgadd_decode(x->arg, &fd);
+
+	if (!err)
+		fd = x->tid > 0 ? uaccess_getfd(x->tid, fd) : -ESRCH;
+	else
+		fd = -EBADF;
+	if (fd >= 0)
+		return fd;
+	/* no such descriptor: bsg's ENODEV; one we may not take is refused */
+	err = fd == -EBADF ? -ENODEV : fd == -ESRCH ? -EPERM : fd;
+	bsgdev_warn(c->cd, "tid %d: BSG_IOC_ADD of descriptor %lld: %s", x->tid, (long long)x->arg,
+		    fd == -EBADF ? "no such descriptor" : strerror(-fd));
+	return err;
+}
+
+/* The file fd is open on, as bsgadd_check() judges it: 0, or -errno and *why. */
+static int check_file(int fd, const char **why)
+{
+	struct bsgadd_file f = { .flags = fcntl(fd, F_GETFL) };
+	struct stat st;
+
+	if (f.flags < 0 || fstat(fd, &st) < 0) {
+		*why = "cannot be examined";
+		return -errno;
+	}
+	f.mode = st.st_mode;
+	return bsgadd_check(&f, why);
+}
+
 /* The caller's descriptor as a target; -errno as bsg_add_device() answers. */
 static int take_target(struct control *c, struct ioctx *x, struct target **ret)
 {
 	char link[64], path[PATH_MAX], why[PATH_MAX + 128];
-	int fd = x->tid > 0 ? uaccess_getfd(x->tid, x->arg > INT_MAX ? -1 : (int)x->arg) : -ESRCH;
+	const char *what;
+	int fd = take_fd(c, x);
 	ssize_t n;
 	int err;
 
-	if (fd < 0) {
-		/* no such descriptor: bsg's ENODEV; one we may not take is refused */
-		err = fd == -EBADF ? -ENODEV : fd == -ESRCH ? -EPERM : fd;
-		bsgdev_warn(c->cd, "tid %d: BSG_IOC_ADD of descriptor %lld: %s", x->tid,
-			    (long long)x->arg, fd == -EBADF ? "no such descriptor" : strerror(-fd));
-		return err;
-	}
+	if (fd < 0)
+		return fd;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof(path) - 1);
 	path[n > 0 ? n : 0] = '\0';
 	if (n <= 0)
 		snprintf(path, sizeof(path), "descriptor %d of tid %d", (int)x->arg, x->tid);
-	err = target_from_fd(fd, path, ret, why, sizeof(why));
+	err = check_file(fd, &what);
+	if (err)
+		snprintf(why, sizeof(why), "%s %s", path, what);
+	else
+		err = target_from_fd(fd, path, ret, why, sizeof(why));
 	if (err) {
 		close(fd);
 		bsgdev_warn(c->cd, "tid %d: BSG_IOC_ADD refused: %s", x->tid, why);
 	}
 	return err;
-}
-
-static const char *mode_name(int flags)
-{
-	int acc = flags & O_ACCMODE;
-
-	return acc == O_RDONLY ? "read-only" : acc == O_WRONLY ? "write-only" : "read-write";
 }
 
 static void bind(struct control *c, struct control_file *f, struct ioctx *x)
@@ -272,7 +299,8 @@ static void bind(struct control *c, struct control_file *f, struct ioctx *x)
 	if (!err) {
 		atomic_store_explicit(&f->o, o, memory_order_release);
 		log_node(LOG_INFO, c->cd->name, "tid %d: a file bound to %s (%s, open %s)", x->tid,
-			 t->info.path, target_kind_name(t->info.kind), mode_name(t->info.fd_flags));
+			 t->info.path, target_kind_name(t->info.kind),
+			 bsgadd_mode_name(t->info.fd_flags));
 	}
 	bsgdev_opener_put(&b->d);
 out:

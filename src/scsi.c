@@ -340,6 +340,21 @@ int scsi_mrq_request(struct sg_io_v4 *h, const struct sg_io_v4 *cop, unsigned k,
 	return 0;
 }
 
+int scsi_mrq_decode(const struct sg_io_v4 *cop, unsigned cdb_len, bool immed, struct sg_io_v4 *hdrs,
+		    unsigned n)
+{
+	for (unsigned k = 0; k < n; k++) {
+		int err = scsi_mrq_request(&hdrs[k], cop, k, cdb_len, immed);
+
+		if (err)
+			return err;
+		/* waiting for one before the next is not offered (README) */
+		if (!immed && (hdrs[k].flags & SGV4_FLAG_COMPLETE_B4))
+			return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 int scsi_mrq_receive_check(const struct sg_io_v4 *cop, unsigned *ret_n)
 {
 	uint32_t len = cop->din_xfer_len;

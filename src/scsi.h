@@ -167,6 +167,16 @@ int scsi_mrq_request(struct sg_io_v4 *h, const struct sg_io_v4 *cop, unsigned k,
 		     bool immed);
 
 /*
+ * The array of an SG_IOSUBMIT control object that scsi_mrq_submit_check()
+ * passed: its n requests, as copied from the client into hdrs, each
+ * checked and completed in place by scsi_mrq_request().  0, or the first
+ * refusal's errno: -ERANGE, or -EOPNOTSUPP for SGV4_FLAG_COMPLETE_B4 in a
+ * blocking array (waiting for one before the next is not offered).
+ */
+int scsi_mrq_decode(const struct sg_io_v4 *cop, unsigned cdb_len, bool immed, struct sg_io_v4 *hdrs,
+		    unsigned n);
+
+/*
  * SG_IORECEIVE's control object: 0 or sg's errno (sg_mrq_ioreceive());
  * *ret_n is how many completions fit at din_xferp.
  */

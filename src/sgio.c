@@ -195,9 +195,10 @@ static void interrupted(fuse_req_t req, void *data)
 {
 	struct cmd *cmd = data;
 	struct bsgdev *d = cmd->d; /* read before the exchange: cmd may go after it */
-	/* sg's keep_orphan: the result goes to read(), which needs the direct path;
+	/* sg's keep_orphan: the result goes to read(), which needs the direct path,
+	 * and belongs to the context that issued it, which must be the opener's;
 	 * the opener lives, as its file has a call in progress */
-	bool keep = cmd->direct && atomic_load(&cmd->o->keep_orphan);
+	bool keep = cmd->direct && atomic_load(&cmd->o->keep_orphan) && async_may_keep(cmd);
 	int expect = SGIO_RUNNING;
 
 	if (keep)

@@ -8,7 +8,8 @@
  *   read errno=EPERM buf=intact
  *
  * which the suite compares side by side.  DEV may be fd:N for an inherited
- * descriptor.  Nothing here sleeps to order events: it waits for them
+ * descriptor, or CTL=DEV: a file of the control node CTL bound to DEV with
+ * BSG_IOC_ADD.  Nothing here sleeps to order events: it waits for them
  * (poll(), a pipe, a signal); the suite bounds every run.
  *
  * With -4 first, SG_IO goes as struct sg_io_v4 (bsg takes nothing else).
@@ -56,6 +57,27 @@
  *                                       SCSI_IOCTL_SEND_COMMAND, PROBE_HOST
  *                                       ...) and SG_IO headers of the wrong
  *                                       kind, one line each
+ *   secprobe rcv-exec HOW ioctl|read DEV PROGRAM
+ *                                       a READ(10) whose data-in is at a
+ *                                       fixed address, left by HOW: iosubmit
+ *                                       (SG_IOSUBMIT, IMMED), write (v3
+ *                                       write()), orphan (SG_IO interrupted
+ *                                       by SIGALRM under SG_SET_KEEP_ORPHAN;
+ *                                       the device must be slow); once done,
+ *                                       execve() of PROGRAM (with file
+ *                                       capabilities), which maps the
+ *                                       address and takes it with
+ *                                       SG_IORECEIVE (iosubmit),
+ *                                       SG_IORECEIVE_V3 or read()
+ *   secprobe orphan-child DEV           (root) SG_IO interrupted under
+ *                                       SG_SET_KEEP_ORPHAN; once done, a
+ *                                       forked child that became nobody
+ *                                       tries SG_IORECEIVE_V3 and read(),
+ *                                       then the parent read()s
+ *   secprobe opath-add CTL DEV          BSG_IOC_ADD on the control node CTL
+ *                                       of an O_PATH descriptor of DEV, and
+ *                                       what DEV's own driver says of an
+ *                                       ioctl on that descriptor
  *
  * Each prints "pid=PID ... go" (flushed) right before a call that is meant
  * to block, so that the suite can wait for it.
@@ -73,6 +95,7 @@
 #include <scsi/sg.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +105,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -138,10 +162,32 @@ static void say_go(void)
 	fflush(stdout);
 }
 
+#define BSG_IOC_ADD 0x8900 /* the control node's; its argument is a descriptor */
+
+/* A file of the control node ctl bound to dev, opened with flags. */
+static int open_bound(const char *ctl, const char *dev, int flags)
+{
+	int fd = open(ctl, flags), dfd = open(dev, flags);
+
+	if (fd < 0 || dfd < 0)
+		die(dfd < 0 ? dev : ctl);
+	if (ioctl(fd, BSG_IOC_ADD, dfd) < 0)
+		die("BSG_IOC_ADD");
+	close(dfd);
+	return fd;
+}
+
 static int open_dev(const char *dev, int flags)
 {
-	int fd = strncmp(dev, "fd:", 3) ? open(dev, flags) : atoi(dev + 3);
+	const char *eq = strchr(dev, '=');
+	char ctl[PATH_MAX];
+	int fd;
 
+	if (eq && eq - dev < (ptrdiff_t)sizeof(ctl)) {
+		snprintf(ctl, sizeof(ctl), "%.*s", (int)(eq - dev), dev);
+		return open_bound(ctl, eq + 1, flags);
+	}
+	fd = strncmp(dev, "fd:", 3) ? open(dev, flags) : atoi(dev + 3);
 	if (fd < 0)
 		die(dev);
 	return fd;
@@ -634,6 +680,194 @@ static int ctx_exec_read(int argc, char **argv)
 {
 	(void)argc;
 	ctx_read(atoi(argv[2]), ctx_map());
+	return 0;
+}
+
+/* ---- rcv-exec, orphan-child: a completion handed over by the ioctls ---- */
+
+/* sg 4.0.47's uapi <scsi/sg.h>: the asynchronous ioctls the node offers */
+#define SG_IOSUBMIT	 _IOWR(0x22, 0x41, struct sg_io_v4)
+#define SG_IORECEIVE	 _IOWR(0x22, 0x42, struct sg_io_v4)
+#define SG_IORECEIVE_V3	 _IOWR(0x22, 0x46, struct sg_io_hdr)
+#define SGV4_FLAG_IMMED	 0x400
+#define ORPHAN_SIGNAL_MS 300 /* the device takes longer: the suite slows it */
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* The READ(10) of ctx_header() as SG_IOSUBMIT's v4 header, IMMED. */
+static int ctx_iosubmit(int fd, uint8_t *p)
+{
+	struct sg_io_v4 h = { .guard = 'Q', .timeout = 20000, .flags = SGV4_FLAG_IMMED };
+
+	read10(p + CTX_CDB, 0);
+	h.request = (uintptr_t)(p + CTX_CDB);
+	h.request_len = 10;
+	h.din_xferp = (uintptr_t)(p + CTX_DATA);
+	h.din_xfer_len = BLOCK;
+	h.request_extra = 7;
+	return ioctl(fd, SG_IOSUBMIT, &h) < 0 ? errno : 0;
+}
+
+/*
+ * SG_IO of ctx_header()'s READ(10), interrupted by SIGALRM (no SA_RESTART)
+ * while the slowed device works on it, under SG_SET_KEEP_ORPHAN: EINTR,
+ * and the result is left for a read().  0 when it went so, or an errno.
+ */
+static int ctx_orphan(int fd, uint8_t *p)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval t = { .it_value = { 0, ORPHAN_SIGNAL_MS * 1000 } };
+	struct sg_io_hdr h;
+	int one = 1, err;
+
+	if (ioctl(fd, SG_SET_KEEP_ORPHAN, &one) < 0)
+		return errno;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) < 0 || setitimer(ITIMER_REAL, &t, NULL) < 0)
+		die("SIGALRM");
+	ctx_header(p, &h);
+	err = ioctl(fd, SG_IO, &h) < 0 ? errno : 0;
+	return err == EINTR ? 0 : err ? err : EALREADY; /* EALREADY: not interrupted */
+}
+
+/* A completion left by how (iosubmit, write, orphan): 0 or an errno. */
+static int ctx_leave(int fd, uint8_t *p, const char *how)
+{
+	struct sg_io_hdr h;
+
+	if (!strcmp(how, "iosubmit"))
+		return ctx_iosubmit(fd, p);
+	if (!strcmp(how, "orphan"))
+		return ctx_orphan(fd, p);
+	ctx_header(p, &h);
+	return write(fd, &h, sizeof(h)) == sizeof(h) ? 0 : errno;
+}
+
+/* Take the completion with SG_IORECEIVE (v4) or SG_IORECEIVE_V3, IMMED: 0 or an errno. */
+static int ctx_ioreceive(int fd, uint8_t *p, bool v4)
+{
+	struct sg_io_v4 r4 = { .guard = 'Q', .flags = SGV4_FLAG_IMMED };
+	struct sg_io_hdr r3 = { .interface_id = 'S', .flags = SGV4_FLAG_IMMED };
+	int ret;
+
+	if (v4)
+		ret = ioctl(fd, SG_IORECEIVE, &r4);
+	else
+		ret = ioctl(fd, SG_IORECEIVE_V3, memcpy(p + CTX_HDR, &r3, sizeof(r3)));
+	return ret < 0 ? errno : 0;
+}
+
+static int rcv_exec(int argc, char **argv)
+{
+	const char *how = argv[2], *rcv = argv[3];
+	uint8_t *p = ctx_map();
+	char fdstr[16];
+	int fd = open_dev(argv[4], O_RDWR), err;
+
+	(void)argc;
+	err = ctx_leave(fd, p, how);
+	if (err) {
+		result("submit", err);
+		return 0;
+	}
+	/* done before the execve(), so that the receive has something to take */
+	if (wait_done(fd))
+		die("no completion");
+	snprintf(fdstr, sizeof(fdstr), "%d", fd);
+	if (strcmp(rcv, "read"))
+		rcv = strcmp(how, "iosubmit") ? "v3" : "v4";
+	fflush(stdout);
+	execl(argv[5], argv[5], "rcv-exec-receive", rcv, fdstr, (char *)NULL);
+	die(argv[5]);
+	return 1;
+}
+
+/* After execve(): the same address mapped anew, the pattern in it, the receive. */
+static int rcv_exec_receive(int argc, char **argv)
+{
+	uint8_t *p = ctx_map();
+	int fd = atoi(argv[3]), err;
+
+	(void)argc;
+	if (!strcmp(argv[2], "read")) {
+		ctx_read(fd, p);
+		return 0;
+	}
+	err = ctx_ioreceive(fd, p, !strcmp(argv[2], "v4"));
+	printf("%s %s%s buf=%s\n", !strcmp(argv[2], "v4") ? "SG_IORECEIVE" : "SG_IORECEIVE_V3",
+	       err ? "errno=" : "ok", err ? err_name(err) : "",
+	       ctx_intact(p) ? "intact" : "changed");
+	return 0;
+}
+
+/* "what errno=E memory=intact|WRITTEN" of a receive in p's page. */
+static void child_try(const char *what, int err, const uint8_t *p)
+{
+	printf("%s %s%s memory=%s; ", what, err ? "errno=" : "ok", err ? err_name(err) : "",
+	       ctx_intact(p) ? "intact" : "WRITTEN");
+}
+
+/* The forked child: nobody now, tries to take the parent's kept completion. */
+static void orphan_child(int fd, uint8_t *p)
+{
+	drop_to_nobody();
+	memset(p, PATTERN, PAGE);
+	printf("child: ");
+	child_try("SG_IORECEIVE_V3", ctx_ioreceive(fd, p, false), p);
+	memset(p, PATTERN, PAGE);
+	child_try("read", read(fd, p + CTX_HDR, sizeof(struct sg_io_hdr)) < 0 ? errno : 0, p);
+	fflush(stdout);
+	_exit(0);
+}
+
+static int orphan_child_probe(int argc, char **argv)
+{
+	uint8_t *p = ctx_map();
+	int fd = open_dev(argv[2], O_RDWR), err, status;
+	struct sg_io_hdr h;
+	pid_t pid;
+
+	(void)argc;
+	err = ctx_orphan(fd, p);
+	if (err || wait_done(fd)) {
+		result("orphan", err ? err : ETIME);
+		return 0;
+	}
+	/* nothing below may wait: a completion taken by the child is gone */
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+		die("O_NONBLOCK");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0)
+		orphan_child(fd, p);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		die("child");
+	memset(p, PATTERN, PAGE);
+	err = read(fd, &h, sizeof(h)) < 0 ? errno : 0;
+	if (err)
+		printf("parent: read errno=%s\n", err_name(err));
+	else
+		printf("parent: read ok pack_id=%d data=%s\n", h.pack_id,
+		       ctx_intact(p) ? "intact" : "changed");
+	return 0;
+}
+
+/* ---- opath-add: BSG_IOC_ADD of a descriptor that opens nothing ---- */
+
+static int opath_add(int argc, char **argv)
+{
+	int fd = open(argv[3], O_PATH), ctl = open(argv[2], O_RDWR), v = 0;
+
+	(void)argc;
+	if (fd < 0 || ctl < 0)
+		die(fd < 0 ? argv[3] : argv[2]);
+	result("device-ioctl", ioctl(fd, SG_GET_VERSION_NUM, &v) < 0 ? errno : 0);
+	result("bind", ioctl(ctl, BSG_IOC_ADD, fd) < 0 ? errno : 0);
 	return 0;
 }
 
@@ -1259,6 +1493,10 @@ static const struct probe {
 	{ "parity", 3, 3, parity },
 	{ "parity-v4", 3, 3, parity_v4 },
 	{ "ioctls", 4, 4, ioctls },
+	{ "rcv-exec", 6, 6, rcv_exec },
+	{ "rcv-exec-receive", 4, 4, rcv_exec_receive },
+	{ "orphan-child", 3, 3, orphan_child_probe },
+	{ "opath-add", 4, 4, opath_add },
 };
 
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))

@@ -1397,6 +1397,37 @@ Test(async, without_keep_orphan_an_interrupted_sg_io_is_dropped)
 	rig_fini(&g);
 }
 
+/*
+ * An SG_IO from a context other than the opener's (here: the opener's
+ * credentials differ) is not kept when interrupted: only the opener's
+ * context may take a completion, so it would be nobody's, or worse.
+ */
+Test(async, keep_orphan_keeps_only_the_openers_context_sg_io)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	uint32_t uid;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	uid = g.o->ident.c.uid[0];
+	g.o->ident.c.uid[0] ^= 1; /* the file was opened by another real uid */
+	h = v3_read(&b, 1, 512, 77);
+	interrupted_sg_io(&g, &h);
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	g.o->ident.c.uid[0] = uid;
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(zero(int, async_num_waiting(g.o)), "dropped, as without SG_SET_KEEP_ORPHAN");
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
+		  "nothing copied after EINTR");
+	rig_fini(&g);
+}
+
 Test(async, keep_orphan_result_is_freed_if_the_file_goes_first)
 {
 	struct rig g;
@@ -2768,8 +2799,8 @@ Test(async, iosubmit_array_stops_where_a_request_is_refused)
 	struct sg_io_v4 hs[3], ctl, r;
 	struct rig g;
 
+	fake_set_rawio(false); /* before the open: the opener's context is the caller's */
 	rig_init(&g, 2, O_RDONLY);
-	fake_set_rawio(false);
 	script_good(g.ft, 512);
 	hs[0] = v4_read(&b[0], 1, 512, 1);
 	hs[1] = v4_read(&b[1], 2, 512, 2);
@@ -2791,10 +2822,11 @@ Test(async, iosubmit_array_stops_where_a_request_is_refused)
 
 /*
  * A child process, sharing the file as a forked child or a process it was
- * passed to does: its own SG_IORECEIVE never takes this process's
- * completions (their addresses are this process's), nor this one's its.
+ * passed to does: as its read() would, its SG_IORECEIVE gets EPERM (the
+ * context is not the opener's) and takes nothing of this process's
+ * (their addresses are this process's).
  */
-Test(async, ioreceive_takes_only_its_own_processs_completions)
+Test(async, ioreceive_from_another_process_is_eperm)
 {
 	struct fake_cmd b;
 	struct sg_io_v4 h, r;
@@ -2818,7 +2850,7 @@ Test(async, ioreceive_takes_only_its_own_processs_completions)
 		_exit(0);
 	}
 	close(pipefd[0]);
-	cr_expect(eq(int, ioctl_result(ioctl_as(&g, child, SG_IORECEIVE, &r)), -EAGAIN),
+	cr_expect(eq(int, ioctl_result(ioctl_as(&g, child, SG_IORECEIVE, &r)), -EPERM),
 		  "the child sees nothing of ours");
 	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED) ||
 			  fake_all_bytes(b.data, 512, FAKE_UNTOUCHED),
@@ -2828,6 +2860,45 @@ Test(async, ioreceive_takes_only_its_own_processs_completions)
 	cr_expect(eq(u32, r.request_extra, 1));
 	close(pipefd[1]);
 	waitpid(child, NULL, 0);
+	rig_fini(&g);
+}
+
+/*
+ * The identity read() and write() require holds for each of the ioctls
+ * too: the same process after a change of credentials (or an execve(),
+ * which keeps its id) gets EPERM, and nothing is run or copied.
+ */
+Test(async, ioctls_from_another_context_are_eperm)
+{
+	struct fake_cmd b;
+	struct sg_io_hdr h3, r3 = { .interface_id = 'S', .flags = SGV4_FLAG_IMMED };
+	struct sg_io_v4 h, r, a = { .guard = 'Q', .request_extra = 1 }, ctl, rsp[2];
+	struct rig g;
+	uint32_t uid;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	h = v4_read(&b, 1, 512, 1);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
+	wait_done(&g, 1);
+	uid = g.o->ident.c.uid[0];
+	g.o->ident.c.uid[0] ^= 1; /* the file was opened by another real uid */
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EPERM));
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE_V3, &r3), -EPERM));
+	ctl = mrq_ctl(NULL, 0, rsp, 2, SGV4_FLAG_IMMED);
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &ctl), -EPERM), "an array too");
+	cr_expect(eq(int, call_ioctl(&g, SG_IOABORT, &a), -EPERM));
+	h = v4_read(&b, 2, 512, 2);
+	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &h), -EPERM));
+	h3 = v3_read(&b, 3, 512, 3);
+	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT_V3, &h3), -EPERM));
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "only the first ran");
+	cr_expect(eq(int, async_num_waiting(g.o), 1), "its completion is still there");
+	g.o->ident.c.uid[0] = uid;
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	cr_expect(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "for the opener's context");
+	cr_expect(eq(u32, r.request_extra, 1));
 	rig_fini(&g);
 }
 

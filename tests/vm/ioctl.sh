@@ -50,8 +50,8 @@ batches() {
     out=$("$V4IO" mix "$NODE" 2>&1)
     check "write()/read() and the ioctls on one descriptor ($out)" grep -q '^ok' <<<"$out"
     out=$("$V4IO" fork "$NODE" 2>&1)
-    check "a forked child receives none of its parent's completions ($out)" \
-        grep -q 'child: Resource temporarily unavailable; parent: pack_id 7' <<<"$out"
+    check "a forked child's SG_IORECEIVE is EPERM, as its read(), and takes none of its parent's completions ($out)" \
+        grep -q 'child: Operation not permitted; parent: pack_id 7' <<<"$out"
 }
 
 interrupted() {

@@ -6,7 +6,7 @@
 #    kernel sg: EPERM | node: EPERM
 #
 # The daemon is cuse_bsg from this tree, or the one named as the first
-# argument; sections (1a ... 9) after it run only those:
+# argument; sections (1a ... 12) after it run only those:
 #
 #    tests/vm/vm-run tests/vm/security.sh [/path/to/cuse_bsg [4 6 ...]]
 set -uo pipefail
@@ -15,7 +15,7 @@ set -uo pipefail
 
 T0=$SECONDS
 CUSE_BSG=${1:-$PWD/build/cuse_bsg}
-ONLY=("${@:2}") # sections to run (1a 1b ... 9); all without
+ONLY=("${@:2}") # sections to run (1a 1b ... 12); all without
 SECPROBE=$PWD/build/clients/secprobe
 DISK_GID=$(getent group disk | cut -d: -f3)
 DISK_GID=${DISK_GID:-6}
@@ -347,6 +347,94 @@ contexts() {
     echo "   kernel log: $(dmesg | grep -m1 'changed security contexts' | sed 's/^\[[^]]*\] //')"
 }
 
+# ---- 11. completions handed over by the sg v4 ioctls ----
+
+SDEBUG_DELAY=/sys/bus/pseudo/drivers/scsi_debug/delay
+
+# slow DELAY: scsi_debug's response delay in jiffies (250: a second), once
+# no command is in flight (the write fails with EBUSY while one is)
+slow() {
+    vm_wait 10 bash -c "echo $1 >$SDEBUG_DELAY" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
+}
+
+# a copy of secprobe with CAP_SYS_RAWIO permitted (not effective): a program
+# a user runs to gain rights, which must get nothing another program left
+rawio_copy() {
+    cp "$SECPROBE" /tmp/secprobe-rawio && chmod 0755 /tmp/secprobe-rawio
+    setcap cap_sys_rawio+p /tmp/secprobe-rawio || vm_fail "setcap on /tmp/secprobe-rawio failed"
+}
+
+# handover_exec ID DEV LABEL: nobody leaves a READ whose data-in names a
+# fixed address (SG_IOSUBMIT, a v3 write(), a kept SG_IO orphan), execve()s
+# the capability program, which maps that address and asks for it with
+# SG_IORECEIVE(_V3) or read().  The kernel's own sg has no such ioctls: its
+# answer is read()'s, after the same write() or kept orphan.
+handover_exec() {
+    local id=$1 dev=$2 label=$3 k kw ko n how rcv
+    local cap=/tmp/secprobe-rawio expect='errno=EPERM buf=intact'
+    kw=$(bounded 20 "${AS_USER[@]}" "$SECPROBE" rcv-exec write read "$VM_SG" $cap)
+    for how in iosubmit write; do
+        n=$(bounded 20 "${AS_USER[@]}" "$SECPROBE" rcv-exec $how ioctl "$dev" $cap)
+        verdict "$id: $label: $how, then SG_IORECEIVE$([ $how = write ] && echo _V3) after execve() of a program with file capabilities" \
+            "$expect" "$n" "kernel sg (write(), read())" "$kw"
+    done
+    [ "$dev" = "$NODE" ] || return 0
+    slow 250
+    ko=$(bounded 30 "${AS_USER[@]}" "$SECPROBE" rcv-exec orphan read "$VM_SG" $cap)
+    for rcv in ioctl read; do
+        n=$(bounded 30 "${AS_USER[@]}" "$SECPROBE" rcv-exec orphan $rcv "$dev" $cap)
+        k=$([ $rcv = read ] && echo "read()" || echo "SG_IORECEIVE_V3")
+        verdict "$id: $label: a kept SG_IO orphan, then $k after execve() of a program with file capabilities" \
+            "$expect" "$n" "kernel sg (kept orphan, read())" "$ko"
+    done
+    slow 0
+}
+
+# The forked child that became nobody and the parent's kept SG_IO orphan.
+# The kernel's sg has no SG_IORECEIVE_V3 (its answer is printed as it is);
+# the child's read() is EPERM there, and the parent reads the completion.
+orphan_child() {
+    local k n expect
+    expect='^child: SG_IORECEIVE_V3 errno=E[A-Z]+ memory=intact; read errno=EPERM memory=intact; parent: read ok pack_id=7 data=changed$'
+    slow 250
+    k=$(bounded 30 "$SECPROBE" orphan-child "$VM_SG" | tr -s '\n' ' ' | sed 's/ $//')
+    n=$(bounded 30 "$SECPROBE" orphan-child "$NODE" | tr -s '\n' ' ' | sed 's/ $//')
+    slow 0
+    verdict "11d: root's kept SG_IO orphan: a forked child that became nobody takes nothing, the parent's read() gets it" \
+        "$expect" "$n" "kernel sg" "$k"
+    check "11d: ... and the child's SG_IORECEIVE_V3 is EPERM, as read()" \
+        grep -q 'SG_IORECEIVE_V3 errno=EPERM' <<<"$n"
+}
+
+handovers() {
+    rawio_copy
+    handover_exec 11a "$NODE" "the node"
+    orphan_child
+    check "11e: the refusal logged once, naming the device and the reason" \
+        grep -q "$(basename "$NODE").*SG_IORECEIVE.* refused: not the opener's security context (" "$NODE_LOG"
+}
+
+# ---- 12. the control node's bindings ----
+
+control_bindings() {
+    local ctl=/dev/bsg-sec-control n k was
+    was=$(stat -c '%a %g' "$VM_SD")
+    node_start bsg-sec-control --control --mode 0666
+    rawio_copy
+    { chgrp disk "$VM_SD" && chmod 0660 "$VM_SD"; } || vm_fail "cannot give $VM_SD to group disk"
+    handover_exec 12a "$ctl=$VM_SD" "a binding of $VM_SD"
+    # a disk nobody may open: O_PATH still names it
+    chmod 0600 "$VM_SD" && chgrp root "$VM_SD"
+    n=$(bounded 20 "${AS_USER[@]}" "$SECPROBE" opath-add "$ctl" "$VM_SD")
+    k=$(sed -n 's/^device-ioctl //p' <<<"$n")
+    verdict "12b: nobody's BSG_IOC_ADD of an O_PATH descriptor of $VM_SD (0600): EBADF" \
+        'errno=EBADF$' "$(sed -n 's/^bind //p' <<<"$n")" "kernel sd (an ioctl on that descriptor)" "$k"
+    check "12b: ... logged with the reason" \
+        grep -q "BSG_IOC_ADD refused: $VM_SD is an O_PATH descriptor" "$NODE_LOG"
+    chmod "${was% *}" "$VM_SD" && chgrp "${was#* }" "$VM_SD"
+    node_stop
+}
+
 # ---- 5. memory: one write() asking for 16 x 256 MiB ----
 
 all_start() {
@@ -600,11 +688,13 @@ section 7 "7. SG_SET_FORCE_PACK_ID and readv()" force_pack_id_readv
 section 8 "8. a long v4 array, not page-aligned" long_v4_array
 section 9 "9. errno parity" errno_parity
 section 10 "10. the mid-layer's ioctls and sg_reset, sg target" ioctls_sg
+section 11 "11. completions handed over by the sg v4 ioctls" handovers
 node_end
 section 1a "1a. the daemon out of file descriptors" fail_open_fds
 section 1b "1b. the daemon in a pid namespace of its own" fail_open_daemon_pidns
 section 3 "3. rights travel with the descriptor, sg's rule" pass_fd_sg_rule
 section 5 "5. memory bound (cuse_bsg --all)" memory_bound
 section 10 "10. the mid-layer's ioctls and sg_reset, sd and bsg targets" ioctls_targets
+section 12 "12. the control node's bindings" control_bindings
 echo "security suite took $((SECONDS - T0)) s in the guest"
 summary
