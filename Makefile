@@ -24,12 +24,14 @@ LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi target pool creds guard uaccess ioctx cmd sgio async ioctl midlayer log filter caps notify opener \
+	policy options \
 	control
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node udev fleet
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list)
+UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list \
+	policy options)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
@@ -75,6 +77,13 @@ build/unit/test_filter: build/san/tests/unit/test_filter.o $(call san,filter)
 	$(UNIT_LINK) -o $@
 
 build/unit/test_log: build/san/tests/unit/test_log.o $(call san,log)
+	$(UNIT_LINK) -o $@
+
+build/unit/test_policy: build/san/tests/unit/test_policy.o $(call san,policy filter)
+	$(UNIT_LINK) -pthread -o $@
+
+# the parsers, then the daemon itself on bad command lines
+build/unit/test_options: build/san/tests/unit/test_options.o $(call san,options) | build/cuse_bsg
 	$(UNIT_LINK) -o $@
 
 build/unit/test_list: build/san/tests/unit/test_list.o
