@@ -237,17 +237,19 @@ FUZZ_TIME ?= 60
 FUZZ_CHECK_TIME ?= 20
 FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Isrc \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZERS := filter scsi creds
+FUZZERS := filter scsi creds options
 FUZZ_BINS := $(addprefix build/fuzz_,$(FUZZERS))
 FUZZ_RUNS := $(addprefix fuzz-,$(FUZZERS))
 
 build/fuzz_filter: src/filter.c src/filter.h
 build/fuzz_scsi: src/scsi.c src/scsi.h
 build/fuzz_creds: src/creds.c src/creds.h
+build/fuzz_options: src/options.c src/options.h
 FUZZ_LIBS_scsi := -lsgutils2
 FUZZ_OPTS_filter := -max_len=8192 -dict=tests/fuzz/fuzz_filter.dict
 FUZZ_OPTS_scsi := -max_len=4096
 FUZZ_OPTS_creds := -max_len=8192 -dict=tests/fuzz/fuzz_creds.dict
+FUZZ_OPTS_options := -max_len=256
 
 build/fuzz_%: tests/fuzz/fuzz_%.c
 	@mkdir -p build

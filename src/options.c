@@ -63,9 +63,28 @@ void options_size_name(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%llu", (unsigned long long)v);
 }
 
-static void range_why(const struct opt_range *r, const char *arg, char *why, size_t why_len)
+static bool is_control(char c)
 {
-	char lo[32], hi[32];
+	return (unsigned char)c < 0x20 || c == 0x7f;
+}
+
+/* arg as a message may show it: one line, control characters as '?', at most 64 bytes. */
+static const char *shown(const char *arg, char *buf, size_t len)
+{
+	size_t i = 0;
+
+	for (; arg[i] && i + 4 < len && i < 64; i++)
+		buf[i] = is_control(arg[i]) ? '?' : arg[i];
+	if (arg[i])
+		buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
+	buf[i] = '\0';
+	return buf;
+}
+
+static void range_why(const struct opt_range *r, const char *value, char *why, size_t why_len)
+{
+	char lo[32], hi[32], buf[80];
+	const char *arg = shown(value, buf, sizeof(buf));
 
 	switch (r->kind) {
 	case OPT_SIZE:
@@ -107,11 +126,6 @@ int options_number(const struct opt_range *r, const char *arg, uint64_t *ret, ch
 	return 0;
 }
 
-static bool is_control(char c)
-{
-	return (unsigned char)c < 0x20 || c == 0x7f;
-}
-
 int options_check_text(const char *option, const char *arg, char *why, size_t why_len)
 {
 	if (!*arg) {
@@ -144,37 +158,40 @@ static bool good_component(const char *s, size_t len)
 int options_check_name(const char *arg, size_t max_len, char *why, size_t why_len)
 {
 	const char *p = arg, *slash;
+	char buf[80];
 	int err = options_check_text("--name", arg, why, why_len);
 
 	if (err)
 		return err;
 	if (strlen(arg) >= max_len || !strncmp(arg, "cuse", 4))
 		goto bad;
-	do {
+	for (;;) {
 		slash = strchr(p, '/');
 		if (!good_component(p, slash ? (size_t)(slash - p) : strlen(p)))
 			goto bad;
+		if (!slash)
+			return 0;
 		p = slash + 1;
-	} while (slash);
-	return 0;
+	}
 bad:
 	snprintf(why, why_len,
 		 "invalid --name '%s': a path under /dev of 1..%zu bytes, relative, no blank, "
 		 "no empty, '.' or '..' component, not cuse's own",
-		 arg, max_len - 1);
+		 shown(arg, buf, sizeof(buf)), max_len - 1);
 	return -EINVAL;
 }
 
 int options_parse_id(const char *option, const char *arg, uint32_t *ret, char *why, size_t why_len)
 {
 	const struct opt_range r = { option, OPT_DECIMAL, 0, OPT_ID_MAX };
+	char buf[80];
 	uint64_t v;
 
 	if (options_check_text(option, arg, why, why_len) < 0)
 		return -EINVAL;
 	if (options_number(&r, arg, &v, why, why_len) < 0) {
-		snprintf(why, why_len, "invalid %s '%s': a name, or a number 0..%llu", option, arg,
-			 OPT_ID_MAX);
+		snprintf(why, why_len, "invalid %s '%s': a name, or a number 0..%llu", option,
+			 shown(arg, buf, sizeof(buf)), OPT_ID_MAX);
 		return -EINVAL;
 	}
 	*ret = (uint32_t)v;

@@ -109,6 +109,20 @@ Test(options, numbers_modes_and_sizes_by_their_rules)
 		number_row(&number_cases[i]);
 }
 
+Test(options, a_refused_value_is_shown_on_one_line_and_cut_short)
+{
+	char why[512], long_value[200];
+	uint64_t v;
+
+	cr_assert(eq(int, options_number(&threads, "6\n4", &v, why, sizeof(why)), -EINVAL));
+	cr_expect(eq(str, why, "invalid --threads '6?4': a whole number, 1..64, no suffix"));
+	memset(long_value, '9', sizeof(long_value) - 1);
+	long_value[sizeof(long_value) - 1] = '\0';
+	cr_assert(eq(int, options_number(&threads, long_value, &v, why, sizeof(why)), -EINVAL));
+	cr_expect(not(eq(ptr, strstr(why, "999...'"), NULL)), "%s", why);
+	cr_expect(lt(sz, strlen(why), 140), "%s", why);
+}
+
 Test(options, sizes_name_the_range_and_the_suffixes)
 {
 	char why[256];
