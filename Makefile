@@ -30,13 +30,13 @@ LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi target pool creds guard uaccess ioctx cmd sgio async ioctl midlayer log filter caps notify opener \
-	control bsgadd
+	policy options control bsgadd
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node udev fleet
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list \
-	bsgadd)
+	bsgadd policy options)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
@@ -85,6 +85,13 @@ build/unit/test_filter: build/san/tests/unit/test_filter.o $(call san,filter)
 	$(UNIT_LINK) -o $@
 
 build/unit/test_log: build/san/tests/unit/test_log.o $(call san,log)
+	$(UNIT_LINK) -o $@
+
+build/unit/test_policy: build/san/tests/unit/test_policy.o $(call san,policy filter)
+	$(UNIT_LINK) -pthread -o $@
+
+# the parsers, then the daemon itself on bad command lines
+build/unit/test_options: build/san/tests/unit/test_options.o $(call san,options) | build/cuse_bsg
 	$(UNIT_LINK) -o $@
 
 build/unit/test_list: build/san/tests/unit/test_list.o
@@ -242,7 +249,7 @@ FUZZ_TIME ?= 60
 FUZZ_CHECK_TIME ?= 20
 FUZZ_FLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra $(WERROR) -Isrc \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZERS := filter scsi creds mrq bsgadd
+FUZZERS := filter scsi creds mrq bsgadd options
 FUZZ_BINS := $(addprefix build/fuzz_,$(FUZZERS))
 FUZZ_RUNS := $(addprefix fuzz-,$(FUZZERS))
 
@@ -251,6 +258,7 @@ build/fuzz_scsi: src/scsi.c src/scsi.h
 build/fuzz_creds: src/creds.c src/creds.h
 build/fuzz_mrq: src/scsi.c src/scsi.h
 build/fuzz_bsgadd: src/bsgadd.c src/bsgadd.h
+build/fuzz_options: src/options.c src/options.h
 FUZZ_LIBS_scsi := -lsgutils2
 FUZZ_LIBS_mrq := -lsgutils2
 FUZZ_OPTS_filter := -max_len=8192 -dict=tests/fuzz/fuzz_filter.dict
@@ -258,6 +266,7 @@ FUZZ_OPTS_scsi := -max_len=4096
 FUZZ_OPTS_creds := -max_len=8192 -dict=tests/fuzz/fuzz_creds.dict
 FUZZ_OPTS_mrq := -max_len=8192
 FUZZ_OPTS_bsgadd := -max_len=16
+FUZZ_OPTS_options := -max_len=256
 
 build/fuzz_%: tests/fuzz/fuzz_%.c
 	@mkdir -p build

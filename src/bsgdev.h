@@ -18,6 +18,7 @@
 #include "log.h"
 #include "target.h"
 
+struct policy;
 struct pool;
 struct resolver;
 struct watchdog;
@@ -72,9 +73,11 @@ struct bsgdev {
 	uint32_t max_xfer;	 /* most data one command may move on our path */
 	int max_xfer_errno;	 /* and the errno for more */
 	atomic_bool target_gone; /* the device is going away; set through gone() */
-	struct filter_policy policy; /* who may send which command; read-only */
-	unsigned inline_max;	     /* libfuse workers that may run a command themselves */
-	atomic_uint inline_busy;     /* how many do now */
+	struct policy *policy;	 /* who may send which command (policy.h); NULL: the kernel's */
+	int policy_kernel;	 /* the kernel rule it defers to: enum filter_kernel, or
+				      * POLICY_KERNEL_OWN, the one the policy file names */
+	unsigned inline_max;	 /* libfuse workers that may run a command themselves */
+	atomic_uint inline_busy; /* how many do now */
 	atomic_ulong stats[STAT_COUNT];
 	atomic_uint at_target; /* commands the target has now */
 	atomic_uint openers;   /* alive: open, or with a command still running */

@@ -17,6 +17,7 @@
 #include "cmd.h"
 #include "log.h"
 #include "opener.h"
+#include "policy.h"
 #include "uaccess.h"
 
 bool cmd_reads_data(const struct scsi_req *r)
@@ -267,11 +268,11 @@ int cmd_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_le
 		.scsi_type = d->target->info.scsi_type,
 	};
 	char op[64];
-	int err = filter_check(&d->policy, cdb, cdb_len, &ctx);
+	int err = policy_check(d->policy, d->policy_kernel, cdb, cdb_len, &ctx);
 
 	if (err && tid > 0 && uaccess_capable(tid, CREDS_CAP_SYS_RAWIO)) {
 		ctx.rawio = true;
-		err = filter_check(&d->policy, cdb, cdb_len, &ctx);
+		err = policy_check(d->policy, d->policy_kernel, cdb, cdb_len, &ctx);
 	}
 	if (!err)
 		return 0;

@@ -202,7 +202,7 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	b->d.max_xfer_errno = t->info.max_xfer_errno;
 	/* the rule of the descriptor's own driver where the policy leaves it to the kernel */
 	b->d.policy = cd->policy;
-	b->d.policy.kernel = t->info.kind == TARGET_SG ? FILTER_KERNEL_SG : FILTER_KERNEL_BSG;
+	b->d.policy_kernel = t->info.kind == TARGET_SG ? FILTER_KERNEL_SG : FILTER_KERNEL_BSG;
 	b->d.bound = true;
 	/* commands go to the shared workers: no binding holds libfuse's */
 	b->d.inline_max = 0;

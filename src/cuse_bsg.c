@@ -4,14 +4,15 @@
  * options and owns the nodes (node.c): one, for the TARGET given, or with
  * --all one per SCSI device, added and removed as udev reports them.  The
  * main thread alone creates, fails and frees nodes; it waits in poll() on a
- * signalfd (SIGINT, SIGTERM and SIGHUP stop, SIGUSR1 logs the counters) and
- * an eventfd, written when the udev watch's thread queues an event or a
- * node's session ends.
+ * signalfd (SIGINT and SIGTERM stop, SIGHUP reloads --policy, SIGUSR1 logs
+ * the counters) and an eventfd, written when the udev watch's thread queues
+ * an event or a node's session ends.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
@@ -24,6 +25,8 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "bsgdev.h"
@@ -33,6 +36,8 @@
 #include "log.h"
 #include "node.h"
 #include "notify.h"
+#include "options.h"
+#include "policy.h"
 #include "uaccess.h"
 #include "udev.h"
 
@@ -54,7 +59,9 @@ struct options {
 	bool foreground;
 	bool all;
 	bool control;
-	const char *policy; /* --policy FILE, or NULL: the kernel's rule */
+	bool check;		 /* --check: validate, say what would be served, exit */
+	bool opener_mem_given;	 /* --opener-memory was given, not defaulted */
+	const char *policy_file; /* --policy FILE, or NULL: the kernel's rule */
 	struct node_config node;
 };
 
@@ -82,11 +89,13 @@ static void usage(FILE *f)
 		   "  -C, --control        one node any device can be bound to (no TARGET)\n"
 		   "  -n, --name NAME      node name under /dev (default: bsg/<target>-cuse)\n"
 		   "  -f, --foreground     stay in the foreground, log to stderr\n"
-		   "  -m, --mode MODE      set the node's permissions, octal (default: leave\n"
+		   "  -m, --mode MODE      set the node's permissions, octal 0..0777, no\n"
+		   "                       setuid, setgid or sticky bit (default: leave\n"
 		   "                       them as devtmpfs and udev made them; 0600 root:root\n"
 		   "                       without a udev rule)\n"
-		   "  -o, --owner USER     set the node's owner (default: leave it)\n"
-		   "  -g, --group GROUP    set the node's group (default: leave it)\n"
+		   "  -o, --owner USER     set the node's owner: a name, or a number\n"
+		   "                       0..4294967294 (default: leave it)\n"
+		   "  -g, --group GROUP    set the node's group, the same way (default: leave it)\n"
 		   "  -t, --threads N      worker threads issuing SG_IO (default: 32, 1..64)\n"
 		   "  -c, --copy MODE      data path: auto, direct or retry (default: auto)\n"
 		   "  -a, --async ENGINE   how written commands reach the target: queue (an sg\n"
@@ -95,25 +104,39 @@ static void usage(FILE *f)
 		   "  -s, --sg-compat N    be /dev/sgN, char major 21, for tools that trust only\n"
 		   "                       sg's number (sg_dd, sgp_dd); the sg driver must be "
 		   "unloaded\n"
-		   "  -P, --policy FILE    who may send which command (docs/POLICY.md); default:\n"
-		   "                       the kernel's bsg rule\n"
+		   "  -P, --policy FILE    who may send which command (docs/POLICY.md), a\n"
+		   "                       regular file, read again on SIGHUP; default: the\n"
+		   "                       kernel's bsg rule\n"
 		   "  -M, --max-memory SIZE  the most all data buffers may take (default: a\n"
-		   "                       quarter of RAM, at most 1G); K, M, G suffixes\n"
+		   "                       quarter of RAM, at most 1G); 4K..1024G, bytes or\n"
+		   "                       with a K, M or G suffix (KiB, MiB, GiB)\n"
 		   "  -O, --opener-memory SIZE  the most one open file's buffers may take\n"
-		   "                       (default: 128M); over either: ENOMEM\n"
+		   "                       (default: 128M, or --max-memory if less); 4K up\n"
+		   "                       to --max-memory, suffixes as above; over either:\n"
+		   "                       ENOMEM\n"
 		   "  -T, --copy-timeout SECONDS  the longest a copy to or from a client's\n"
 		   "                       memory may take before its call gets EFAULT\n"
-		   "                       (default: 10)\n"
+		   "                       (default: 10, 1..3600)\n"
 		   "  -Q, --queue-depth N  v3 commands one open file may have written and not\n"
 		   "                       read; the next gets EDOM (default: 16, as sg; 1..256)\n"
 		   "  -S, --shared-queue   one queue for every open file, as bsg before Linux\n"
 		   "                       4.19: replies reach other openers; only to show that\n"
+		   "  -k, --check          check the options, the policy and the target as a\n"
+		   "                       start would, print what would be served, and exit:\n"
+		   "                       0 if it would start, 1 with the reason if not; a\n"
+		   "                       missing /dev/cuse is reported, not counted\n"
 		   "  -v, --verbose        more log output (repeat for debug)\n"
 		   "  -h, --help           this text\n"
 		   "  -V, --version        print the version\n"
 		   "\n"
-		   "SIGUSR1 logs the request counters (a line per node); SIGINT and SIGTERM\n"
-		   "stop the daemon and remove its nodes.\n");
+		   "SIGUSR1 logs the request counters (a line per node); SIGHUP reads the\n"
+		   "--policy file again (a bad one is logged and the old policy kept; without\n"
+		   "--policy it is ignored); SIGINT and SIGTERM stop the daemon and remove\n"
+		   "its nodes.\n"
+		   "\n"
+		   "Exit status: 0 stopped, or --check passed; 1 a start-up error; 2 a usage\n"
+		   "error; 3 the session failed while serving; 75 udev did not process the\n"
+		   "node in time.\n");
 }
 
 static void default_name(struct options *opt)
@@ -123,59 +146,26 @@ static void default_name(struct options *opt)
 	snprintf(opt->name, sizeof(opt->name), "bsg/%s-cuse", base ? base + 1 : opt->target);
 }
 
-/* A user or group given by number. */
-static int parse_id(const char *s, long *ret)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (!*s || *end || v < 0 || v >= (long)UINT32_MAX) /* -1 is chown()'s "unchanged" */
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-static int parse_user(const char *s, uid_t *ret)
+/* A user or group: a name first (a name may be all digits), then a number. */
+static int parse_user(const char *s, uid_t *ret, char *why, size_t why_len)
 {
 	struct passwd *pw = getpwnam(s);
-	long v;
+	uint32_t v;
 
-	if (!pw && parse_id(s, &v) < 0)
+	if (!pw && options_parse_id("--owner", s, &v, why, why_len) < 0)
 		return -EINVAL;
 	*ret = pw ? pw->pw_uid : (uid_t)v;
 	return 0;
 }
 
-static int parse_group(const char *s, gid_t *ret)
+static int parse_group(const char *s, gid_t *ret, char *why, size_t why_len)
 {
 	struct group *gr = getgrnam(s);
-	long v;
+	uint32_t v;
 
-	if (!gr && parse_id(s, &v) < 0)
+	if (!gr && options_parse_id("--group", s, &v, why, why_len) < 0)
 		return -EINVAL;
 	*ret = gr ? gr->gr_gid : (gid_t)v;
-	return 0;
-}
-
-/* A byte count with an optional K, M or G: at least one page. */
-static int parse_size(const char *s, uint64_t *ret)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	unsigned shift = 0;
-
-	if (end == s || *s == '-')
-		return -EINVAL;
-	if (*end) {
-		const char *units = "KMG", *u = strchr(units, *end);
-
-		if (!u || end[1])
-			return -EINVAL;
-		shift = 10 * (unsigned)(u - units + 1);
-	}
-	if (v > (UINT64_MAX >> shift) || v << shift < 4096)
-		return -EINVAL;
-	*ret = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -202,17 +192,21 @@ static int parse_word(const char *s, const char *const *names, int n)
 }
 
 /* Usage errors are logged too: under systemd they reach the journal as errors. */
-static int bad_option(const char *what, const char *value)
+static int usage_error(const char *why)
 {
-	log_err("invalid %s '%s' (see --help)", what, value);
+	log_err("%s (see --help)", why);
 	return 2;
 }
 
-/* A number out of its option's range: the option and the range named. */
-static int bad_number(const char *option, const char *value, long min, long max)
+/* A word out of its option's list: the option and the words named. */
+static int bad_word(const char *option, const char *value, const char *const *names, int n)
 {
-	log_err("invalid %s '%s': %ld..%ld (see --help)", option, value, min, max);
-	return 2;
+	char why[256];
+	int len = snprintf(why, sizeof(why), "invalid %s '%s': one of", option, value);
+
+	for (int i = 0; i < n && len > 0 && len < (int)sizeof(why); i++)
+		len += snprintf(why + len, sizeof(why) - len, "%s %s", i ? "," : "", names[i]);
+	return usage_error(why);
 }
 
 /*
@@ -223,21 +217,50 @@ static int bad_number(const char *option, const char *value, long min, long max)
  */
 #define CONTROL_NAME "bsg-control"
 
+/*
+ * What --control cannot take: it copies with process_vm_readv/writev and
+ * sends every command through the shared workers, to devices of any
+ * driver, and it is no sg node.
+ */
+static int check_control(const struct options *opt)
+{
+	const struct node_config *c = &opt->node;
+
+	if (opt->all || c->copy == NODE_COPY_RETRY || c->shared_queue || c->sg_minor >= 0 ||
+	    c->engine == NODE_ENGINE_QUEUE)
+		return usage_error("--control takes none of --all, --copy=retry, --shared-queue, "
+				   "--sg-compat, --async=queue");
+	return 0;
+}
+
+/* --opener-memory at most --max-memory; its default comes down to it. */
+static int check_memory(struct options *opt)
+{
+	char why[256];
+
+	if (!opt->opener_mem_given && opt->node.opener_mem_max > opt->mem.max)
+		opt->node.opener_mem_max = opt->mem.max;
+	if (options_check_memory(opt->mem.max, opt->node.opener_mem_max, why, sizeof(why)) < 0)
+		return usage_error(why);
+	return 0;
+}
+
 /* After the options: TARGET, or --all or --control without it; 0 or the exit status. */
 static int check_mode(int argc, char **argv, struct options *opt)
 {
-	if (opt->all && (opt->name[0] || opt->node.sg_minor >= 0 || opt->control)) {
-		log_err("--all names its nodes itself: no --name, --sg-compat or --control (see "
-			"--help)");
+	char why[256];
+
+	if (opt->control && check_control(opt))
 		return 2;
-	}
-	if (optind != argc - (opt->all || opt->control ? 0 : 1)) {
-		log_err("%s (see --help)", opt->all	    ? "--all takes no TARGET"
-					   : opt->control   ? "--control takes no TARGET"
-					   : optind == argc ? "no TARGET given"
-							    : "one TARGET only");
+	if (opt->all && (opt->name[0] || opt->node.sg_minor >= 0))
+		return usage_error("--all names its nodes itself: no --name or --sg-compat");
+	if (optind != argc - (opt->all || opt->control ? 0 : 1))
+		return usage_error(opt->all	    ? "--all takes no TARGET"
+				   : opt->control   ? "--control takes no TARGET"
+				   : optind == argc ? "no TARGET given"
+						    : "one TARGET only");
+	if (check_memory(opt))
 		return 2;
-	}
 	if (opt->all)
 		return 0;
 	if (opt->control) {
@@ -245,6 +268,8 @@ static int check_mode(int argc, char **argv, struct options *opt)
 			snprintf(opt->name, sizeof(opt->name), "%s", CONTROL_NAME);
 		return 0;
 	}
+	if (options_check_text("TARGET", argv[optind], why, sizeof(why)) < 0)
+		return usage_error(why);
 	opt->target = argv[optind];
 	if (!opt->name[0] && opt->node.sg_minor >= 0)
 		snprintf(opt->name, sizeof(opt->name), "sg%d", opt->node.sg_minor);
@@ -266,7 +291,8 @@ static const char *option_name(char **argv, int short_opt)
 
 /*
  * The options, one setter each: 0, or the exit status for a bad value
- * (logged).  -1 from a setter: done, exit 0 (--help, --version).
+ * (logged).  -1 from a setter: done, exit 0 (--help, --version).  Before
+ * any setter, every value has passed options_check_text().
  */
 typedef int opt_set_fn(struct options *opt, const char *arg);
 
@@ -284,11 +310,19 @@ static int set_control(struct options *opt, const char *arg)
 	return 0;
 }
 
+static int set_check(struct options *opt, const char *arg)
+{
+	(void)arg;
+	opt->check = true;
+	return 0;
+}
+
 static int set_name(struct options *opt, const char *arg)
 {
-	if (!*arg || strlen(arg) >= sizeof(opt->name) || arg[0] == '/' || strstr(arg, "..") ||
-	    !strncmp(arg, "cuse", 4))
-		return bad_option("name", arg);
+	char why[256];
+
+	if (options_check_name(arg, sizeof(opt->name), why, sizeof(why)) < 0)
+		return usage_error(why);
 	snprintf(opt->name, sizeof(opt->name), "%s", arg);
 	return 0;
 }
@@ -300,37 +334,49 @@ static int set_foreground(struct options *opt, const char *arg)
 	return 0;
 }
 
-/* An integer in [min, max] of base base, or a usage error naming option. */
+/* arg by range r, or a usage error naming the option, the range and the suffixes. */
+static int ranged(const struct opt_range *r, const char *arg, uint64_t *ret)
+{
+	char why[256];
+
+	return options_number(r, arg, ret, why, sizeof(why)) < 0 ? usage_error(why) : 0;
+}
+
+/* An integer in [min, max], decimal (base 10) or octal (8). */
 static int number(const char *option, const char *arg, int base, long min, long max, long *ret)
 {
-	char *end;
-	long v = strtol(arg, &end, base);
+	const struct opt_range r = { option, base == 8 ? OPT_OCTAL : OPT_DECIMAL, (uint64_t)min,
+				     (uint64_t)max };
+	uint64_t v;
+	int err = ranged(&r, arg, &v);
 
-	if (!*arg || *end || v < min || v > max)
-		return bad_number(option, arg, min, max);
-	*ret = v;
-	return 0;
+	if (!err)
+		*ret = (long)v;
+	return err;
 }
 
 static int set_mode(struct options *opt, const char *arg)
 {
-	char *end;
-	long v = strtol(arg, &end, 8);
+	long v;
+	/* the permissions only: no setuid, setgid or sticky bit on a device node */
+	int ret = number("--mode", arg, 8, 0, 0777, &v);
 
-	if (!*arg || *end || v < 0 || v > 07777)
-		return bad_option("mode", arg);
-	opt->node.mode = v;
-	return 0;
+	opt->node.mode = ret ? opt->node.mode : (mode_t)v;
+	return ret;
 }
 
 static int set_owner(struct options *opt, const char *arg)
 {
-	return parse_user(arg, &opt->node.uid) < 0 ? bad_option("owner", arg) : 0;
+	char why[256];
+
+	return parse_user(arg, &opt->node.uid, why, sizeof(why)) < 0 ? usage_error(why) : 0;
 }
 
 static int set_group(struct options *opt, const char *arg)
 {
-	return parse_group(arg, &opt->node.gid) < 0 ? bad_option("group", arg) : 0;
+	char why[256];
+
+	return parse_group(arg, &opt->node.gid, why, sizeof(why)) < 0 ? usage_error(why) : 0;
 }
 
 static int set_threads(struct options *opt, const char *arg)
@@ -356,7 +402,7 @@ static int set_copy(struct options *opt, const char *arg)
 	int v = parse_word(arg, copy_names, 3);
 
 	if (v < 0)
-		return bad_option("copy mode", arg);
+		return bad_word("--copy", arg, copy_names, 3);
 	opt->node.copy = v;
 	return 0;
 }
@@ -366,7 +412,7 @@ static int set_engine(struct options *opt, const char *arg)
 	int v = parse_word(arg, engine_names, 3);
 
 	if (v < 0)
-		return bad_option("async engine", arg);
+		return bad_word("--async", arg, engine_names, 3);
 	opt->node.engine = v;
 	return 0;
 }
@@ -378,14 +424,20 @@ static int set_shared_queue(struct options *opt, const char *arg)
 	return 0;
 }
 
+static const struct opt_range max_memory_range = { "--max-memory", OPT_SIZE, OPT_SIZE_MIN,
+						   OPT_SIZE_MAX };
+static const struct opt_range opener_memory_range = { "--opener-memory", OPT_SIZE, OPT_SIZE_MIN,
+						      OPT_SIZE_MAX };
+
 static int set_max_memory(struct options *opt, const char *arg)
 {
-	return parse_size(arg, &opt->mem.max) < 0 ? bad_option("memory size", arg) : 0;
+	return ranged(&max_memory_range, arg, &opt->mem.max);
 }
 
 static int set_opener_memory(struct options *opt, const char *arg)
 {
-	return parse_size(arg, &opt->node.opener_mem_max) < 0 ? bad_option("memory size", arg) : 0;
+	opt->opener_mem_given = true;
+	return ranged(&opener_memory_range, arg, &opt->node.opener_mem_max);
 }
 
 static int set_copy_timeout(struct options *opt, const char *arg)
@@ -408,7 +460,7 @@ static int set_queue_depth(struct options *opt, const char *arg)
 
 static int set_policy(struct options *opt, const char *arg)
 {
-	opt->policy = arg;
+	opt->policy_file = arg;
 	return 0;
 }
 
@@ -444,6 +496,7 @@ static const struct {
 } options[] = {
 	{ "all", 'A', false, set_all },
 	{ "control", 'C', false, set_control },
+	{ "check", 'k', false, set_check },
 	{ "name", 'n', true, set_name },
 	{ "foreground", 'f', false, set_foreground },
 	{ "mode", 'm', true, set_mode },
@@ -465,6 +518,23 @@ static const struct {
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static int unknown_option(char **argv)
+{
+	log_err("unknown option '%s' (see --help)", option_name(argv, optopt));
+	return 2;
+}
+
+/* Row i's setter, once its value (if it takes one) is text without control characters. */
+static int set_option(struct options *opt, size_t i, const char *arg)
+{
+	char option[64], why[256];
+
+	snprintf(option, sizeof(option), "--%s", options[i].name);
+	if (options[i].arg && options_check_text(option, arg, why, sizeof(why)) < 0)
+		return usage_error(why);
+	return options[i].set(opt, arg);
+}
 
 /* 0 to go on, or the exit status. */
 static int parse_options(int argc, char **argv, struct options *opt)
@@ -497,12 +567,10 @@ static int parse_options(int argc, char **argv, struct options *opt)
 				option_name(argv, optopt));
 			return 2;
 		}
-		ret = 2;
+		ret = c == '?' ? unknown_option(argv) : 2;
 		for (size_t i = 0; i < N_OPTIONS; i++)
 			if (options[i].letter == c)
-				ret = options[i].set(opt, optarg);
-		if (ret == 2 && c == '?')
-			log_err("unknown option '%s' (see --help)", option_name(argv, optopt));
+				ret = set_option(opt, i, optarg);
 		if (ret)
 			return ret;
 	}
@@ -542,14 +610,16 @@ static void raise_fd_limit(void)
 	}
 }
 
-static int check_cuse(void)
+/* Whether /dev/cuse can be opened: 0, or -errno and why. */
+static int check_cuse(char *why, size_t why_len)
 {
 	if (access("/dev/cuse", F_OK) < 0) {
-		log_err("/dev/cuse is missing: run 'modprobe cuse'");
+		snprintf(why, why_len, "/dev/cuse is missing: run 'modprobe cuse'");
 		return -ENODEV;
 	}
 	if (access("/dev/cuse", R_OK | W_OK) < 0) {
-		log_err("cannot open /dev/cuse: %s (cuse_bsg must run as root)", strerror(errno));
+		snprintf(why, why_len, "cannot open /dev/cuse: %s (cuse_bsg must run as root)",
+			 strerror(errno));
 		return -EACCES;
 	}
 	return 0;
@@ -564,34 +634,47 @@ static void tell_manager(const char *msg)
 		log_warn("cannot notify the service manager (NOTIFY_SOCKET): %s", strerror(-err));
 }
 
-/* --policy FILE into the nodes' configuration; without it, the kernel's rule. */
+/* --policy FILE, or the kernel's rule, into the nodes' live policy. */
 static int load_policy(struct options *opt)
 {
-	static char text[FILTER_TEXT_MAX + 1];
-	char why[256];
-	size_t len;
-	FILE *f;
+	struct filter_policy first;
+	char why[512];
 	int err;
 
-	filter_init(&opt->node.policy);
-	if (!opt->policy)
-		return 0;
-	f = fopen(opt->policy, "re");
-	if (!f) {
-		log_err("cannot open the policy %s: %s", opt->policy, strerror(errno));
-		return -errno;
+	filter_init(&first);
+	if (opt->policy_file) {
+		err = policy_load(opt->policy_file, &first, why, sizeof(why));
+		if (err) {
+			log_err("%s", why);
+			return err;
+		}
+		log_info("access policy: %s", opt->policy_file);
 	}
-	len = fread(text, 1, sizeof(text), f); /* one more than the parser takes */
-	err = ferror(f) ? -EIO : 0;
-	fclose(f);
-	if (!err)
-		err = filter_parse(text, len, &opt->node.policy, why, sizeof(why));
-	if (err) {
-		log_err("policy %s: %s", opt->policy, err == -EIO ? strerror(EIO) : why);
-		return err;
+	err = policy_new(&first, &opt->node.policy);
+	if (err)
+		log_err("cannot set up the access policy: %s", strerror(-err));
+	return err;
+}
+
+/*
+ * SIGHUP: --policy FILE again, whole or not at all.  Commands being checked
+ * finish against the old policy; the next ones see the new one.
+ */
+static void reload_policy(struct options *opt)
+{
+	struct filter_policy next;
+	char why[512];
+
+	if (!opt->policy_file) {
+		log_msg(LOG_NOTICE, "SIGHUP: no --policy to reload; nothing changed");
+		return;
 	}
-	log_info("access policy: %s", opt->policy);
-	return 0;
+	if (policy_load(opt->policy_file, &next, why, sizeof(why)) < 0) {
+		log_err("SIGHUP: %s; the policy in force is kept", why);
+		return;
+	}
+	policy_replace(opt->node.policy, &next);
+	log_msg(LOG_NOTICE, "SIGHUP: access policy %s reloaded", opt->policy_file);
 }
 
 /*
@@ -716,7 +799,7 @@ static void wake(struct runtime *rt)
 		abort(); /* an eventfd takes this write */
 }
 
-enum wake_reason { WAKE_STOP, WAKE_STATS, WAKE_WORK };
+enum wake_reason { WAKE_STOP, WAKE_STATS, WAKE_RELOAD, WAKE_WORK };
 
 static enum wake_reason wait_wake(struct runtime *rt)
 {
@@ -729,7 +812,9 @@ static enum wake_reason wait_wake(struct runtime *rt)
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			return WAKE_STOP;
 		if ((p[0].revents & POLLIN) && read(rt->sigfd, &si, sizeof(si)) == sizeof(si))
-			return si.ssi_signo == SIGUSR1 ? WAKE_STATS : WAKE_STOP;
+			return si.ssi_signo == SIGUSR1	? WAKE_STATS
+			       : si.ssi_signo == SIGHUP ? WAKE_RELOAD
+							: WAKE_STOP;
 		if ((p[1].revents & POLLIN) && read(rt->wakefd, &v, sizeof(v)) == sizeof(v))
 			return WAKE_WORK;
 	}
@@ -755,12 +840,18 @@ static int run_one(struct runtime *rt, struct node *n)
 		node_free(n);
 		return ret;
 	}
+	/* every failure so far reached stderr; from here on, syslog */
 	notify_parent(rt, 0);
+	go_background(rt);
+	log_msg(LOG_NOTICE, "serving %s as /dev/%s", node_target(n), rt->opt.name);
 	if (notify_ready_msg(msg, sizeof(msg), rt->opt.name) == 0)
 		tell_manager(msg);
-	log_msg(LOG_NOTICE, "serving %s as /dev/%s", node_target(n), rt->opt.name);
-	while ((why = wait_wake(rt)) == WAKE_STATS)
-		node_log_stats(n);
+	while ((why = wait_wake(rt)) != WAKE_STOP) {
+		if (why == WAKE_STATS)
+			node_log_stats(n);
+		else if (why == WAKE_RELOAD)
+			reload_policy(&rt->opt);
+	}
 	tell_manager("STOPPING=1\n");
 	ret = node_free(n);
 	log_info("stopped; /dev/%s removed", rt->opt.name);
@@ -781,23 +872,54 @@ static int start_up(struct runtime *rt)
 	return drop_privileges(&rt->opt);
 }
 
-static int main_one(struct runtime *rt)
+/*
+ * --sg-compat: sg owns every minor of char major 21 while it is loaded.
+ * After the target's own checks, so that unloading sg is suggested only
+ * when it is what stands in the way.
+ */
+static int check_sg_compat(const struct options *opt)
+{
+	struct stat st;
+
+	if (opt->node.sg_minor < 0 || access("/sys/module/sg", F_OK) < 0)
+		return 0;
+	if (stat(opt->target, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 21)
+		log_err("--sg-compat needs the sg driver unloaded, and %s is one of sg's nodes: "
+			"serve the device's /dev/bsg/H:C:T:L or /dev/sdX node instead, with sg "
+			"unloaded ('modprobe -r sg')",
+			opt->target);
+	else
+		log_err("--sg-compat needs the sg driver unloaded, as it owns char major 21: run "
+			"'modprobe -r sg'");
+	return -EBUSY;
+}
+
+/* The target's node, checked as a start would check it; 0, or logged. */
+static int new_node(struct options *opt, struct node **ret)
 {
 	char why[512];
+
+	if (node_new(&opt->node, opt->target, opt->name, ret, why, sizeof(why)) < 0) {
+		log_err("%s", why);
+		return -1;
+	}
+	if (opt->target && check_sg_compat(opt) < 0) {
+		node_free(*ret);
+		return -1;
+	}
+	return 0;
+}
+
+static int main_one(struct runtime *rt)
+{
 	struct node *n;
 
-	if (rt->opt.node.sg_minor >= 0 && access("/sys/module/sg", F_OK) == 0) {
-		/* sg owns every minor of major 21 while it is loaded */
-		log_err("--sg-compat needs the sg driver unloaded: run 'modprobe -r sg'");
+	if (new_node(&rt->opt, &n) < 0)
+		return 1;
+	if (start_up(rt) < 0) {
+		node_free(n);
 		return 1;
 	}
-	if (node_new(&rt->opt.node, rt->opt.target, rt->opt.name, &n, why, sizeof(why)) < 0) {
-		log_err("%s", why);
-		return 1;
-	}
-	if (start_up(rt) < 0)
-		return 1;
-	go_background(rt);
 	return run_one(rt, n);
 }
 
@@ -822,16 +944,18 @@ static int main_all(struct runtime *rt)
 		return 1;
 	}
 	fleet_work(f);
+	notify_parent(rt, 0);
+	go_background(rt);
 	log_msg(LOG_NOTICE, "serving every SCSI device's %s node as /dev/bsg/H:C:T:L-cuse",
 		subsystem);
-	notify_parent(rt, 0);
 	tell_manager("READY=1\nSTATUS=serving every SCSI device as /dev/bsg/H:C:T:L-cuse\n");
-	go_background(rt);
 	while ((why = wait_wake(rt)) != WAKE_STOP) {
 		if (why == WAKE_WORK)
 			fleet_work(f);
 		else if (why == WAKE_STATS)
 			fleet_log_stats(f);
+		else if (why == WAKE_RELOAD)
+			reload_policy(&rt->opt);
 	}
 	tell_manager("STOPPING=1\n");
 	fleet_free(f);
@@ -851,6 +975,76 @@ static void hold_stdio(void)
 		close(fd);
 }
 
+/*
+ * --policy relative to where the daemon was started, made absolute once:
+ * the daemon moves to / when it forks, and SIGHUP reads the file again.
+ * Links are kept, not resolved: a link moved to a new file is the new file.
+ */
+static int absolute_policy(struct options *opt)
+{
+	static char path[PATH_MAX];
+	char cwd[PATH_MAX];
+
+	if (!opt->policy_file || opt->policy_file[0] == '/')
+		return 0;
+	if (!getcwd(cwd, sizeof(cwd)) ||
+	    snprintf(path, sizeof(path), "%s/%s", cwd, opt->policy_file) >= (int)sizeof(path)) {
+		log_err("policy %s: cannot make its path absolute: %s", opt->policy_file,
+			strerror(errno ? errno : ENAMETOOLONG));
+		return -1;
+	}
+	opt->policy_file = path;
+	return 0;
+}
+
+static const char *policy_words(const struct options *opt)
+{
+	return opt->policy_file ? opt->policy_file : "the kernel's rule";
+}
+
+/*
+ * --check: what a start checks, in its order (the policy, then the
+ * target), then what it would serve on stdout; /dev/cuse last, and only
+ * reported, so that a host without it can check a deployment.
+ */
+static int run_check(struct runtime *rt)
+{
+	struct options *opt = &rt->opt;
+	char why[256];
+	struct node *n;
+
+	if (opt->all) {
+		printf("cuse_bsg: would serve every SCSI device's %s node as "
+		       "/dev/bsg/H:C:T:L-cuse; access policy: %s\n",
+		       uev_pick_subsystem("/sys"), policy_words(opt));
+	} else {
+		if (new_node(opt, &n) < 0)
+			return 1;
+		printf("cuse_bsg: would serve %s as /dev/%s; access policy: %s\n", node_target(n),
+		       opt->name, policy_words(opt));
+		node_free(n);
+	}
+	fflush(stdout);
+	if (check_cuse(why, sizeof(why)) < 0)
+		log_warn("warning: %s before starting", why);
+	return 0;
+}
+
+static int run(struct runtime *rt)
+{
+	char why[256];
+
+	if (!rt->opt.check && check_cuse(why, sizeof(why)) < 0) {
+		log_err("%s", why);
+		return 1;
+	}
+	if (absolute_policy(&rt->opt) < 0 || load_policy(&rt->opt) < 0)
+		return 1;
+	if (rt->opt.check)
+		return run_check(rt);
+	return rt->opt.all ? main_all(rt) : main_one(rt);
+}
+
 int main(int argc, char **argv)
 {
 	static struct runtime rt = { .ready_fd = -1 };
@@ -865,7 +1059,7 @@ int main(int argc, char **argv)
 	log_set_prefix(rt.opt.all ? "cuse_bsg" : prefix);
 	raise_fd_limit();
 	hold_stdio();
-	if (check_cuse() < 0 || load_policy(&rt.opt) < 0)
-		return 1;
-	return rt.opt.all ? main_all(&rt) : main_one(&rt);
+	ret = run(&rt);
+	policy_free(rt.opt.node.policy);
+	return ret;
 }

@@ -142,14 +142,20 @@ static int kernel_rule(enum filter_kernel kernel, uint8_t op, const struct filte
 int filter_check(const struct filter_policy *p, const uint8_t *cdb, unsigned cdb_len,
 		 const struct filter_ctx *ctx)
 {
+	return filter_check_as(p, p ? p->kernel : FILTER_KERNEL_BSG, cdb, cdb_len, ctx);
+}
+
+int filter_check_as(const struct filter_policy *p, enum filter_kernel kernel, const uint8_t *cdb,
+		    unsigned cdb_len, const struct filter_ctx *ctx)
+{
 	/* bsg copies no CDB into a zeroed command: the kernel checks 0x00 */
 	uint8_t op = cdb_len ? cdb[0] : 0;
 
 	if (!p)
-		return kernel_rule(FILTER_KERNEL_BSG, op, ctx);
+		return kernel_rule(kernel, op, ctx);
 	switch (p->op[op]) {
 	case FILTER_DEFAULT:
-		return kernel_rule(p->kernel, op, ctx);
+		return kernel_rule(kernel, op, ctx);
 	case FILTER_ALLOW:
 		return 0;
 	case FILTER_ALLOW_WRITE:

@@ -62,6 +62,10 @@ void filter_init(struct filter_policy *p);
 int filter_check(const struct filter_policy *p, const uint8_t *cdb, unsigned cdb_len,
 		 const struct filter_ctx *ctx);
 
+/* filter_check(), with kernel's rule where p leaves an opcode to the kernel. */
+int filter_check_as(const struct filter_policy *p, enum filter_kernel kernel, const uint8_t *cdb,
+		    unsigned cdb_len, const struct filter_ctx *ctx);
+
 /*
  * The kernel's table, in the policy's words: FILTER_ALLOW for its read-safe
  * opcodes, FILTER_ALLOW_WRITE for its write-safe ones, FILTER_RAWIO for the

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Logging to stderr or syslog.  The prefix is set once at start-up, before
- * any thread exists, and only read afterwards.
+ * any thread exists, and only read afterwards; the switch to syslog comes
+ * once the nodes are ready, while their threads log.
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +17,8 @@
 int log_level = LOG_NOTICE;
 
 static char log_prefix[128] = "cuse_bsg";
-static bool log_syslog;
-static bool log_levels; /* stderr is the journal's stream: "<N>" before each line */
+static atomic_bool log_syslog; /* set once, by the main thread, as other threads log */
+static bool log_levels;	       /* stderr is the journal's stream: "<N>" before each line */
 
 void log_set_prefix(const char *prefix)
 {

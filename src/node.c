@@ -38,6 +38,7 @@
 #include "ioctx.h"
 #include "node.h"
 #include "opener.h"
+#include "policy.h"
 #include "pool.h"
 #include "uaccess.h"
 #include "udev.h"
@@ -671,6 +672,7 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->d.name = n->name;
 	n->d.policy = cfg->policy;
+	n->d.policy_kernel = POLICY_KERNEL_OWN;
 	n->d.mem = cfg->mem;
 	n->d.opener_mem_max = cfg->opener_mem_max;
 	n->d.queue_depth = cfg->queue_depth;

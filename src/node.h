@@ -15,11 +15,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
-#include "filter.h"
-
 struct mem_budget;
+struct policy;
 
 enum node_copy { NODE_COPY_AUTO, NODE_COPY_DIRECT, NODE_COPY_RETRY };
 enum node_engine { NODE_ENGINE_AUTO, NODE_ENGINE_QUEUE, NODE_ENGINE_POOL };
@@ -34,11 +34,11 @@ struct node_config {
 	enum node_engine engine;
 	int sg_minor; /* register as char 21:sg_minor, or -1 */
 	bool shared_queue;
-	struct filter_policy policy; /* who may send which command */
-	struct mem_budget *mem;	     /* data buffers of every node, or NULL */
-	uint64_t opener_mem_max;     /* data buffers of one open file; 0: no bound */
-	unsigned copy_timeout_ms;    /* a copy of a client's memory at most (guard.h) */
-	unsigned queue_depth;	     /* v3 commands written, not read, per file; 0: 16 */
+	struct policy *policy;	  /* who may send which command (policy.h) */
+	struct mem_budget *mem;	  /* data buffers of every node, or NULL */
+	uint64_t opener_mem_max;  /* data buffers of one open file; 0: no bound */
+	unsigned copy_timeout_ms; /* a copy of a client's memory at most (guard.h) */
+	unsigned queue_depth;	  /* v3 commands written, not read, per file; 0: 16 */
 };
 
 struct node;

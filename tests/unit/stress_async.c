@@ -23,7 +23,10 @@
  *    back exactly once, with its data; the opener is released with a last
  *    array running;
  *  - an observer thread: SG_GET_REQUEST_TABLE, SG_GET_NUM_WAITING,
- *    SG_GET_PACK_ID and polls without a handle on the stream openers.
+ *    SG_GET_PACK_ID and polls without a handle on the stream openers;
+ *  - a reloader thread: replaces the access policy every command is
+ *    checked against, as SIGHUP does, with policies that all let the run's
+ *    commands pass.
  *
  * Every request must be answered exactly once.  The run is bounded by
  * iteration counts; every wait is bounded by FAKE_WAIT_SECONDS.  Exit status
@@ -48,6 +51,7 @@
 #include "ioctl.h"
 #include "ioctx.h"
 #include "opener.h"
+#include "policy.h"
 #include "sgio.h"
 
 #define POOL_THREADS  4
@@ -65,6 +69,7 @@
 #define IOCTL_ROUNDS  150
 #define IOCTL_BATCH   8	   /* the most commands an array submits or receives */
 #define OBSERVATIONS  1500 /* informational ioctls and polls on the stream openers */
+#define RELOADS	      3000 /* replacements of the access policy */
 #define LEN	      512  /* data-in of every command */
 #define V3	      SCSI_V3_HDR_LEN
 #define V4	      SCSI_V4_HDR_LEN
@@ -969,13 +974,39 @@ static void *observer_main(void *arg)
 	return NULL;
 }
 
+/* SIGHUP's reload, again and again, as the commands are checked. */
+static void *reloader_main(void *arg)
+{
+	static const char *const texts[] = {
+		"kernel bsg\n",
+		"allow READ_10\nallow TEST_UNIT_READY\nallow INQUIRY\n",
+		"kernel sg\ndeny FORMAT_UNIT\n",
+	};
+	struct actor *a = arg;
+	struct filter_policy p;
+	char why[128];
+
+	for (unsigned i = 0; i < RELOADS && !failed(a->st); i++) {
+		const char *t = texts[rnd(a) % 3];
+
+		if (filter_parse(t, strlen(t), &p, why, sizeof(why)) < 0) {
+			fail(a->st, "policy '%s': %s", t, why);
+			break;
+		}
+		policy_replace(a->st->d.policy, &p);
+		if (i % 64 == 0)
+			sched_yield();
+	}
+	return NULL;
+}
+
 /* ---- the run ---- */
 
 struct run {
 	struct stress st;
 	struct stream sm[STREAMS];
 	struct actor writers[STREAMS][WRITERS], readers[STREAMS][READERS];
-	struct actor sgio[SGIO_THREADS], churn[CHURN_THREADS], observer;
+	struct actor sgio[SGIO_THREADS], churn[CHURN_THREADS], observer, reloader;
 	struct actor ioctl[IOCTL_THREADS];
 	struct fake_session *sgio_fs;
 	struct opener *sgio_o;
@@ -1068,6 +1099,8 @@ static void start_others(struct run *r)
 	}
 	r->observer = (struct actor){ .sm = r->sm, .fs = fake_session_new() };
 	actor_start(r, &r->observer, observer_main);
+	r->reloader = (struct actor){ 0 };
+	actor_start(r, &r->reloader, reloader_main);
 }
 
 static void join_all(struct run *r)
@@ -1087,6 +1120,7 @@ static void join_all(struct run *r)
 	for (unsigned i = 0; i < IOCTL_THREADS; i++)
 		pthread_join(r->ioctl[i].thread, NULL);
 	pthread_join(r->observer.thread, NULL);
+	pthread_join(r->reloader.thread, NULL);
 }
 
 /* Every request of a was answered exactly once. */
@@ -1239,6 +1273,7 @@ int main(int argc, char **argv)
 {
 	static struct run r;
 	struct stress *st = &r.st;
+	struct filter_policy first;
 	int err;
 
 	st->seed = argc > 1 ? strtoul(argv[1], NULL, 0) : (unsigned)time(NULL);
@@ -1253,7 +1288,11 @@ int main(int argc, char **argv)
 	st->d.max_xfer_errno = st->ft->base.info.max_xfer_errno;
 	st->d.inline_max = 1;  /* SG_IO runs on its caller's thread at times, else in the pool */
 	st->d.max_running = 3; /* deeper queues wait for a place at the target */
-	err = pool_new(POOL_THREADS, &st->d.pool);
+	filter_init(&first);
+	st->d.policy_kernel = POLICY_KERNEL_OWN;
+	err = policy_new(&first, &st->d.policy);
+	if (!err)
+		err = pool_new(POOL_THREADS, &st->d.pool);
 	/* as a node on the direct path: guarded copies, parked readers served
 	 * on the elastic pool */
 	if (!err)
@@ -1279,5 +1318,6 @@ int main(int argc, char **argv)
 	check_all(&r);
 	report(&r);
 	free_all(&r);
+	policy_free(st->d.policy);
 	return failed(st) ? 1 : 0;
 }

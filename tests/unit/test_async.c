@@ -36,6 +36,7 @@
 #include "ioctl.h"
 #include "ioctx.h"
 #include "opener.h"
+#include "policy.h"
 #include "sgio.h"
 
 #define V3 SCSI_V3_HDR_LEN
@@ -1319,17 +1320,47 @@ Test(async, policy_deny_refuses_a_write_too_and_leaves_the_queue_empty)
 	struct rig g;
 	struct fake_cmd b;
 	struct sg_io_hdr h;
+	struct filter_policy p;
 	char why[128];
 	const char text[] = "deny READ_10\n";
 
 	rig_init(&g, 1, O_RDWR);
-	cr_assert(zero(int, filter_parse(text, strlen(text), &g.d.policy, why, sizeof(why))));
+	cr_assert(zero(int, filter_parse(text, strlen(text), &p, why, sizeof(why))));
+	cr_assert(zero(int, policy_new(&p, &g.d.policy)));
+	g.d.policy_kernel = POLICY_KERNEL_OWN;
 	h = v3_read(&b, 1, 512, 1);
 	cr_expect(eq(int, err_of(call_write(&g, &h, V3, 0)), EPERM), "denied for everyone");
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "nothing queued");
 	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "SG_IO alike");
 	rig_fini(&g);
+	policy_free(g.d.policy);
+}
+
+Test(async, a_replaced_policy_applies_to_the_next_command)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	struct filter_policy deny, allow;
+	char why[128];
+	const char text[] = "deny READ_10\n";
+
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	filter_init(&allow);
+	cr_assert(zero(int, filter_parse(text, strlen(text), &deny, why, sizeof(why))));
+	cr_assert(zero(int, policy_new(&allow, &g.d.policy)));
+	g.d.policy_kernel = POLICY_KERNEL_OWN;
+	h = v3_read(&b, 1, 512, 1);
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "the kernel's rule: READ(10) runs");
+	policy_replace(g.d.policy, &deny);
+	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "then denied, by the new policy");
+	policy_replace(g.d.policy, &allow);
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "and back");
+	cr_expect(eq(u32, fake_target_calls(g.ft), 2));
+	rig_fini(&g);
+	policy_free(g.d.policy);
 }
 
 /* ---- SG_SET_KEEP_ORPHAN ---- */

@@ -169,8 +169,19 @@ refused() {  # refused NAME PATTERN CMD...: CMD fails and says PATTERN
     check "$name" test "$rc" -ne 0 -a -n "$(grep -e "$pattern" <<<"$out")"
 }
 
+# exits NAME STATUS PATTERN CMD...: CMD exits with STATUS and writes one
+# line on stderr, which says PATTERN
+exits() {
+    local name=$1 want=$2 pattern=$3 err rc=0
+    shift 3
+    err=$("$@" 2>&1 >/dev/null) || rc=$?
+    echo "   status $rc: $err"
+    check "$name" test "$rc" -eq "$want" -a "$(grep -c . <<<"$err")" -eq 1 -a \
+        -n "$(grep -e "$pattern" <<<"$err")"
+}
+
 startup_failures() {
-    local out rc
+    local out rc pid
     refused "no target: refused" "/dev/nonexistent: No such file" "$CUSE_BSG" -f /dev/nonexistent
     refused "not a SCSI device: refused" "is not an sg, bsg or SCSI disk" "$CUSE_BSG" -f /dev/null
     refused "unprivileged: refused" "must run as root" \
@@ -187,12 +198,133 @@ startup_failures() {
     rm "$NODE" # the name is still the kernel's; only the pre-check is fooled
     refused "kernel refuses the name: start-up fails" "did not appear" \
         "$CUSE_BSG" -f --name bsg/twice-cuse "$VM_SG"
+    # after the fork: the parent still says why, on the terminal
+    exits "in the background, the kernel refusing the name: status 1, one line" 1 \
+        "did not appear" "$CUSE_BSG" --name bsg/twice-cuse "$VM_SG"
     kill -INT "$NODE_PID"
     wait "$NODE_PID"
     check "SIGINT stops the daemon with status 0" test $? -eq 0
+    "$CUSE_BSG" -f --control --name ctl-twice >>"$VM_OUT/daemon-ctl-twice.log" 2>&1 &
+    pid=$!
+    vm_wait 10 test -c /dev/ctl-twice || vm_fail "/dev/ctl-twice did not appear"
+    rm /dev/ctl-twice
+    exits "--control in the background, the name refused: status 1, one line" 1 \
+        "did not appear" "$CUSE_BSG" --control --name ctl-twice
+    kill -TERM "$pid"
+    wait "$pid"
+    exits "--control as nobody: status 1, one line" 1 "must run as root" \
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$CUSE_BSG" --control
+    exits "--control --sg-compat: a usage error, no word of unloading sg" 2 \
+        "^cuse_bsg: --control takes none of" "$CUSE_BSG" --control --sg-compat 3
+    exits "--sg-compat on an sg node with sg loaded: why, and what to serve instead" 1 \
+        "is one of sg's nodes" "$CUSE_BSG" -f --sg-compat 3 "$VM_SG"
+    exits "--sg-compat on the bsg node with sg loaded: unload sg" 1 "modprobe -r sg" \
+        "$CUSE_BSG" -f --sg-compat 3 "$VM_BSG"
+    exits "--sg-compat on a missing target: the target, not sg" 1 "/dev/nonexistent" \
+        "$CUSE_BSG" -f --sg-compat 3 /dev/nonexistent
+    exits "--mode 07777: a usage error naming the range" 2 "0..0777" \
+        "$CUSE_BSG" -f --mode 07777 "$VM_SG"
+    exits "--max-memory 2^64: a usage error naming the range and suffixes" 2 \
+        "4K..1024G.*K, M or G" "$CUSE_BSG" -f --max-memory 18446744073709551616 "$VM_SG"
+    mkfifo /tmp/policy.fifo
+    exits "--policy on a FIFO: refused at once" 1 "not a regular file" \
+        timeout 10 "$CUSE_BSG" -f --policy /tmp/policy.fifo "$VM_SG"
+    exits "--policy on a directory: is a directory" 1 "Is a directory" \
+        "$CUSE_BSG" -f --policy /tmp "$VM_SG"
     vm_run modprobe -r cuse
     refused "no /dev/cuse: says modprobe cuse" "modprobe cuse" "$CUSE_BSG" -f "$VM_SG"
     vm_run modprobe cuse
+}
+
+# --check: a start's checks, then what would be served; /dev/cuse last and
+# only reported
+check_option() {
+    local out rc node=/dev/bsg/${VM_SG#/dev/}-cuse
+    out=$("$CUSE_BSG" --check "$VM_SG" 2>/tmp/check.err) || rc=$?
+    echo "   status ${rc:-0}: $out $(cat /tmp/check.err)"
+    check "--check: status 0, one line naming the target and the node" \
+        test "${rc:-0}" -eq 0 -a \
+        "$out" = "cuse_bsg: would serve $VM_SG as $node; access policy: the kernel's rule"
+    check "--check: nothing on stderr" test ! -s /tmp/check.err
+    check "--check: no node made" test ! -e "$node"
+    exits "--check of a file that is no SCSI device: status 1" 1 \
+        "is not an sg, bsg or SCSI disk" "$CUSE_BSG" --check /dev/null
+    printf 'allow INQUIRY\nbogus line\n' >/tmp/bad.policy
+    exits "--check of a bad policy: status 1, the file and the line" 1 \
+        "/tmp/bad.policy: line 2" "$CUSE_BSG" --check --policy /tmp/bad.policy "$VM_SG"
+    exits "--check as nobody: status 1, run as root" 1 "run as root" \
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$CUSE_BSG" --check "$VM_SG"
+    exits "--check --sg-compat with sg loaded: status 1" 1 "modprobe -r sg" \
+        "$CUSE_BSG" --check --sg-compat 3 "$VM_BSG"
+    node_start bsg/test-cuse "$VM_SG"
+    exits "--check of a name being served: status 1" 1 "already exists" \
+        "$CUSE_BSG" --check --name bsg/test-cuse "$VM_SG"
+    node_stop
+    check "--check --control: status 0" "$CUSE_BSG" --check --control
+    check "--check --all: status 0" "$CUSE_BSG" --check --all
+    vm_run modprobe -r cuse
+    rc=0
+    out=$("$CUSE_BSG" --check "$VM_SG" 2>/tmp/check.err) || rc=$?
+    echo "   status $rc: $out | $(cat /tmp/check.err)"
+    check "--check without /dev/cuse: status 0, what would be served" \
+        test "$rc" -eq 0 -a -n "$(grep -F "would serve $VM_SG" <<<"$out")"
+    check "--check without /dev/cuse: a warning" grep -q 'warning: /dev/cuse is missing' /tmp/check.err
+    vm_run modprobe cuse
+}
+
+# SIGHUP: --policy read again, whole or not at all; without --policy, nothing
+# changes.  Each time the daemon goes on serving.
+policy_reload() {
+    local p=/tmp/reload.policy n pid
+    CUSE_BSG=$PWD/build/cuse_bsg.asan
+    printf 'kernel bsg\n' >$p
+    node_start bsg/test-cuse "$VM_SG" --policy $p
+    check "reload: INQUIRY passes under the first policy" sg_inq "$NODE"
+    printf 'deny INQUIRY\n' >$p
+    hup_and_wait "access policy $p reloaded"
+    check "reload: the new policy applies: INQUIRY refused" \
+        bash -c "! sg_inq $NODE >/dev/null 2>&1"
+    check "reload: TEST UNIT READY still passes" sg_turs "$NODE"
+    printf 'deny INQUIRY\nallow NO_SUCH_COMMAND\n' >$p
+    hup_and_wait "the policy in force is kept"
+    grep 'SIGHUP' "$NODE_LOG" | tail -n 1 | sed 's/^/   /'
+    check "reload of a bad file: logged with the file and the line" \
+        grep -q "SIGHUP: policy $p: line 2: .*; the policy in force is kept" "$NODE_LOG"
+    check "reload of a bad file: the old policy stays: INQUIRY refused" \
+        bash -c "! sg_inq $NODE >/dev/null 2>&1"
+    rm $p
+    hup_and_wait "No such file or directory; the policy in force is kept"
+    check "reload of a missing file: the daemon serves on" sg_turs "$NODE"
+    # reloads while commands run: each command sees one whole policy, and
+    # every policy here lets TEST UNIT READY pass
+    rm -f /tmp/reload.done
+    (
+        f=0
+        until [ -e /tmp/reload.done ]; do sg_turs -n 50 "$NODE" >/dev/null 2>&1 || f=$((f + 1)); done
+        exit $f
+    ) &
+    pid=$!
+    for n in $(seq 40); do
+        if [ $((n % 2)) = 0 ]; then printf 'kernel sg\n' >$p; else printf 'deny INQUIRY\n' >$p; fi
+        hup_and_wait "access policy $p reloaded"
+    done
+    touch /tmp/reload.done
+    check "reload: TEST UNIT READY through 40 reloads, none refused or failed" wait "$pid"
+    check "reload: the daemon logged each of the 40 reloads" \
+        test "$(grep -c "access policy $p reloaded" "$NODE_LOG")" -ge 41
+    node_stop # ASan: no leak, no use after free
+    node_start bsg/test-cuse "$VM_SG"
+    hup_and_wait "SIGHUP: no --policy to reload; nothing changed"
+    check "SIGHUP without --policy: the daemon serves on" sg_turs "$NODE"
+    node_stop
+    CUSE_BSG=$PWD/build/cuse_bsg
+}
+
+hup_and_wait() {  # hup_and_wait TEXT: SIGHUP to node_start's daemon, which logs TEXT
+    local before
+    before=$(grep -cF -- "$1" "$NODE_LOG")
+    kill -HUP "$NODE_PID"
+    vm_wait 5 vm_lines_over "$before" "$NODE_LOG" "$1" || { tail -n 5 "$NODE_LOG"; fail "no '$1' logged after SIGHUP"; }
 }
 
 # smartctl picks the device type by the name (smartmontools 7.3,
@@ -217,6 +349,8 @@ vm_load_scsi_debug dev_size_mb=16
 vm_log "scsi_debug: sg=$VM_SG sd=$VM_SD bsg=$VM_BSG"
 smartctl_names
 startup_failures
+check_option
+policy_reload
 # with ASan and LeakSanitizer: any leak or memory error fails node_stop
 suite_for "$VM_SG" "$PWD/build/cuse_bsg.asan"
 node_start bsg/test-cuse "$VM_SG"

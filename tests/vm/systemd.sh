@@ -16,7 +16,8 @@
 #   h. a start-up error (a bad option in a drop-in): the unit fails, is not
 #      restarted, and `journalctl -p err` shows the daemon's line;
 #   i. every documented instance name: sgN, sdX, bsg-H:C:T:L;
-#   j. the daemon's "serving" line in `journalctl -u`.
+#   j. the daemon's "serving" line in `journalctl -u`;
+#   k. systemctl reload (ExecReload=, SIGHUP): the same process serves on.
 # Every wait is bounded (WAIT seconds unless said); each check prints PASS:
 # or FAIL:, each step its duration.
 #
@@ -427,6 +428,20 @@ check_j() {
     check "j: journalctl -u $U has a 'serving' line" test -n "$lines"
 }
 
+check_k() {
+    local pid rc=0 c
+    expect_state "k: $U active" "$U" active
+    pid=$(prop "$U" MainPID)
+    c=$(cursor)
+    timeout "$START_LIMIT" systemctl reload "$U" || rc=$?
+    check "k: systemctl reload $U returns 0 ($rc)" test "$rc" -eq 0
+    _reloaded() { journal_since "$c" -u "$U" -o cat | grep -q 'SIGHUP: no --policy to reload'; }
+    check "k: the daemon logged the reload" vm_wait "$WAIT" _reloaded
+    check "k: the same process, still active (MainPID $pid)" \
+        test "$(prop "$U" MainPID)" = "$pid" -a "$(prop "$U" ActiveState)" = active
+    serves "k: after the reload" "/dev/bsg/$SG-cuse" "$VM_SG"
+}
+
 T_SETUP=$EPOCHREALTIME
 setup
 install_project
@@ -442,6 +457,7 @@ step g "clients through the confined daemon, root and group disk" check_g
 step h "a start-up error: failed, not restarted, journalctl -p err" check_h
 step i "every instance name: sgN, sdX, bsg-H:C:T:L" check_i
 step j "the 'serving' line in the journal" check_j
+step k "systemctl reload: SIGHUP, the same process serves on" check_k
 
 journalctl --no-pager -b -u 'cuse-bsg@*' -o short-monotonic >"$VM_OUT/cuse-bsg-units.log" 2>&1
 echo
