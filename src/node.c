@@ -39,6 +39,7 @@
 #include "node.h"
 #include "opener.h"
 #include "pool.h"
+#include "sigwatch.h"
 #include "uaccess.h"
 #include "udev.h"
 
@@ -787,6 +788,7 @@ int node_start(struct node *n, node_ended_fn *ended, void *arg)
 	bool up;
 	int err;
 
+	n->d.signal_ends = sigwatch_ends_call;
 	err = pool_new(n->cfg->threads, &n->d.pool);
 	if (err) {
 		log_node(LOG_ERR, n->name, "cannot start %u worker threads: %s", n->cfg->threads,
