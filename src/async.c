@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "async.h"
@@ -104,6 +105,7 @@ struct parked {
 	bool nonblock;	 /* read: O_NONBLOCK, once pack_id is known */
 	size_t len;	 /* write: bytes of headers in buf */
 	size_t charged;	 /* write: buf's bytes, charged to the opener (opener_mem_charge) */
+	size_t mapped;	 /* write: p is a mapping of this size (parked_write()); else malloc()'s */
 	bool watched;	 /* protected by o->lock: interrupted, in the signal watcher */
 	struct sigwatch_entry watch;
 	struct rcv rcv_self; /* SG_IORECEIVE: what rcv points to */
@@ -122,11 +124,19 @@ static void parked_uncharge(struct opener *o, struct parked *p)
 		p->charged = 0;
 }
 
+static void parked_dispose(struct parked *p)
+{
+	if (p && p->mapped)
+		munmap(p, p->mapped);
+	else
+		free(p);
+}
+
 /* Free p, a call no list has any more, its call not answered yet. */
 static void parked_free(struct opener *o, struct parked *p)
 {
 	parked_uncharge(o, p);
-	free(p);
+	parked_dispose(p);
 }
 
 /*
@@ -253,7 +263,7 @@ static void parked_eintr(struct opener *o, struct parked *p)
 	parked_uncharge(o, p);
 	fuse_reply_err(p->req, EINTR);
 	mrq_release(o, p);
-	free(p);
+	parked_dispose(p);
 }
 
 /* Caller holds no lock: the call of req, taken off o's lists, or NULL if it is answered. */
@@ -687,23 +697,25 @@ static long submit_headers(struct opener *o, fuse_req_t req, pid_t tid, const un
 /*
  * A blocking write of size bytes of headers, to wait for room: its copy,
  * charged to o; or NULL, with *err -ENOMEM past a memory bound (sg's answer
- * when it cannot allocate).
+ * when it cannot allocate).  Mapped, so that its pages go back to the
+ * system with it: malloc() keeps what a burst of writers took.
  */
 static struct parked *parked_write(struct opener *o, fuse_req_t req, pid_t tid, const char *buf,
 				   size_t size, long *err)
 {
+	size_t len = sizeof(struct parked) + size;
 	struct parked *p;
 
 	*err = opener_mem_charge_for(o, size, "a blocked write()'s headers");
 	if (*err)
 		return NULL;
-	p = malloc(sizeof(*p) + size);
-	if (!p) {
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
 		opener_mem_uncharge(o, size);
 		*err = -ENOMEM;
 		return NULL;
 	}
-	*p = (struct parked){ .req = req, .tid = tid, .len = size, .charged = size };
+	*p = (struct parked){ .req = req, .tid = tid, .len = size, .charged = size, .mapped = len };
 	memcpy(p->buf, buf, size);
 	return p;
 }
@@ -1343,7 +1355,7 @@ static void answer_all(struct opener *o, struct list_head *list, int err)
 		unparked(p);
 		parked_uncharge(o, p);
 		fuse_reply_err(p->req, err);
-		free(p);
+		parked_dispose(p);
 	}
 }
 
@@ -1503,7 +1515,7 @@ void async_room(struct opener *o)
 		else
 			fuse_reply_write(p->req, n);
 		batch_start(&b);
-		free(p);
+		parked_dispose(p);
 	}
 	pthread_mutex_lock(&o->lock);
 	ph = take_poller(o);
