@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -76,6 +77,7 @@ struct node {
 	struct fuse_session *se;
 	int stopfd;	     /* written once by node_stop(): every worker returns */
 	atomic_uint waiting; /* libfuse workers waiting for a request in node_read() */
+	atomic_bool trimmed; /* no request since the heap was last trimmed (node_read()) */
 	pthread_t thread;
 	bool thread_started; /* protected by lock */
 	node_ended_fn *ended;
@@ -542,12 +544,19 @@ static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
 		if (w < 0)
 			break;
 		if (w > 0 && atomic_load(&n->waiting) > FUSE_IDLE_THREADS) {
+			atomic_store(&n->trimmed, false); /* once this one is gone */
 			r = idle_request(buf, len);
 			break;
 		}
+		/* idle, the extra workers gone: what a burst took from malloc goes back
+		 * (glibc's arenas keep freed memory) */
+		if (w > 0 && !atomic_exchange(&n->trimmed, true))
+			malloc_trim(0);
 		if (w > 0)
 			continue;
 		r = read(fd, buf, len);
+		if (r >= 0 && atomic_load_explicit(&n->trimmed, memory_order_relaxed))
+			atomic_store(&n->trimmed, false);
 		if (r >= 0 || errno != EAGAIN)
 			break;
 	}
