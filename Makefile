@@ -30,20 +30,21 @@ LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi target pool creds guard uaccess ioctx cmd sgio async ioctl midlayer log filter caps notify opener \
-	policy options control bsgadd
+	policy options control bsgadd sigwatch
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node udev fleet
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list \
-	bsgadd policy options)
+	bsgadd policy options sigwatch)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
 
 # the test suites' clients and the daemon under AddressSanitizer: built by the
 # targets that use them (their packages come with ./setup's test set), not by all
-CLIENTS := $(addprefix build/clients/,sgclient sgclient32 sgasync sgv4io secprobe bsgbind nullcuse notifywait)
+CLIENTS := $(addprefix build/clients/,sgclient sgclient32 sgasync sgv4io secprobe bsgbind nullcuse notifywait \
+	robust)
 TEST_PROGS := $(CLIENTS) build/cuse_bsg.asan
 
 all: build/cuse_bsg
@@ -94,6 +95,9 @@ build/unit/test_policy: build/san/tests/unit/test_policy.o $(call san,policy fil
 build/unit/test_options: build/san/tests/unit/test_options.o $(call san,options) | build/cuse_bsg
 	$(UNIT_LINK) -o $@
 
+build/unit/test_sigwatch: build/san/tests/unit/test_sigwatch.o $(call san,sigwatch)
+	$(UNIT_LINK) -pthread -o $@
+
 build/unit/test_list: build/san/tests/unit/test_list.o
 	$(UNIT_LINK) -o $@
 
@@ -142,6 +146,10 @@ build/clients/%: build/clients/%.o
 build/clients/secprobe: build/clients/secprobe.o
 	$(CC) $(LDFLAGS) $^ -pthread -o $@
 
+# tests/vm/robust.sh's: signals to waiting calls, parked write()s, churn
+build/clients/robust: build/clients/robust.o
+	$(CC) $(LDFLAGS) $^ -pthread -o $@
+
 # the benchmark's null CUSE responder: the floor under the daemon
 # (with --creds, the daemon's own credentials check: uaccess.o)
 build/clients/nullcuse.o: override CPPFLAGS += -Isrc
@@ -176,6 +184,7 @@ vm-check: test-progs
 	$(VM_RUN) tests/vm/ioctl.sh
 	$(VM_RUN) tests/vm/access.sh
 	$(VM_RUN) tests/vm/security.sh
+	$(VM_RUN) tests/vm/robust.sh
 	$(VM_RUN) tests/vm/udev.sh
 	$(VM_RUN) tests/vm/hotplug.sh
 	$(VM_RUN) tests/vm/iscsi.sh

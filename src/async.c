@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "async.h"
@@ -38,6 +39,7 @@
 #include "ioctx.h"
 #include "log.h"
 #include "opener.h"
+#include "sigwatch.h"
 #include "uaccess.h"
 
 #define SG_HEADER_LEN 36 /* the legacy struct sg_header */
@@ -96,15 +98,46 @@ struct parked {
 	struct list_head node; /* in o->readers or o->writers */
 	fuse_req_t req;
 	pid_t tid;
-	size_t size;	     /* read: room in the reader's buffer */
-	struct want w;	     /* read: the completions it may take */
-	struct rcv *rcv;     /* SG_IORECEIVE: this call, or NULL for a read() */
-	bool unresolved;     /* read: pack_id forced but not read yet (resolver) */
-	bool nonblock;	     /* read: O_NONBLOCK, once pack_id is known */
-	size_t len;	     /* write: bytes of headers in buf */
+	size_t size;	 /* read: room in the reader's buffer */
+	struct want w;	 /* read: the completions it may take */
+	struct rcv *rcv; /* SG_IORECEIVE: this call, or NULL for a read() */
+	bool unresolved; /* read: pack_id forced but not read yet (resolver) */
+	bool nonblock;	 /* read: O_NONBLOCK, once pack_id is known */
+	size_t len;	 /* write: bytes of headers in buf */
+	size_t charged;	 /* write: buf's bytes, charged to the opener (opener_mem_charge) */
+	size_t mapped;	 /* write: p is a mapping of this size (parked_write()); else malloc()'s */
+	bool watched;	 /* protected by o->lock: interrupted, in the signal watcher */
+	struct sigwatch_entry watch;
 	struct rcv rcv_self; /* SG_IORECEIVE: what rcv points to */
 	unsigned char buf[]; /* write: the headers, copied out of the request */
 };
+
+/*
+ * Give back p's charge: before its call is answered, as the answer may let
+ * the file, and o, go.
+ */
+static void parked_uncharge(struct opener *o, struct parked *p)
+{
+	if (p && p->charged)
+		opener_mem_uncharge(o, p->charged);
+	if (p)
+		p->charged = 0;
+}
+
+static void parked_dispose(struct parked *p)
+{
+	if (p && p->mapped)
+		munmap(p, p->mapped);
+	else
+		free(p);
+}
+
+/* Free p, a call no list has any more, its call not answered yet. */
+static void parked_free(struct opener *o, struct parked *p)
+{
+	parked_uncharge(o, p);
+	parked_dispose(p);
+}
 
 /*
  * The most completions one SG_IORECEIVE of a control object takes: as
@@ -223,10 +256,19 @@ static void mrq_release(struct opener *o, const struct parked *p)
 	serve_later(o);
 }
 
-/* libfuse, with the request's lock held: a parked call was signalled. */
-static void parked_interrupted(fuse_req_t req, void *data)
+/* p, taken off its list, ends with EINTR: a signal. */
+static void parked_eintr(struct opener *o, struct parked *p)
 {
-	struct opener *o = data;
+	stat_inc(o->d, STAT_INTERRUPT);
+	parked_uncharge(o, p);
+	fuse_reply_err(p->req, EINTR);
+	mrq_release(o, p);
+	parked_dispose(p);
+}
+
+/* Caller holds no lock: the call of req, taken off o's lists, or NULL if it is answered. */
+static struct parked *unpark_any(struct opener *o, fuse_req_t req)
+{
 	struct parked *p;
 
 	pthread_mutex_lock(&o->lock);
@@ -234,45 +276,111 @@ static void parked_interrupted(fuse_req_t req, void *data)
 	if (!p)
 		p = unpark(&o->writers, req);
 	pthread_mutex_unlock(&o->lock);
+	return p;
+}
+
+/* The signal watcher: a watched call's signal ends it now. */
+static void parked_fired(fuse_req_t req, void *data)
+{
+	struct opener *o = data;
+	struct parked *p = unpark_any(o, req);
+
+	if (p)
+		parked_eintr(o, p);
+}
+
+/* The call of req, parked on o's lists, or NULL.  Caller holds o->lock. */
+static struct parked *find_parked(struct opener *o, fuse_req_t req)
+{
+	struct list_head *lists[] = { &o->readers, &o->writers };
+	struct parked *p;
+
+	for (unsigned i = 0; i < 2; i++)
+		list_for_each_entry(p, lists[i], node)
+			if (p->req == req)
+				return p;
+	return NULL;
+}
+
+/*
+ * Caller holds o->lock: p, parked and interrupted, goes to the signal
+ * watcher, which answers it once a signal that ends the call is pending
+ * (sigwatch.h: a stop signal does not).  False if it cannot: the caller
+ * answers EINTR now.
+ */
+static bool watch_parked(struct opener *o, struct parked *p)
+{
+	if (p->watched)
+		return true;
+	p->watch = (struct sigwatch_entry){
+		.req = p->req, .tid = p->tid, .fire = parked_fired, .data = o
+	};
+	p->watched = !sigwatch_watch(&o->d->sigwatch, o->d->signal_ends, &p->watch);
+	return p->watched;
+}
+
+/*
+ * libfuse, with the request's lock held: a parked call got a signal.  One
+ * that ends it is answered now; another is watched.
+ */
+static void parked_interrupted(fuse_req_t req, void *data)
+{
+	struct opener *o = data;
+	struct parked *p;
+	bool watched = false;
+
+	if (!bsgdev_signal_ends(o->d, fuse_req_ctx(req)->pid)) {
+		pthread_mutex_lock(&o->lock);
+		p = find_parked(o, req);
+		watched = !p || watch_parked(o, p);
+		pthread_mutex_unlock(&o->lock);
+	}
+	if (watched)
+		return;
+	p = unpark_any(o, req);
 	if (!p)
 		return; /* being answered already */
-	stat_inc(o->d, STAT_INTERRUPT);
-	fuse_reply_err(req, EINTR);
-	mrq_release(o, p);
-	free(p);
+	if (p->watched)
+		sigwatch_cancel(&p->watch); /* watched since an earlier interrupt */
+	parked_eintr(o, p);
 }
 
 enum park_result { PARKED, ANSWERED, READY };
 
 /*
- * Park p on list (at its head if front), unless it was interrupted already
- * (then answer EINTR) or ready() says, under the same lock that a completion
- * or a freed slot takes, that it can go on now (then the caller retries).
- * The interrupt callback goes first, so that a signal arriving at any point
- * is seen by one of the two checks.
+ * Park p on list (at its head if front), unless ready() says, under the
+ * same lock that a completion or a freed slot takes, that it can go on now
+ * (then the caller retries).  The interrupt callback goes first, so that a
+ * signal arriving at any point is seen by one of the two: an interrupt that
+ * came before p was parked is judged here.  ANSWERED: p got EINTR.
  */
 static enum park_result park_call(struct opener *o, struct list_head *list, struct parked *p,
 				  bool front, bool (*ready)(struct opener *, const struct parked *))
 {
 	enum park_result res = PARKED;
+	bool ends;
 
 	fuse_req_interrupt_func(p->req, parked_interrupted, o);
+	ends = fuse_req_interrupted(p->req) && bsgdev_signal_ends(o->d, p->tid);
 	pthread_mutex_lock(&o->lock);
-	if (fuse_req_interrupted(p->req)) {
+	if (ends) {
 		res = ANSWERED;
 	} else if (ready(o, p)) {
 		res = READY;
-	} else if (front) {
-		list_add(&p->node, list);
 	} else {
-		list_add_tail(&p->node, list);
+		if (front)
+			list_add(&p->node, list);
+		else
+			list_add_tail(&p->node, list);
+		/* interrupted since the look above, or by a signal that ends nothing */
+		if (fuse_req_interrupted(p->req) && !watch_parked(o, p)) {
+			list_del(&p->node);
+			res = ANSWERED;
+		}
 	}
 	pthread_mutex_unlock(&o->lock);
-	if (res == ANSWERED) {
-		fuse_reply_err(p->req, EINTR);
-		mrq_release(o, p);
-		free(p);
-	}
+	if (res == ANSWERED)
+		parked_eintr(o, p);
 	return res;
 }
 
@@ -280,6 +388,8 @@ static enum park_result park_call(struct opener *o, struct list_head *list, stru
 static void unparked(struct parked *p)
 {
 	fuse_req_interrupt_func(p->req, NULL, NULL);
+	sigwatch_cancel(&p->watch);
+	p->watched = false; /* only its own thread has it now */
 }
 
 /*
@@ -587,6 +697,32 @@ static long submit_headers(struct opener *o, fuse_req_t req, pid_t tid, const un
 	return off ? (long)off : err;
 }
 
+/*
+ * A blocking write of size bytes of headers, to wait for room: its copy,
+ * charged to o; or NULL, with *err -ENOMEM past a memory bound (sg's answer
+ * when it cannot allocate).  Mapped, so that its pages go back to the
+ * system with it: malloc() keeps what a burst of writers took.
+ */
+static struct parked *parked_write(struct opener *o, fuse_req_t req, pid_t tid, const char *buf,
+				   size_t size, long *err)
+{
+	size_t len = sizeof(struct parked) + size;
+	struct parked *p;
+
+	*err = opener_mem_charge_for(o, size, "a blocked write()'s headers");
+	if (*err)
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		opener_mem_uncharge(o, size);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*p = (struct parked){ .req = req, .tid = tid, .len = size, .charged = size, .mapped = len };
+	memcpy(p->buf, buf, size);
+	return p;
+}
+
 static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *buf, size_t size,
 		     int flags)
 {
@@ -606,19 +742,16 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 		n = submit_headers(o, req, tid, (const unsigned char *)buf, size, &b);
 		if (n != -EAGAIN || (flags & O_NONBLOCK))
 			break;
-		/* a blocking writer waits for room without holding a libfuse worker */
+		/* a blocking writer waits for room without holding a libfuse worker;
+		 * its headers' copy is charged as a command's buffer is */
 		if (!p)
-			p = malloc(sizeof(*p) + size);
-		if (!p) {
-			n = -ENOMEM;
+			p = parked_write(o, req, tid, buf, size, &n);
+		if (!p)
 			break;
-		}
-		*p = (struct parked){ .req = req, .tid = tid, .len = size };
-		memcpy(p->buf, buf, size);
 		if (park_call(o, &o->writers, p, false, writer_ready) != READY)
 			return;
 	}
-	free(p);
+	parked_free(o, p);
 	if (n == CMD_ANSWERED)
 		return;
 	if (n < 0)
@@ -1061,6 +1194,7 @@ void async_bsgdev_fini(struct bsgdev *d)
 	struct resolver *r = d->resolver;
 	struct resolve_job *job, *next;
 
+	sigwatch_free(atomic_exchange(&d->sigwatch, NULL)); /* a call still watched: EINTR */
 	if (!r)
 		return;
 	pthread_mutex_lock(&r->lock);
@@ -1215,15 +1349,16 @@ static void take_gone_readers(struct opener *o, struct list_head *gone)
 	}
 }
 
-/* Answer err to every call on list, and free them. */
-static void answer_all(struct list_head *list, int err)
+/* Answer err to every call of o on list, and free them. */
+static void answer_all(struct opener *o, struct list_head *list, int err)
 {
 	struct parked *p, *next;
 
 	list_for_each_entry_safe(p, next, list, node) {
 		unparked(p);
+		parked_uncharge(o, p);
 		fuse_reply_err(p->req, err);
-		free(p);
+		parked_dispose(p);
 	}
 }
 
@@ -1272,7 +1407,7 @@ static void serve_readers(struct opener *o)
 			take_gone_readers(o, &gone);
 		pthread_mutex_unlock(&o->lock);
 		if (!p) {
-			answer_all(&gone, ENODEV);
+			answer_all(o, &gone, ENODEV);
 			return;
 		}
 		unparked(p);
@@ -1375,6 +1510,7 @@ void async_room(struct opener *o)
 			pthread_mutex_unlock(&o->lock);
 			continue;
 		}
+		parked_uncharge(o, p);
 		if (n == CMD_ANSWERED)
 			; /* the watchdog answered it */
 		else if (n < 0)
@@ -1382,7 +1518,7 @@ void async_room(struct opener *o)
 		else
 			fuse_reply_write(p->req, n);
 		batch_start(&b);
-		free(p);
+		parked_dispose(p);
 	}
 	pthread_mutex_lock(&o->lock);
 	ph = take_poller(o);
@@ -1530,8 +1666,8 @@ static void sweep_gone(struct opener *o)
 	list_splice_tail(&o->writers, &writers);
 	ph = take_poller(o);
 	pthread_mutex_unlock(&o->lock);
-	answer_all(&readers, ENODEV);
-	answer_all(&writers, ENODEV);
+	answer_all(o, &readers, ENODEV);
+	answer_all(o, &writers, ENODEV);
 	wake_poller(ph);
 }
 

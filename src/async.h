@@ -20,8 +20,9 @@ struct scsi_cmd;
 
 /*
  * Stop what the asynchronous interface runs for d (the resolver of forced
- * pack_ids), before its pool and session go.  Reads still waiting for
- * theirs take any completion.
+ * pack_ids, the signal watcher), before its pool and session go.  Reads
+ * still waiting for theirs take any completion; calls whose signal is
+ * still watched get EINTR.
  */
 void async_bsgdev_fini(struct bsgdev *d);
 

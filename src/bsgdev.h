@@ -21,6 +21,7 @@
 struct policy;
 struct pool;
 struct resolver;
+struct sigwatch;
 struct watchdog;
 
 /*
@@ -86,6 +87,13 @@ struct bsgdev {
 	struct resolver *resolver;    /* async.c's, started at its first use; or NULL */
 	struct watchdog *wd;	      /* bounds copies of client memory (guard.h); or NULL */
 	struct pool *serve; /* elastic: client copies a shared thread hands off; or NULL */
+	/*
+	 * Does a signal pending for thread tid end its call (sigwatch.h)?
+	 * NULL: any signal does.  The watcher of calls whose signal did not is
+	 * made at its first use, freed by async_bsgdev_fini().
+	 */
+	bool (*signal_ends)(pid_t tid);
+	struct sigwatch *_Atomic sigwatch;
 	/* called once the last opener is freed (from any thread); or NULL */
 	void (*openers_gone)(struct bsgdev *d);
 	/*
@@ -96,6 +104,12 @@ struct bsgdev {
 	 */
 	void (*gone)(struct bsgdev *d, int err);
 };
+
+/* Does the signal pending for thread tid end its call (signal_ends; none: yes)? */
+static inline bool bsgdev_signal_ends(const struct bsgdev *d, pid_t tid)
+{
+	return !d->signal_ends || d->signal_ends(tid);
+}
 
 /* A line naming the node (d->name; the prefix if NULL). */
 #define bsgdev_log(d, level, ...) log_node(level, (d)->name, __VA_ARGS__)

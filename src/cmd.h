@@ -18,6 +18,7 @@
 #include "list.h"
 #include "pool.h"
 #include "scsi.h"
+#include "sigwatch.h"
 
 struct bsgdev;
 struct fuse_req; /* libfuse's fuse_req_t */
@@ -47,6 +48,7 @@ struct cmd {
 	uint32_t buf_len; /* c.data's size, from a page up: what cmd_recycle_data() keeps */
 	uint32_t charged; /* c.data's bytes charged to o and the process (mem_budget) */
 	atomic_int state; /* SG_IO: who answers req, the worker or the interrupt (sgio.h) */
+	struct sigwatch_entry watch; /* SG_IO: its signal, if one did not end it at once */
 	struct timespec start;
 	struct scsi_req r;
 	struct scsi_cmd c;

@@ -16,6 +16,7 @@
 #include "ioctx.h"
 #include "list.h"
 #include "opener.h"
+#include "sigwatch.h"
 #include "uaccess.h"
 
 struct control {
@@ -196,6 +197,7 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	b->d.serve = cd->serve;
 	b->d.wd = cd->wd;
 	b->d.direct = cd->direct;
+	b->d.signal_ends = sigwatch_ends_call;
 	b->d.max_running = target_max_queued(t);
 	b->d.queue_depth = cd->queue_depth;
 	b->d.max_xfer = t->info.max_xfer;

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include <fuse3/cuse_lowlevel.h>
+#include <linux/fuse.h>
 
 #include "async.h"
 #include "bsgdev.h"
@@ -40,6 +42,7 @@
 #include "opener.h"
 #include "policy.h"
 #include "pool.h"
+#include "sigwatch.h"
 #include "uaccess.h"
 #include "udev.h"
 
@@ -52,8 +55,15 @@
  * INLINE_MAX of them at most run a command themselves.
  */
 #define FUSE_THREADS 128
-#define INLINE_MAX   12
-#define SERVE_MAX    256 /* threads of the elastic pool (d->serve) at most */
+/*
+ * Of those, how many may wait idle: one more, idle for FUSE_IDLE_MS,
+ * leaves (node_read()), so that a burst's workers and their descriptors go
+ * back once it is over.
+ */
+#define FUSE_IDLE_THREADS 16
+#define FUSE_IDLE_MS	  2000
+#define INLINE_MAX	  12
+#define SERVE_MAX	  256 /* threads of the elastic pool (d->serve) at most */
 
 struct node {
 	struct bsgdev d;     /* first: the callbacks' userdata is the node */
@@ -66,7 +76,9 @@ struct node {
 	struct opener *shared; /* protected by shared_lock */
 	unsigned shared_files; /* protected by shared_lock */
 	struct fuse_session *se;
-	int stopfd; /* written once by node_stop(): every worker returns */
+	int stopfd;	     /* written once by node_stop(): every worker returns */
+	atomic_uint waiting; /* libfuse workers waiting for a request in node_read() */
+	atomic_bool trimmed; /* no request since the heap was last trimmed (node_read()) */
 	pthread_t thread;
 	bool thread_started; /* protected by lock */
 	node_ended_fn *ended;
@@ -457,8 +469,11 @@ static int worker_epoll(struct node *n, int fd)
 	return w->epfd;
 }
 
-/* Wait until fd may have a request (0), or the node stops (-1, EINTR). */
-static int worker_wait(struct node *n, int fd)
+/*
+ * Wait until fd may have a request (0), or the node stops (-1, EINTR), or
+ * ms pass (1; -1: no bound).
+ */
+static int worker_wait(struct node *n, int fd, int ms)
 {
 	struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
 			       { .fd = n->stopfd, .events = POLLIN } };
@@ -467,15 +482,18 @@ static int worker_wait(struct node *n, int fd)
 	int k;
 
 	if (epfd < 0) {
-		if (poll(p, 2, -1) < 0)
+		k = poll(p, 2, ms);
+		if (k < 0)
 			return -1;
 		if (p[1].revents)
 			goto stopped;
-		return 0;
+		return k == 0;
 	}
-	k = epoll_wait(epfd, ev, 2, -1);
+	k = epoll_wait(epfd, ev, 2, ms);
 	if (k < 0)
 		return -1;
+	if (k == 0)
+		return 1;
 	for (int i = 0; i < k; i++)
 		if (ev[i].data.u32 == 1)
 			goto stopped;
@@ -483,6 +501,28 @@ static int worker_wait(struct node *n, int fd)
 stopped:
 	errno = EINTR;
 	return -1;
+}
+
+/*
+ * libfuse lets a worker go only once it has handled a request, and then
+ * only while more than its max_idle_threads wait.  A worker idle for
+ * FUSE_IDLE_MS while more than FUSE_IDLE_THREADS wait hands libfuse a
+ * FORGET of no inode instead of a request: CUSE answers a FORGET with
+ * nothing, and the worker leaves after it.
+ */
+static ssize_t idle_request(void *buf, size_t len)
+{
+	struct {
+		struct fuse_in_header h;
+		struct fuse_forget_in f;
+	} r = { .h = { .len = sizeof(r), .opcode = FUSE_FORGET } };
+
+	if (len < sizeof(r)) {
+		errno = EINTR; /* not reached: libfuse's buffer holds a request */
+		return -1;
+	}
+	memcpy(buf, &r, sizeof(r));
+	return sizeof(r);
 }
 
 /*
@@ -496,16 +536,33 @@ stopped:
 static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
 {
 	struct node *n = userdata;
+	ssize_t r = -1;
 
+	atomic_fetch_add(&n->waiting, 1);
 	for (;;) {
-		ssize_t r;
+		int w = worker_wait(n, fd, FUSE_IDLE_MS);
 
-		if (worker_wait(n, fd) < 0)
-			return -1;
+		if (w < 0)
+			break;
+		if (w > 0 && atomic_load(&n->waiting) > FUSE_IDLE_THREADS) {
+			atomic_store(&n->trimmed, false); /* once this one is gone */
+			r = idle_request(buf, len);
+			break;
+		}
+		/* idle, the extra workers gone: what a burst took from malloc goes back
+		 * (glibc's arenas keep freed memory) */
+		if (w > 0 && !atomic_exchange(&n->trimmed, true))
+			malloc_trim(0);
+		if (w > 0)
+			continue;
 		r = read(fd, buf, len);
+		if (r >= 0 && atomic_load_explicit(&n->trimmed, memory_order_relaxed))
+			atomic_store(&n->trimmed, false);
 		if (r >= 0 || errno != EAGAIN)
-			return r;
+			break;
 	}
+	atomic_fetch_sub(&n->waiting, 1);
+	return r;
 }
 
 static ssize_t node_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -528,6 +585,7 @@ static void *node_thread(void *arg)
 
 	if (cfg) {
 		fuse_loop_cfg_set_max_threads(cfg, FUSE_THREADS);
+		fuse_loop_cfg_set_idle_threads(cfg, FUSE_IDLE_THREADS);
 		ret = fuse_session_loop_mt(n->se, cfg) < 0 ? -EIO : 0;
 		fuse_loop_cfg_destroy(cfg);
 	}
@@ -789,6 +847,7 @@ int node_start(struct node *n, node_ended_fn *ended, void *arg)
 	bool up;
 	int err;
 
+	n->d.signal_ends = sigwatch_ends_call;
 	err = pool_new(n->cfg->threads, &n->d.pool);
 	if (err) {
 		log_node(LOG_ERR, n->name, "cannot start %u worker threads: %s", n->cfg->threads,

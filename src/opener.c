@@ -178,6 +178,11 @@ void opener_put(struct opener *o)
 
 int opener_mem_charge(struct opener *o, uint64_t n)
 {
+	return opener_mem_charge_for(o, n, "a command's data buffer");
+}
+
+int opener_mem_charge_for(struct opener *o, uint64_t n, const char *what)
+{
 	struct bsgdev *d = o->d;
 	struct mem_budget *m = d->mem;
 	const char *which;
@@ -193,10 +198,8 @@ int opener_mem_charge(struct opener *o, uint64_t n)
 	}
 	atomic_fetch_sub(&o->mem_used, n);
 	if (!atomic_exchange(&o->warned_mem, true))
-		bsgdev_warn(d,
-			    "a command's %" PRIu64 " bytes of data buffer are past %s memory "
-			    "bound: ENOMEM",
-			    n, which);
+		bsgdev_warn(d, "%" PRIu64 " bytes of %s are past %s memory bound: ENOMEM", n, what,
+			    which);
 	return -ENOMEM;
 }
 

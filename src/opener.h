@@ -112,6 +112,8 @@ void opener_put(struct opener *o);
  * allocate a command's buffer.
  */
 int opener_mem_charge(struct opener *o, uint64_t n);
+/* The same for n bytes of what (for the log line): a blocked write()'s copy. */
+int opener_mem_charge_for(struct opener *o, uint64_t n, const char *what);
 void opener_mem_uncharge(struct opener *o, uint64_t n);
 
 /*

@@ -92,13 +92,45 @@ err_stop:
 	return -err;
 }
 
+/*
+ * An elastic thread's next item, or NULL: the pool stops, or the thread
+ * waited POOL_IDLE_MS for one while more than POOL_KEEP_IDLE waited.
+ */
+static struct pool_work *take_elastic(struct pool *p)
+{
+	struct pool_work *w;
+	struct timespec end;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += POOL_IDLE_MS / 1000;
+	end.tv_nsec += (POOL_IDLE_MS % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&p->lock);
+	p->idle++;
+	while (list_empty(&p->queue) && !p->stopping)
+		if (pthread_cond_timedwait(&p->wake, &p->lock, &end) == ETIMEDOUT &&
+		    list_empty(&p->queue) && p->idle > POOL_KEEP_IDLE)
+			break;
+	p->idle--;
+	w = list_first_entry_or_null(&p->queue, struct pool_work, node);
+	if (w) {
+		list_del(&w->node);
+		p->backlog--;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return w;
+}
+
 static void *elastic_main(void *arg)
 {
 	struct pool *p = arg;
 	struct pool_work *w;
 	bool last_frees;
 
-	while ((w = take(p)))
+	while ((w = take_elastic(p)))
 		w->run(w, 0);
 	pthread_mutex_lock(&p->lock);
 	last_frees = --p->live == 0 && p->orphaned;
@@ -115,6 +147,7 @@ static void *elastic_main(void *arg)
 
 int pool_new_elastic(unsigned max, struct pool **ret)
 {
+	pthread_condattr_t ca;
 	struct pool *p;
 
 	if (!max)
@@ -124,7 +157,10 @@ int pool_new_elastic(unsigned max, struct pool **ret)
 		return -ENOMEM;
 	list_init(&p->queue);
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->wake, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* take_elastic()'s idle bound */
+	pthread_cond_init(&p->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&p->gone, NULL);
 	p->elastic = true;
 	p->max = max;
@@ -156,6 +192,17 @@ void pool_submit(struct pool *p, struct pool_work *w)
 		elastic_grow(p);
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
+}
+
+/* Threads an elastic pool has now (a fixed pool: its workers). */
+unsigned pool_threads(struct pool *p)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&p->lock);
+	n = p->elastic ? p->live : p->nthreads;
+	pthread_mutex_unlock(&p->lock);
+	return n;
 }
 
 unsigned pool_backlog(struct pool *p)

@@ -24,8 +24,12 @@ int pool_new(unsigned nthreads, struct pool **ret);
 /*
  * An elastic pool: a thread is made whenever an item comes and none waits,
  * up to max; they are detached, and an item that never returns holds only
- * its own thread.  Slot numbers are all 0.  0 or -errno.
+ * its own thread.  A thread that waited POOL_IDLE_MS for an item leaves,
+ * unless it is one of the last POOL_KEEP_IDLE waiting.  Slot numbers are
+ * all 0.  0 or -errno.
  */
+#define POOL_IDLE_MS   2000
+#define POOL_KEEP_IDLE 2
 int pool_new_elastic(unsigned max, struct pool **ret);
 
 /* Queue w; some worker will call w->run(w, slot). */
@@ -33,6 +37,9 @@ void pool_submit(struct pool *p, struct pool_work *w);
 
 /* Number of items queued but not yet taken by a worker. */
 unsigned pool_backlog(struct pool *p);
+
+/* Threads it has now: an elastic pool's come and go. */
+unsigned pool_threads(struct pool *p);
 
 /* Run what is queued, stop and join the workers, free.  NULL is fine. */
 void pool_free(struct pool *p);

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "opener.h"
 #include "sgio.h"
+#include "sigwatch.h"
 #include "uaccess.h"
 
 struct plan {
@@ -132,8 +133,10 @@ static bool run_target_part(struct cmd *cmd, int *ret)
 			cmd_free(cmd);
 		return false;
 	}
-	/* waits out an interrupt callback running now; none can start after */
+	/* waits out an interrupt callback running now; none can start after,
+	 * and the signal watcher fires it no more */
 	fuse_req_interrupt_func(cmd->req, NULL, NULL);
+	sigwatch_cancel(&cmd->watch);
 	return true;
 }
 
@@ -187,11 +190,12 @@ static void run_pooled(struct pool_work *w, unsigned slot)
 }
 
 /*
- * Called by libfuse with its request lock held.  Answering here is safe
- * (the reply takes only the session lock); touching the command after the
- * exchange is not, as the worker may free it at once.
+ * The call's signal ends it (the signal watcher, or the interrupt when there
+ * is no watcher).  Answering here is safe (the reply takes only the session
+ * lock); touching the command after the exchange is not, as the worker may
+ * free it at once.
  */
-static void interrupted(fuse_req_t req, void *data)
+static void signalled(fuse_req_t req, void *data)
 {
 	struct cmd *cmd = data;
 	struct bsgdev *d = cmd->d; /* read before the exchange: cmd may go after it */
@@ -211,6 +215,30 @@ static void interrupted(fuse_req_t req, void *data)
 	}
 	if (keep)
 		async_unkeep(cmd); /* the worker won: it waits for us to return */
+}
+
+/*
+ * Called by libfuse with its request lock held: the caller got a signal.
+ * One that ends the call does so now; another is watched (sigwatch.h),
+ * until the worker, which waits out this callback once it has the
+ * command's result, cancels that.  Once per call: FUSE sends one interrupt
+ * per request, and the callback is registered once.
+ */
+static void interrupted(fuse_req_t req, void *data)
+{
+	struct cmd *cmd = data;
+
+	if (bsgdev_signal_ends(cmd->d, cmd->tid)) {
+		signalled(req, cmd);
+		return;
+	}
+	if (atomic_load(&cmd->state) != SGIO_RUNNING)
+		return; /* the worker answers */
+	cmd->watch = (struct sigwatch_entry){
+		.req = req, .tid = cmd->tid, .fire = signalled, .data = cmd
+	};
+	if (sigwatch_watch(&cmd->d->sigwatch, cmd->d->signal_ends, &cmd->watch))
+		signalled(req, cmd);
 }
 
 /*

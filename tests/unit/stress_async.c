@@ -22,6 +22,8 @@
  *    quarter of them interrupted at a random point; every command must come
  *    back exactly once, with its data; the opener is released with a last
  *    array running;
+ *  - a signal judge that calls a quarter of the interrupts of parked calls
+ *    a stop signal at first: those wait on, watched, until a later look;
  *  - an observer thread: SG_GET_REQUEST_TABLE, SG_GET_NUM_WAITING,
  *    SG_GET_PACK_ID and polls without a handle on the stream openers;
  *  - a reloader thread: replaces the access policy every command is
@@ -688,10 +690,28 @@ static void sgio_one(struct actor *a, struct sgio_client *c, unsigned tag)
 	}
 }
 
+/*
+ * The signal judge (bsgdev.signal_ends): a quarter of the interrupts of
+ * parked reads, writes and receives are a stop signal at first, watched
+ * until a later look says the signal ends the call.  SG_IO's are all real
+ * signals: sgio_one() wants one that came before submission to end it.
+ */
+static _Atomic pid_t sgio_tids[SGIO_THREADS];
+static atomic_uint judge_rng;
+
+static bool judge_stress(pid_t tid)
+{
+	for (unsigned i = 0; i < SGIO_THREADS; i++)
+		if (atomic_load(&sgio_tids[i]) == tid)
+			return true;
+	return atomic_fetch_add(&judge_rng, 1) % 4 != 0;
+}
+
 static void *sgio_main(void *arg)
 {
 	struct actor *a = arg;
 
+	atomic_store(&sgio_tids[a->idx % SGIO_THREADS], gettid());
 	for (unsigned i = 0; i < PER_SGIO && !failed(a->st); i++)
 		sgio_one(a, &a->sgio[i], i & 0xff);
 	return NULL;
@@ -1288,6 +1308,7 @@ int main(int argc, char **argv)
 	st->d.max_xfer_errno = st->ft->base.info.max_xfer_errno;
 	st->d.inline_max = 1;  /* SG_IO runs on its caller's thread at times, else in the pool */
 	st->d.max_running = 3; /* deeper queues wait for a place at the target */
+	st->d.signal_ends = judge_stress;
 	filter_init(&first);
 	st->d.policy_kernel = POLICY_KERNEL_OWN;
 	err = policy_new(&first, &st->d.policy);
@@ -1309,7 +1330,8 @@ int main(int argc, char **argv)
 	for (unsigned s = 0; s < STREAMS; s++)
 		async_release(r.sm[s].o);
 	async_release(r.sgio_o);
-	pool_free(st->d.pool); /* runs the orphans still queued, joins the workers */
+	async_bsgdev_fini(&st->d); /* the signal watcher: nothing is watched any more */
+	pool_free(st->d.pool);	   /* runs the orphans still queued, joins the workers */
 	pool_free(st->d.serve);
 	if (watchdog_free(st->d.wd)) {
 		fprintf(stderr, "stress_async: a guarded copy never ended\n");

@@ -1013,6 +1013,220 @@ Test(async, interrupt_after_the_answer_is_ignored)
 	rig_fini(&g);
 }
 
+/* ---- signals that end nothing: a stop, the freezer ---- */
+
+/* The signal judge the rig's daemon asks (bsgdev.signal_ends): what the test says. */
+static atomic_bool signal_ends_now;
+
+static bool judge_fake(pid_t tid)
+{
+	(void)tid;
+	return atomic_load(&signal_ends_now);
+}
+
+static void rig_judged(struct rig *g, bool ends)
+{
+	atomic_store(&signal_ends_now, ends);
+	g->d.signal_ends = judge_fake;
+}
+
+Test(async, parked_read_stopped_waits_on_and_takes_its_completion)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	fuse_req_t r;
+
+	rig_init(&g, 2, O_RDWR);
+	rig_judged(&g, false);
+	script_good(g.ft, 512);
+	fake_target_set_block(g.ft, true);
+	h = v3_read(&b, 1, 512, 1);
+	write_ok(&g, &h, V3, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	r = call_read(&g, V3, 0);
+	fake_interrupt(r); /* SIGSTOP: FUSE interrupts, sg's read would go on */
+	cr_expect(zero(u32, fake_req_replies(r)), "no EINTR for a signal that ends nothing");
+	fake_target_release(g.ft);
+	cr_expect(eq(int, v3_out(reply_of(r))->pack_id, 1), "the completion, to the same read");
+	cr_expect(is_data_in(b.data, 512, 1));
+	cr_expect(zero(ulong, stat_get(&g, STAT_INTERRUPT)));
+	rig_fini(&g);
+}
+
+Test(async, parked_read_watched_gets_eintr_once_a_signal_ends_it)
+{
+	struct rig g;
+	fuse_req_t r;
+
+	rig_init(&g, 1, O_RDWR);
+	rig_judged(&g, false);
+	r = call_read(&g, V3, 0);
+	fake_interrupt(r);
+	cr_expect(zero(u32, fake_req_replies(r)));
+	atomic_store(&signal_ends_now, true); /* then SIGUSR1 with a handler, or SIGKILL */
+	cr_expect(eq(int, err_of(r), EINTR), "the watcher answers it");
+	cr_expect(eq(ulong, stat_get(&g, STAT_INTERRUPT), 1));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_req_replies(r), 1));
+	rig_fini(&g);
+}
+
+Test(async, interrupt_before_parking_is_watched_too)
+{
+	struct rig g;
+	fuse_req_t r;
+
+	rig_init(&g, 1, O_RDWR);
+	rig_judged(&g, false);
+	r = fake_req_new(g.fs);
+	fake_interrupt(r);
+	async_read(r, g.o, V3, 0);
+	cr_expect(zero(u32, fake_req_replies(r)), "parked, not answered");
+	atomic_store(&signal_ends_now, true);
+	cr_expect(eq(int, err_of(r), EINTR));
+	rig_fini(&g);
+}
+
+Test(async, stopped_writer_waits_for_room_and_is_taken)
+{
+	struct fake_cmd b[3];
+	struct sg_io_v4 h[3];
+	struct rig g;
+	fuse_req_t w;
+
+	rig_init(&g, 2, O_RDWR);
+	rig_judged(&g, false);
+	script_good(g.ft, 512);
+	atomic_store(&g.o->cmd_q, 2);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	write_ok(&g, h, 2 * V4, 0);
+	w = call_write(&g, &h[2], V4, 0);
+	fake_interrupt(w);
+	cr_expect(zero(u32, fake_req_replies(w)));
+	cr_expect(eq(sz, read_ok(&g, V4, 0)->len, V4), "room for the parked write");
+	cr_expect(eq(int, reply_of(w)->kind, FAKE_WRITE), "the write goes in after the stop");
+	cr_expect(eq(sz, read_ok(&g, V4, 0)->len, V4));
+	cr_expect(eq(sz, read_ok(&g, V4, 0)->len, V4));
+	rig_fini(&g);
+}
+
+Test(async, stopped_sg_io_completes)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	struct ioctx x;
+
+	rig_init(&g, 2, O_RDWR);
+	rig_judged(&g, false);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	h = v3_read(&b, 1, 512, 1);
+	x = (struct ioctx){
+		.req = fake_req_new(g.fs),
+		.o = g.o,
+		.arg = (uintptr_t)&h,
+		.tid = gettid(),
+		.direct = true,
+	};
+	ioctl_dispatch(&x, SG_IO, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	fake_interrupt(x.req);
+	cr_expect(zero(u32, fake_req_replies(x.req)));
+	fake_target_open(g.ft, 1);
+	cr_expect(eq(int, reply_of(x.req)->kind, FAKE_IOCTL), "answered with its result");
+	cr_expect(is_data_in(b.data, 512, 1));
+	rig_fini(&g);
+}
+
+Test(async, watched_sg_io_gets_eintr_and_its_result_is_dropped)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	struct ioctx x;
+
+	rig_init(&g, 2, O_RDWR);
+	rig_judged(&g, false);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	h = v3_read(&b, 1, 512, 1);
+	x = (struct ioctx){
+		.req = fake_req_new(g.fs),
+		.o = g.o,
+		.arg = (uintptr_t)&h,
+		.tid = gettid(),
+		.direct = true,
+	};
+	ioctl_dispatch(&x, SG_IO, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	fake_interrupt(x.req);
+	atomic_store(&signal_ends_now, true);
+	cr_expect(eq(int, err_of(x.req), EINTR));
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_req_replies(x.req), 1));
+	cr_expect(fake_all_bytes(b.data, 512, FAKE_UNTOUCHED), "nothing copied after EINTR");
+	rig_fini(&g);
+}
+
+/* ---- a blocked write's copy is charged ---- */
+
+Test(async, blocked_write_past_the_opener_bound_gets_enomem)
+{
+	struct fake_cmd b[3];
+	struct sg_io_v4 h[3];
+	struct rig g;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	atomic_store(&g.o->cmd_q, 2);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	fake_target_set_gate(g.ft, true);
+	write_ok(&g, h, 2 * V4, 0);
+	g.d.opener_mem_max = atomic_load(&g.o->mem_used) + V4 - 1;
+	cr_expect(eq(int, err_of(call_write(&g, &h[2], V4, 0)), ENOMEM), "no room to copy it");
+	g.d.opener_mem_max = 0;
+	fake_target_set_gate(g.ft, false);
+	cr_expect(eq(sz, read_ok(&g, V4, 0)->len, V4));
+	cr_expect(eq(sz, read_ok(&g, V4, 0)->len, V4));
+	rig_fini(&g);
+}
+
+Test(async, blocked_write_charge_is_given_back)
+{
+	struct fake_cmd b[3];
+	struct sg_io_v4 h[3];
+	struct mem_budget mem = { .max = 1u << 30 };
+	unsigned long long before;
+	struct rig g;
+	fuse_req_t w;
+
+	rig_init(&g, 2, O_RDWR);
+	g.d.mem = &mem;
+	script_good(g.ft, 512);
+	atomic_store(&g.o->cmd_q, 2);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	fake_target_set_gate(g.ft, true);
+	write_ok(&g, h, 2 * V4, 0);
+	before = atomic_load(&mem.used);
+	w = call_write(&g, &h[2], V4, 0);
+	cr_expect(eq(ulong, (unsigned long)(atomic_load(&mem.used) - before), V4),
+		  "the parked copy, charged");
+	fake_interrupt(w);
+	cr_expect(eq(int, err_of(w), EINTR));
+	cr_expect(eq(ulong, (unsigned long)atomic_load(&mem.used), (unsigned long)before),
+		  "given back with the call");
+	fake_target_set_gate(g.ft, false);
+	cr_expect(eq(sz, read_ok(&g, V4, 0)->len, V4));
+	cr_expect(eq(sz, read_ok(&g, V4, 0)->len, V4));
+	rig_fini(&g);
+}
+
 /* ---- v4 arrays ---- */
 
 ParameterizedTestParameters(async, v4_array_read_back_in_reads_of_1_5_20_and_16)

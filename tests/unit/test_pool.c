@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -369,5 +370,38 @@ Test(pool, elastic_makes_no_more_than_max_threads)
 	gate_open(&g);
 	pool_free(p);
 	for (int i = 0; i < 3; i++)
+		cr_expect(eq(u32, atomic_load(&it[i].runs), 1));
+}
+
+/* A burst's threads leave once idle, but for POOL_KEEP_IDLE of them; items still run. */
+Test(pool, elastic_threads_leave_once_idle)
+{
+	struct item it[6] = { { .id = 1 }, { .id = 2 }, { .id = 3 },
+			      { .id = 4 }, { .id = 5 }, { .id = 6 } };
+	struct item late = { .id = 7 };
+	struct pool *p;
+	struct gate g;
+	struct log l;
+
+	gate_init(&g);
+	log_init(&l);
+	cr_assert(zero(int, pool_new_elastic(8, &p)));
+	for (int i = 0; i < 6; i++) {
+		it[i].gate = &g;
+		it[i].work.run = item_run;
+		pool_submit(p, &it[i].work);
+	}
+	gate_wait_arrived(&g, 6);
+	cr_expect(eq(u32, pool_threads(p), 6), "one thread per held item");
+	gate_open(&g);
+	while (pool_threads(p) > POOL_KEEP_IDLE)
+		sched_yield(); /* the idle bound passes: no event to wait on */
+	cr_expect(eq(u32, pool_threads(p), POOL_KEEP_IDLE), "the last ones stay");
+	late.log = &l;
+	late.work.run = item_run;
+	pool_submit(p, &late.work);
+	log_wait(&l, 1);
+	pool_free(p);
+	for (int i = 0; i < 6; i++)
 		cr_expect(eq(u32, atomic_load(&it[i].runs), 1));
 }

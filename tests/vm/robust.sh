@@ -1,0 +1,178 @@
+#!/bin/bash
+# Robustness of the node under signals, memory pressure and churn:
+#  - a call waiting in the node (read(), SG_IO, a blocking write()) gets a
+#    signal: a stop and a continue, a caught one (with and without
+#    SA_RESTART), an ignored one, SIGKILL.  Each runs on the kernel's sg
+#    node and on the node, and both answers are printed:
+#        read/stop          kernel sg: 8/8 read (...) | node: 8/8 read (...)
+#  - write()s parked on a full queue: their copies stay within --max-memory;
+#  - 64 clients opening, killed and started again, twice: the daemon's
+#    descriptors, threads and memory come back, and the second round adds
+#    nothing to the first.
+#
+#    tests/vm/vm-run tests/vm/robust.sh [/path/to/cuse_bsg]
+set -uo pipefail
+. "$(dirname "$0")/guest-lib.sh"
+. "$(dirname "$0")/node-lib.sh"
+
+T0=$SECONDS
+CUSE_BSG=${1:-$PWD/build/cuse_bsg}
+ROBUST=$PWD/build/clients/robust
+DELAY=/sys/bus/pseudo/drivers/scsi_debug/delay
+CHURN_SECS=${CHURN_SECS:-30}
+FLOOD_THREADS=${FLOOD_THREADS:-600}
+
+set_delay() {  # set_delay JIFFIES: scsi_debug's delay for each command
+    vm_wait 10 bash -c "echo $1 >$DELAY" 2>/dev/null || vm_fail "cannot set scsi_debug delay to $1"
+}
+
+# ---- signals to a waiting call ----
+
+# signal_case CALL ACTION WANT [KERNEL-WANT]: robust's CALL gets ACTION on
+# both nodes; the node must answer WANT (the start of its line), and the
+# kernel KERNEL-WANT (WANT unless given), which shows the probe is sound
+signal_case() {
+    local call=$1 action=$2 want=$3 kwant=${4:-$3} k n
+    if [ "$call" = write ]; then
+        k="n/a (sg's write() never waits: a full queue is EDOM)"
+        kwant=n/a
+    else
+        k=$("$ROBUST" signal "$VM_SG" "$call" "$action" 2>&1)
+    fi
+    n=$("$ROBUST" signal "$NODE" "$call" "$action" 2>&1)
+    printf '   %-18s kernel sg: %s | node: %s\n' "$call/$action" "$k" "$n"
+    check "$call/$action: the kernel's answer is $kwant" grep -q -- "^$kwant" <<<"$k"
+    check "$call/$action: the node's answer is $want" grep -q -- "^$want" <<<"$n"
+}
+
+signals() {
+    # 1000 jiffies (4 s at the kernel's 250 Hz): the commands are still at the
+    # device all through a 2 s stop
+    set_delay 1000
+    signal_case read stop "8/8 read"
+    signal_case read term-ignored "8/8 read"
+    signal_case read usr1 "0/8 read, EINTR"
+    # sg restarts its read() after a SA_RESTART handler; a FUSE daemon cannot
+    # say ERESTARTSYS, so the node's read() says EINTR (README)
+    signal_case read usr1-restart "0/8 read, EINTR" "8/8 read"
+    signal_case read stop-usr1 "0/8 read, EINTR"
+    signal_case read kill "killed by KILL"
+    signal_case read stop-kill "killed by KILL"
+    signal_case sgio stop "SG_IO ok, status 0"
+    signal_case sgio usr1 "SG_IO EINTR"
+    signal_case sgio stop-kill "killed by KILL"
+    signal_case write stop "write ok"
+    signal_case write usr1 "write EINTR"
+    signal_case write stop-kill "killed by KILL"
+    set_delay 0
+    check "signals: the daemon still serves" sg_turs "$NODE"
+}
+
+# ---- write()s parked on a full queue ----
+
+daemon_rss() { awk '/VmRSS/ {print $2}' "/proc/$NODE_PID/status"; }
+
+flood() {
+    local base held after out pid waiting enomem threads
+    node_start bsg/robust-cuse "$VM_SG" --max-memory 40M
+    base=$(daemon_rss)
+    threads=$(find "/proc/$NODE_PID/task" -mindepth 1 -maxdepth 1 | wc -l)
+    out=$(mktemp /tmp/flood.XXXXXX)
+    "$ROBUST" flood "$NODE" "$FLOOD_THREADS" >"$out" 2>&1 &
+    pid=$!
+    # every write() reached the daemon: parked, or answered
+    vm_wait 300 node_wrote $((FLOOD_THREADS + 1)) || { cat "$out"; vm_fail "the writes never came"; }
+    held=$(daemon_rss)
+    kill -USR1 "$pid"
+    vm_wait 30 grep -q 'writers=' "$out" || { cat "$out"; vm_fail "no counts from the writers"; }
+    echo "   kernel sg: a full queue's write() is EDOM at once, nothing is copied or waits"
+    echo "   node: $(grep 'writers=' "$out")"
+    echo "   daemon RSS: $base KiB idle, $held KiB with the writers parked (--max-memory 40M;" \
+        "each write() is 32 pages)"
+    waiting=$(sed -n 's/.*waiting=\([0-9]*\).*/\1/p' "$out")
+    enomem=$(sed -n 's/.*ENOMEM=\([0-9]*\).*/\1/p' "$out")
+    check "parked writes: the daemon's memory stays within --max-memory ($((held - base)) KiB more)" \
+        test $((held - base)) -lt $((40 * 1024 + 8 * 1024))
+    check "parked writes: those past the bound get ENOMEM ($enomem)" test "${enomem:-0}" -gt 0
+    check "parked writes: the others wait for room ($waiting)" test "${waiting:-0}" -gt 0
+    check "parked writes: the bound is logged" grep -q "blocked write()'s headers are past" "$NODE_LOG"
+    kill -KILL "$pid"
+    wait "$pid" 2>/dev/null
+    vm_wait 60 node_settled 0 || vm_fail "the killed writers' files stay in the daemon"
+    # the workers that took the writes, and their buffers, go once idle
+    vm_wait 30 threads_at_most $((threads + IDLE_KEPT)) ||
+        echo "   threads did not come down to $((threads + IDLE_KEPT))"
+    after=$(daemon_rss)
+    echo "   daemon RSS: $after KiB once the writers were killed"
+    check "parked writes: their memory is given back ($after KiB)" test $((after - base)) -lt 8192
+    check "parked writes: the daemon still serves" sg_turs "$NODE"
+    node_stop
+    rm -f "$out"
+}
+
+# ---- churn ----
+
+# sample: the daemon's descriptors (of which epoll sets), threads, RSS (KiB)
+sample() {
+    local fds ep
+    fds=$(find "/proc/$NODE_PID/fd" -mindepth 1 | wc -l)
+    ep=$(find "/proc/$NODE_PID/fd" -mindepth 1 -lname 'anon_inode:\[eventpoll\]' | wc -l)
+    echo "$fds $ep $(find "/proc/$NODE_PID/task" -mindepth 1 -maxdepth 1 | wc -l) $(daemon_rss)"
+}
+
+show() {  # show WHEN FDS EPOLL THREADS RSS
+    printf '   %-14s descriptors %4s (epoll sets %3s), threads %4s, RSS %6s KiB\n' "$@"
+}
+
+threads_at_most() {  # threads_at_most N: the daemon has N threads or fewer
+    [ "$(find "/proc/$NODE_PID/task" -mindepth 1 -maxdepth 1 | wc -l)" -le "$1" ]
+}
+
+# idle ceiling: libfuse workers kept waiting (node.c FUSE_IDLE_THREADS), the
+# elastic pool's (pool.h POOL_KEEP_IDLE)
+IDLE_KEPT=$((16 + 2))
+
+churn_round() {  # churn_round N BASE-THREADS: one round, then idle again
+    "$ROBUST" churn "$NODE" 64 "$CHURN_SECS" | sed 's/^/   /'
+    vm_wait 60 node_settled 0 || vm_fail "round $1: files or commands stay in the daemon"
+    vm_wait 30 threads_at_most $(($2 + IDLE_KEPT)) ||
+        echo "   round $1: threads did not come down to $(($2 + IDLE_KEPT))"
+}
+
+churn() {
+    local base r1 r2 b f1 f2 e1 e2 t1 t2 m1 m2
+    node_start bsg/robust-cuse "$VM_SG"
+    vm_wait 30 node_settled 0
+    base=$(sample)
+    read -r _ _ b _ <<<"$base"
+    churn_round 1 "$b"
+    r1=$(sample)
+    churn_round 2 "$b"
+    r2=$(sample)
+    local -a v
+    read -ra v <<<"$base" && show "idle" "${v[@]}"
+    read -ra v <<<"$r1" && show "after round 1" "${v[@]}"
+    read -ra v <<<"$r2" && show "after round 2" "${v[@]}"
+    read -r f1 e1 t1 m1 <<<"$r1"
+    read -r f2 e2 t2 m2 <<<"$r2"
+    check "churn: round 2 adds no descriptor ($f1 -> $f2)" test "$f2" -le "$f1"
+    check "churn: round 2 adds no epoll set ($e1 -> $e2)" test "$e2" -le "$e1"
+    check "churn: idle threads within the ceiling ($t2 <= $b + $IDLE_KEPT)" \
+        test "$t2" -le $((b + IDLE_KEPT))
+    check "churn: round 2 adds no thread ($t1 -> $t2)" test "$t2" -le "$t1"
+    check "churn: round 2 adds under 2 MiB of RSS ($m1 -> $m2 KiB)" test "$m2" -lt $((m1 + 2048))
+    check "churn: the daemon still serves" sg_turs "$NODE"
+    node_stop
+}
+
+vm_load_scsi_debug dev_size_mb=16
+vm_log "signals to calls waiting in the node, beside the kernel's sg"
+node_start bsg/robust-cuse "$VM_SG"
+signals
+node_stop
+vm_log "write()s parked on a full queue, $FLOOD_THREADS writers"
+flood
+vm_log "churn: 64 clients killed and started again, 2 x $CHURN_SECS s"
+churn
+echo "robust suite took $((SECONDS - T0)) s in the guest"
+summary
