@@ -42,7 +42,7 @@ check "the unit starts the installed daemon" grep -qx "ExecStart=$sbin -f \$CUSE
 check "the unit is enabled per device (WantedBy=dev-%i.device)" grep -qx 'WantedBy=dev-%i.device' "$D$unit"
 # opt-in: no rule wants a unit unless a choice in /etc/cuse-bsg/serve says so
 wants=$(grep 'SYSTEMD_WANTS' "$D$rules")
-echo "$wants" | sed 's/^/    /'
+echo "    $wants"
 check "the rule wants units only where ENV{CUSE_BSG_SERVE}==\"1\"" \
     test "$(grep -c . <<<"$wants")" -eq 1 -a "$(grep -c '^ENV{CUSE_BSG_SERVE}=="1", ' <<<"$wants")" -eq 1
 calls=$(grep -o '/[^ "]*/cuse-bsgctl' "$D$rules" | sort -u)
