@@ -23,7 +23,9 @@
 #   l. a class: enable disk serves every disk, present or hot-added, not
 #      enable tape; a device disabled in it is masked; disable disk stops
 #      all but a device enabled on its own;
-#   m. enable all, then disable all: nothing served, no choice left.
+#   m. enable all, then disable all: nothing served, no choice left;
+#   n. cuse_bsg on a link: the link moved to another device, a new open of
+#      the node gets ENODEV, not that device.
 # Every wait is bounded (WAIT seconds unless said); each check prints PASS:
 # or FAIL:, each step its duration.
 #
@@ -284,7 +286,7 @@ check_c() {
     check "c: $dev goes" vm_wait "$WAIT" state_is "$dev" inactive
     # another host first: it takes the lowest free sg number, the deleted device's
     add_host c || return
-    OTHER_ID=$NEW_ID
+    OTHER_ID=$NEW_ID OTHER_SG=$NEW_SGN
     check "c: the new host's device took /dev/$old_sg" test "$NEW_SGN" = "$old_sg"
     # the enabled device back on its own host, under another sg number
     t=$EPOCHREALTIME
@@ -602,6 +604,25 @@ check_m() {
     nothing_served "m: a boot's trigger serves nothing"
 }
 
+# the daemon itself on a link: it serves the node it found there, and
+# reopens (for each new opener) by path only while the path leads to it
+check_n() {
+    local link=/run/vm-target-link other=/dev/$OTHER_SG out rc=0
+    ln -sfn "$VM_SG" "$link"
+    node_start bsg/vm-link-cuse "$link"
+    echo "    | $(grep -m1 serving "$NODE_LOG")"
+    same "n: a node on $link -> $VM_SG answers VPD page 0x83 as $VM_SG" "$VM_SG" sg_inq -p 0x83 @DEV@
+    ln -sfn "$other" "$link"
+    out=$(sg_inq -p 0x83 "$NODE" 2>&1) || rc=$?
+    echo "   $link -> $other: sg_inq through $NODE: exit $rc, ${out%%$'\n'*}"
+    _enodev() { [ "$rc" -ne 0 ] && grep -q "No such device" <<<"$out"; }
+    check "n: the link moved to another device ($other): a new open gets ENODEV" _enodev
+    ln -sfn "$VM_SG" "$link"
+    same "n: the link back: the node answers again" "$VM_SG" sg_inq -p 0x83 @DEV@
+    node_stop
+    rm -f "$link"
+}
+
 T_SETUP=$EPOCHREALTIME
 setup
 install_project
@@ -620,6 +641,7 @@ step j "the 'serving' line in the journal" check_j
 step k "disable one device" check_k
 step l "a class: enable disk, a device out of it, disable disk" check_l
 step m "enable all, disable all" check_m
+step n "the daemon on a link keeps to the device it found" check_n
 
 journalctl --no-pager -b -u 'cuse-bsg@*' -o short-monotonic >"$VM_OUT/cuse-bsg-units.log" 2>&1
 echo
