@@ -311,23 +311,28 @@ format-check:
 	clang-format --dry-run -Werror src/*.c src/*.h include/*/*.h tests/*/*.c tests/*/*.h
 
 # every shell script: the VM suites, their harness and libraries, setup, CI,
-# the install check and the plot (.shellcheckrc lets it follow the suites'
-# libraries)
-SHELL_SCRIPTS := setup .ci/run tests/install-check.sh tests/bench-plot tests/vm/vm-run \
+# the deployment helper, the install check and the plot (.shellcheckrc lets
+# it follow the suites' libraries)
+SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl tests/install-check.sh tests/bench-plot tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
 	shellcheck $(SHELL_SCRIPTS)
 
-INSTALLED := $(SBINDIR)/cuse_bsg $(MANDIR)/man8/cuse_bsg.8 $(UDEVRULESDIR)/60-cuse-bsg.rules \
+INSTALLED := $(SBINDIR)/cuse_bsg $(SBINDIR)/cuse-bsgctl $(MANDIR)/man8/cuse_bsg.8 \
+	$(MANDIR)/man8/cuse-bsgctl.8 $(UDEVRULESDIR)/60-cuse-bsg.rules \
 	$(SYSTEMDUNITDIR)/cuse-bsg@.service $(DOCDIR)/policy.example
 
 # every file with its mode, and the directories made 0755, whatever the
-# caller's umask; the unit names the daemon where it goes
+# caller's umask; the unit names the daemon where it goes, the udev rule
+# the helper
 INSTALL := umask 022 && install
 install: build/cuse_bsg
 	$(INSTALL) -D -m 0755 build/cuse_bsg $(DESTDIR)$(SBINDIR)/cuse_bsg
+	$(INSTALL) -D -m 0755 dist/cuse-bsgctl $(DESTDIR)$(SBINDIR)/cuse-bsgctl
 	$(INSTALL) -D -m 0644 man/cuse_bsg.8 $(DESTDIR)$(MANDIR)/man8/cuse_bsg.8
-	$(INSTALL) -D -m 0644 dist/bsg.rules $(DESTDIR)$(UDEVRULESDIR)/60-cuse-bsg.rules
+	$(INSTALL) -D -m 0644 man/cuse-bsgctl.8 $(DESTDIR)$(MANDIR)/man8/cuse-bsgctl.8
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' dist/bsg.rules >build/60-cuse-bsg.rules
+	$(INSTALL) -D -m 0644 build/60-cuse-bsg.rules $(DESTDIR)$(UDEVRULESDIR)/60-cuse-bsg.rules
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' dist/cuse-bsg@.service.in >build/cuse-bsg@.service
 	$(INSTALL) -D -m 0644 build/cuse-bsg@.service $(DESTDIR)$(SYSTEMDUNITDIR)/cuse-bsg@.service
 	$(INSTALL) -D -m 0644 dist/policy.example $(DESTDIR)$(DOCDIR)/policy.example

@@ -36,6 +36,7 @@ struct real_target {
 	struct list_head closed; /* protected by lock: queues freed by the thread */
 	int bulk_fd;		 /* an sg target's bsg node, for large transfers; or -1 */
 	int own_fd;		 /* target_from_fd(): the descriptor every channel dups; or -1 */
+	dev_t rdev;		 /* the node target_open() found behind the path */
 };
 
 struct target_queue {
@@ -55,11 +56,22 @@ const char *target_kind_name(enum target_kind kind)
 	return names[kind];
 }
 
+/*
+ * By path, as the kernel's nodes are reopened; but the path may now lead
+ * elsewhere (a link such as /dev/scsi_generic/ID follows its device, an sgN
+ * is reused by the next device probed): only the node first found will do.
+ */
 static int real_chan_open(struct target *t)
 {
 	int fd = open(t->info.path, to_real(t)->open_flags | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
 
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) == 0 && st.st_rdev == to_real(t)->rdev)
+		return fd;
+	close(fd);
+	return -ENODEV; /* the device we serve is gone */
 }
 
 static void real_chan_close(struct target *t, int chan)
@@ -412,8 +424,9 @@ static int classify_stat(const struct stat *st, struct target_info *info, char *
 	return 0;
 }
 
-static int classify(const char *path, struct target_info *info, char *sysdir, size_t len, char *why,
-		    size_t why_len)
+/* path may be a link (/dev/scsi_generic/ID, /dev/disk/by-id/...): followed */
+static int classify(const char *path, struct target_info *info, dev_t *ret_rdev, char *sysdir,
+		    size_t len, char *why, size_t why_len)
 {
 	struct stat st;
 
@@ -421,6 +434,7 @@ static int classify(const char *path, struct target_info *info, char *sysdir, si
 		snprintf(why, why_len, "%s: %s", path, strerror(errno));
 		return -errno;
 	}
+	*ret_rdev = st.st_rdev;
 	return classify_stat(&st, info, sysdir, len, why, why_len);
 }
 
@@ -612,7 +626,7 @@ int target_open(const char *path, struct target **ret, char *why, size_t why_len
 	rt->bulk_fd = -1;
 	rt->own_fd = -1;
 	snprintf(rt->base.info.path, sizeof(rt->base.info.path), "%s", path);
-	err = classify(path, &rt->base.info, sysdir, sizeof(sysdir), why, why_len);
+	err = classify(path, &rt->base.info, &rt->rdev, sysdir, sizeof(sysdir), why, why_len);
 	if (!err)
 		err = read_address(sysdir, &rt->base.info, why, why_len);
 	if (!err)

@@ -26,17 +26,28 @@ echo "${got//$D/  }"
 check "make install puts exactly the listed files" test "$got" = "$expected"
 
 sbin=$(printf '%s\n' "$@" | grep '/cuse_bsg$')
+ctl=$(printf '%s\n' "$@" | grep '/cuse-bsgctl$')
 unit=$(printf '%s\n' "$@" | grep '/cuse-bsg@\.service$')
-man=$(printf '%s\n' "$@" | grep '/man8/cuse_bsg\.8$')
+rules=$(printf '%s\n' "$@" | grep '/60-cuse-bsg\.rules$')
 check "the daemon is executable" test -x "$D$sbin"
+check "cuse-bsgctl is executable" test -x "$D$ctl"
 modes=$(for f in "$@"; do
     m=$(stat -c %a "$D$f")
-    case $f in "$sbin") [ "$m" = 755 ] ;; *) [ "$m" = 644 ] ;; esac || echo "$f is $m"
+    case $f in "$sbin" | "$ctl") [ "$m" = 755 ] ;; *) [ "$m" = 644 ] ;; esac || echo "$f is $m"
 done
 find "$D" -mindepth 1 -type d ! -perm 0755 -printf '%P/ is %m\n')
 [ -z "$modes" ] || echo "$modes"
-check "under umask 077: files 0644 (the daemon 0755), directories 0755" test -z "$modes"
+check "under umask 077: files 0644 (daemon and helper 0755), directories 0755" test -z "$modes"
 check "the unit starts the installed daemon" grep -qx "ExecStart=$sbin -f \$CUSE_BSG_OPTIONS /dev/%I" "$D$unit"
+check "the unit is enabled per device (WantedBy=dev-%i.device)" grep -qx 'WantedBy=dev-%i.device' "$D$unit"
+# opt-in: no rule wants a unit unless a choice in /etc/cuse-bsg/serve says so
+wants=$(grep 'SYSTEMD_WANTS' "$D$rules")
+echo "    $wants"
+check "the rule wants units only where ENV{CUSE_BSG_SERVE}==\"1\"" \
+    test "$(grep -c . <<<"$wants")" -eq 1 -a "$(grep -c '^ENV{CUSE_BSG_SERVE}=="1", ' <<<"$wants")" -eq 1
+calls=$(grep -o '/[^ "]*/cuse-bsgctl' "$D$rules" | sort -u)
+check "the udev rule runs the installed cuse-bsgctl (${calls//$'\n'/ })" test "$calls" = "$ctl"
+check "no @SBINDIR@ left in the rule" bash -c "! grep -q @SBINDIR@ '$D$rules'"
 
 # an instance of the installed unit, its daemon looked for under DESTDIR;
 # verify prints a line for every unknown key or bad value
@@ -48,11 +59,13 @@ rc=$?
 [ -z "$out" ] || echo "$out"
 check "systemd-analyze verify cuse-bsg@sg0.service" test $rc -eq 0 -a -z "$out"
 
-out=$(groff -man -ww -z "$D$man" 2>&1)
-[ -z "$out" ] || echo "$out"
-check "groff -man -ww: no warnings in cuse_bsg.8" test -z "$out"
-out=$(MANWIDTH=80 man -l -Tutf8 "$D$man" 2>&1 >/dev/null)
-check "man -l renders cuse_bsg.8 without a word" test -z "$out"
+for man in $(printf '%s\n' "$@" | grep '/man8/'); do
+    out=$(groff -man -ww -z "$D$man" 2>&1)
+    [ -z "$out" ] || echo "$out"
+    check "groff -man -ww: no warnings in ${man##*/}" test -z "$out"
+    out=$(MANWIDTH=80 man -l -Tutf8 "$D$man" 2>&1 >/dev/null)
+    check "man -l renders ${man##*/} without a word" test -z "$out"
+done
 
 # the man pages of the other sections (cuse_bsg.policy.5), the same way
 for page in $(printf '%s\n' "$@" | grep '/man[1-7]/'); do

@@ -12,16 +12,17 @@ PASSED=0
 FAILED=0
 
 # node_start NAME TARGET [OPTIONS...]: run cuse_bsg in the foreground, wait for /dev/NAME
+# (ready: its own "serving" line, not an earlier daemon's in the same log)
 node_start() {
-    local name=$1 target=$2
+    local name=$1 target=$2 n0
     shift 2
     NODE=/dev/$name
     NODE_LOG=$VM_OUT/daemon-${name//\//_}.log
+    n0=$(grep -c 'serving' "$NODE_LOG" 2>/dev/null) || n0=0
     "$CUSE_BSG" -f -v --name "$name" "$@" "$target" >>"$NODE_LOG" 2>&1 &
     NODE_PID=$!
     vm_wait 10 test -c "$NODE" || { cat "$NODE_LOG" >&2; vm_fail "$NODE did not appear"; }
-    grep -q 'serving' "$NODE_LOG" || vm_wait 5 grep -q 'serving' "$NODE_LOG" ||
-        vm_fail "cuse_bsg did not report readiness"
+    vm_wait 20 vm_lines_over "$n0" "$NODE_LOG" serving || vm_fail "cuse_bsg did not report readiness"
 }
 
 # node_stop: SIGTERM, the daemon must exit 0 and take its node away

@@ -2,10 +2,12 @@
 # Deployment under a real systemd as PID 1 (run with `vm-run --systemd`):
 # `make install` into the guest's writable overlay, then with systemd-udevd
 # and systemd themselves:
-#   a. udevadm trigger (README's command) starts cuse-bsg@sgN for a device
-#      already there, and its node serves;
-#   b. a hot-added scsi_debug host starts its instance;
-#   c. the device deleted: its unit stops, its node goes;
+#   a. after a reboot's udevadm trigger --action=add nothing is served;
+#      cuse-bsgctl enable ID (the device's stable id) serves it;
+#   b. a hot-added scsi_debug host is not served (not chosen);
+#   c. the probe order changes: the enabled device deleted (its unit stops,
+#      its node goes), a new host takes its sg number, the device rescanned
+#      under another: its unit starts again and serves that device only;
 #   d. systemctl stop / start of an instance;
 #   e. kill -9 of the daemon: restarted (new MainPID), node serves;
 #   f. with a slow udev rule for the node, the node has the rules' mode,
@@ -17,7 +19,15 @@
 #      restarted, and `journalctl -p err` shows the daemon's line;
 #   i. every documented instance name: sgN, sdX, bsg-H:C:T:L;
 #   j. the daemon's "serving" line in `journalctl -u`;
-#   k. systemctl reload (ExecReload=, SIGHUP): the same process serves on.
+#   r. systemctl reload (ExecReload=, SIGHUP): the same process serves on
+#      (run after j, while the unit of j serves);
+#   k. cuse-bsgctl disable ID: the unit stops, and no trigger starts it;
+#   l. a class: enable disk serves every disk, present or hot-added, not
+#      enable tape; a device disabled in it is masked; disable disk stops
+#      all but a device enabled on its own;
+#   m. enable all, then disable all: nothing served, no choice left;
+#   n. cuse_bsg on a link: the link moved to another device, a new open of
+#      the node gets ENODEV, not that device.
 # Every wait is bounded (WAIT seconds unless said); each check prints PASS:
 # or FAIL:, each step its duration.
 #
@@ -114,6 +124,76 @@ journal_since() {
     journalctl --no-pager -q --after-cursor="$c" "$@"
 }
 
+# the cuse-bsg units active or on their way, one a line
+served_units() {
+    systemctl list-units --no-legend --plain --state=active,activating,reloading 'cuse-bsg@*' |
+        awk '{ print $1 }'
+}
+cuse_nodes() {
+    local n
+    for n in /dev/bsg/*-cuse; do [ ! -e "$n" ] || echo "$n"; done
+}
+no_jobs() { [ -z "$(systemctl list-jobs --no-legend 2>/dev/null)" ]; }
+
+# settled: udev's queue empty and systemd's jobs done, so that whatever
+# the events start has started (an event, not a time)
+settled() {
+    udevadm settle --timeout=30
+    vm_wait "$WAIT" no_jobs || echo "   jobs still queued: $(systemctl list-jobs --no-legend | tr '\n' ';')"
+}
+
+# nothing_served NAME: once settled, no cuse-bsg unit runs and no CUSE node exists
+nothing_served() {
+    local u n
+    settled
+    u=$(served_units) n=$(cuse_nodes)
+    [ -z "$u$n" ] || echo "   served: ${u//$'\n'/ } ${n//$'\n'/ }"
+    check "$1" test -z "$u$n"
+}
+
+# only_served NAME UNIT...: once settled, exactly these cuse-bsg units run
+only_served() {
+    local name=$1 got want
+    shift
+    settled
+    got=$(served_units | sort) want=$(printf '%s\n' "$@" | sort)
+    [ "$got" = "$want" ] || echo "   running: ${got//$'\n'/ }; wanted: ${want//$'\n'/ }"
+    check "$name" test "$got" = "$want"
+}
+
+unit_of() { echo "cuse-bsg@scsi_generic-$1.service"; }
+
+# boot_trigger: what a boot does with the devices present
+boot_trigger() {
+    vm_run udevadm trigger --action=add --subsystem-match=scsi --subsystem-match=scsi_generic \
+        --subsystem-match=bsg --subsystem-match=block
+}
+
+# add_host NAME: a new scsi_debug host; NEW_DEV (its device's sysfs
+# directory), NEW_SGN (its sg node's name) and NEW_ID (its stable id)
+add_host() {
+    local before d
+    before=$(vm_sdebug_devs)
+    NEW_DEV='' NEW_SGN='' NEW_ID=''
+    echo 1 >/sys/bus/pseudo/drivers/scsi_debug/add_host || { fail "$1: add_host refused"; return 1; }
+    _new_sg() {
+        for d in $(vm_sdebug_devs); do
+            grep -qxF "$d" <<<"$before" && continue
+            [ -d "$d/scsi_generic" ] || return 1
+            NEW_SGN=$(ls "$d/scsi_generic") NEW_DEV=$d
+            [ -c "/dev/$NEW_SGN" ]
+            return
+        done
+        return 1
+    }
+    if ! vm_wait "$WAIT" _new_sg; then
+        fail "$1: no new scsi_debug device with an sg node ${WAIT}s after add_host"
+        return 1
+    fi
+    NEW_ID=$(cuse-bsgctl id "/dev/$NEW_SGN")
+    vm_log "added: ${NEW_DEV##*/}, /dev/$NEW_SGN, id $NEW_ID"
+}
+
 setup() {
     local st
     [ "$(cat /proc/1/comm)" = systemd ] ||
@@ -135,7 +215,6 @@ setup() {
     vm_load_scsi_debug dev_size_mb=16
     vm_log "sg, sd_mod and scsi_debug loaded in $(elapsed "$t") s"
     SG=${VM_SG#/dev/} SD=${VM_SD#/dev/} HCTL=${VM_BSG#/dev/bsg/}
-    U=cuse-bsg@$SG.service
     vm_log "scsi_debug: sg=$VM_SG sd=$VM_SD bsg=$VM_BSG, before the project is installed"
     # random data at the start of the disk, for the reads of g
     vm_run dd if=/dev/urandom of="$VM_SD" bs=64k count=16 oflag=direct status=none
@@ -150,84 +229,102 @@ install_project() {
     pass "make install PREFIX=/usr/local ($(elapsed "$t") s)"
     unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
     rulesdir=$(pkg-config --variable=udevdir udev 2>/dev/null || echo /lib/udev)/rules.d
-    for f in /usr/local/sbin/cuse_bsg "$unitdir/cuse-bsg@.service" "$rulesdir/60-cuse-bsg.rules"; do
+    for f in /usr/local/sbin/cuse_bsg /usr/local/sbin/cuse-bsgctl "$unitdir/cuse-bsg@.service" \
+        "$rulesdir/60-cuse-bsg.rules"; do
         check "installed: $f" test -s "$f"
     done
     check "the unit runs the installed daemon" \
         grep -q '^ExecStart=/usr/local/sbin/cuse_bsg ' "$unitdir/cuse-bsg@.service"
     vm_run systemctl daemon-reload
     vm_run udevadm control --reload
+    ID0=$(cuse-bsgctl id "$VM_SG") U=$(unit_of "$ID0") NODE0=/dev/bsg/$ID0-cuse
+    vm_log "$VM_SG ($HCTL): stable id $ID0, unit $U, node $NODE0"
+    check "the stable id of $VM_SG is its WWID's ($ID0), not its H:C:T:L" test "$ID0" != "$HCTL"
     check "systemctl knows $U" systemctl cat "$U" >/dev/null
     check "nothing runs before the trigger: $U inactive" state_is "$U" inactive
     vm_log "cuse loaded before any unit: $([ -d /sys/module/cuse ] && echo yes || echo no)"
 }
 
 check_a() {
-    local t=$EPOCHREALTIME
-    # the README's command for the devices already there
-    vm_run udevadm trigger --action=add --subsystem-match=scsi_generic --subsystem-match=bsg
-    expect_state "a: udevadm trigger starts $U" "$U" active
-    echo "   active $(elapsed "$t") s after the trigger"
-    udevadm info "$VM_SG" | grep -e TAGS -e SYSTEMD_WANTS | sed 's/^/    /'
+    local t rc=0
+    # what a boot does after make install
+    boot_trigger
+    nothing_served "a: after make install and a boot's trigger, nothing is served"
+    udevadm info "$VM_SG" | grep -e TAGS -e SYSTEMD_WANTS -e CUSE_BSG -e DEVLINKS | sed 's/^/    /'
+    check "a: no SYSTEMD_WANTS on $VM_SG" bash -c "! udevadm info $VM_SG | grep -q SYSTEMD_WANTS"
+    check "a: the stable link /dev/scsi_generic/$ID0 -> $VM_SG" \
+        test "$(readlink -f "/dev/scsi_generic/$ID0")" = "$VM_SG"
+    cuse-bsgctl status | sed 's/^/    | /'
+    t=$EPOCHREALTIME
+    cuse-bsgctl enable "$ID0" 2>&1 | sed 's/^/    | /'
+    rc=${PIPESTATUS[0]}
+    check "a: cuse-bsgctl enable $ID0 returns 0 ($rc, $(elapsed "$t") s)" test "$rc" -eq 0
+    check "a: $U active when it returns" state_is "$U" active
+    check "a: systemctl is-enabled $U: enabled" test "$(systemctl is-enabled "$U")" = enabled
     check "a: cuse loaded through modprobe@cuse.service" test -d /sys/module/cuse
-    node_there "a: /dev/bsg/$SG-cuse exists" "/dev/bsg/$SG-cuse"
-    serves a "/dev/bsg/$SG-cuse" "$VM_SG"
+    node_there "a: $NODE0 exists" "$NODE0"
+    serves a "$NODE0" "$VM_SG"
+    check "a: link /dev/bsg-cuse/by-id/$ID0" test -L "/dev/bsg-cuse/by-id/$ID0"
+    only_served "a: only $U runs" "$U"
 }
 
 check_b() {
-    local before d new='' t
-    before=$(vm_sdebug_devs)
-    t=$EPOCHREALTIME
-    echo 1 >/sys/bus/pseudo/drivers/scsi_debug/add_host || fail "b: add_host refused"
-    _new_sg() {
-        for d in $(vm_sdebug_devs); do
-            grep -qxF "$d" <<<"$before" && continue
-            [ -d "$d/scsi_generic" ] || return 1
-            new=$(ls "$d/scsi_generic")
-            NEW_HCTL=${d##*/}
-            [ -c "/dev/$new" ]
-            return
-        done
-        return 1
-    }
-    if ! vm_wait "$WAIT" _new_sg; then
-        fail "b: no new scsi_debug device with an sg node ${WAIT}s after add_host"
-        NEW_SG=''
-        return
-    fi
-    NEW_SG=$new
-    vm_log "hot-added: $NEW_HCTL, /dev/$NEW_SG"
-    expect_state "b: hot-added /dev/$NEW_SG starts cuse-bsg@$NEW_SG" "cuse-bsg@$NEW_SG.service" active
-    echo "   active $(elapsed "$t") s after add_host"
-    node_there "b: /dev/bsg/$NEW_SG-cuse exists" "/dev/bsg/$NEW_SG-cuse"
-    serves b "/dev/bsg/$NEW_SG-cuse" "/dev/$NEW_SG"
+    add_host b || return
+    NEW_ID1=$NEW_ID
+    check "b: its link /dev/scsi_generic/$NEW_ID" vm_wait "$WAIT" test -L "/dev/scsi_generic/$NEW_ID"
+    only_served "b: hot-added, not chosen: not served (only $U runs)" "$U"
+    check "b: no /dev/bsg/$NEW_ID-cuse" test ! -e "/dev/bsg/$NEW_ID-cuse"
 }
 
 check_c() {
-    local u=cuse-bsg@$NEW_SG.service t
-    [ -n "$NEW_SG" ] || { fail "c: no hot-added device to remove (b failed)"; return; }
+    local t old_sg=$SG h=${HCTL%%:*} dev sdev
     t=$EPOCHREALTIME
-    echo 1 >"/sys/class/scsi_generic/$NEW_SG/device/delete" || fail "c: delete refused"
-    expect_state "c: $u stops (inactive, not failed) once the device is deleted" "$u" inactive
-    echo "   $(prop "$u" ActiveState) $(elapsed "$t") s after the delete;" \
-        "Result=$(prop "$u" Result) NRestarts=$(prop "$u" NRestarts)"
-    node_gone "c: /dev/bsg/$NEW_SG-cuse goes" "/dev/bsg/$NEW_SG-cuse"
-    check "c: dev-$NEW_SG.device goes" vm_wait "$WAIT" bash -c \
-        "[ \"\$(systemctl show -P ActiveState dev-$NEW_SG.device)\" = inactive ]"
+    echo 1 >"/sys/class/scsi_generic/$SG/device/delete" || fail "c: delete refused"
+    expect_state "c: $U stops (inactive, not failed) once its device is deleted" "$U" inactive
+    echo "   $(prop "$U" ActiveState) $(elapsed "$t") s after the delete;" \
+        "Result=$(prop "$U" Result) NRestarts=$(prop "$U" NRestarts)"
+    node_gone "c: $NODE0 goes" "$NODE0"
+    dev=$(systemd-escape --path --suffix=device "/dev/scsi_generic/$ID0")
+    check "c: $dev goes" vm_wait "$WAIT" state_is "$dev" inactive
+    # another host first: it takes the lowest free sg number, the deleted device's
+    add_host c || return
+    OTHER_ID=$NEW_ID OTHER_SG=$NEW_SGN
+    check "c: the new host's device took /dev/$old_sg" test "$NEW_SGN" = "$old_sg"
+    # the enabled device back on its own host, under another sg number
+    t=$EPOCHREALTIME
+    echo '- - -' >"/sys/class/scsi_host/host$h/scan" || fail "c: rescan of host$h refused"
+    sdev=/sys/bus/scsi/devices/$HCTL
+    _back() { [ -d "$sdev/scsi_generic" ] && [ -c "/dev/$(ls "$sdev/scsi_generic")" ]; }
+    vm_wait "$WAIT" _back || { fail "c: $HCTL not back ${WAIT}s after the rescan"; return; }
+    SG=$(ls "$sdev/scsi_generic") SD=$(ls "$sdev/block" 2>/dev/null)
+    VM_SG=/dev/$SG VM_SD=/dev/$SD
+    vm_log "rescanned: $HCTL is $VM_SG (was /dev/$old_sg) and $VM_SD"
+    check "c: its sg number changed ($old_sg -> $SG)" test "$SG" != "$old_sg"
+    check "c: its id is still $ID0" test "$(cuse-bsgctl id "$VM_SG")" = "$ID0"
+    expect_state "c: $U active again, started by its device's return" "$U" active
+    echo "   active $(elapsed "$t") s after the rescan"
+    check "c: /dev/scsi_generic/$ID0 -> $VM_SG" test "$(readlink -f "/dev/scsi_generic/$ID0")" = "$VM_SG"
+    node_there "c: $NODE0 exists" "$NODE0"
+    NODE=$NODE0
+    same "c: $NODE0 answers VPD page 0x83 as $VM_SG does" "$VM_SG" sg_inq -p 0x83 @DEV@
+    check "c: not as /dev/$old_sg (now another device) does" bash -c \
+        "! cmp -s <(sg_inq -p 0x83 $NODE0 2>&1) <(sg_inq -p 0x83 /dev/$old_sg 2>&1)"
+    serves c "$NODE0" "$VM_SG"
+    only_served "c: /dev/$old_sg's device ($OTHER_ID) is not served: only $U runs" "$U"
 }
 
 check_d() {
     local rc=0 t=$EPOCHREALTIME
     stop "$U"
     check "d: systemctl stop: $U inactive" state_is "$U" inactive
-    node_gone "d: systemctl stop: /dev/bsg/$SG-cuse goes" "/dev/bsg/$SG-cuse"
+    node_gone "d: systemctl stop: $NODE0 goes" "$NODE0"
     echo "   stopped in $(elapsed "$t") s"
     t=$EPOCHREALTIME
     start "$U" || rc=$?
     check "d: systemctl start $U returns 0 ($rc, $(elapsed "$t") s)" test "$rc" -eq 0
     check "d: $U active when start returns" state_is "$U" active
-    check "d: /dev/bsg/$SG-cuse exists when start returns" test -c "/dev/bsg/$SG-cuse"
-    serves d "/dev/bsg/$SG-cuse" "$VM_SG"
+    check "d: $NODE0 exists when start returns" test -c "$NODE0"
+    serves d "$NODE0" "$VM_SG"
 }
 
 check_e() {
@@ -250,12 +347,12 @@ check_e() {
     fi
     check "e: NRestarts counts it ($n0 -> $(prop "$U" NRestarts))" \
         test "$(prop "$U" NRestarts)" -eq $((n0 + 1))
-    node_there "e: /dev/bsg/$SG-cuse exists" "/dev/bsg/$SG-cuse"
-    serves e "/dev/bsg/$SG-cuse" "$VM_SG"
+    node_there "e: $NODE0 exists" "$NODE0"
+    serves e "$NODE0" "$VM_SG"
 }
 
 check_f() {
-    local rc=0 st t node=/dev/bsg/$SG-cuse
+    local rc=0 st t node=$NODE0
     # udev applies MODE/GROUP once every rule ran: this delays them 3 s
     printf '%s\n' '# tests/vm/systemd.sh: a slow rule for the CUSE nodes' \
         'ACTION=="add", SUBSYSTEM=="cuse", KERNEL=="bsg/*-cuse", PROGRAM="/bin/sleep 3"' >"$SLOW_RULE"
@@ -267,10 +364,10 @@ check_f() {
     start "$U" || rc=$?
     st=$(stat -c '%a %U:%G' "$node" 2>&1)
     echo "   systemctl start returned $rc after $(elapsed "$t") s; node: $st;" \
-        "link: $(readlink "/dev/bsg-cuse/$SG" || echo none)"
+        "link: $(readlink "/dev/bsg-cuse/$ID0" || echo none)"
     check "f: systemctl start $U returns 0 ($rc)" test "$rc" -eq 0
     check "f: node 660 root:disk when start returns (got '$st')" test "$st" = "660 root:disk"
-    check "f: link /dev/bsg-cuse/$SG when start returns" test -L "/dev/bsg-cuse/$SG"
+    check "f: link /dev/bsg-cuse/$ID0 when start returns" test -L "/dev/bsg-cuse/$ID0"
     vm_run udevadm settle --timeout=30
     vm_log "now $(stat -c '%a %U:%G' "$node" 2>&1) after udevadm settle"
 
@@ -309,7 +406,7 @@ EOF
 
 check_g() {
     local pid c n line retries sgio nobody
-    NODE=/dev/bsg/$SG-cuse
+    NODE=$NODE0
     [ -c "$NODE" ] || { fail "g: no $NODE"; diag "$U"; return; }
     pid=$(prop "$U" MainPID)
     grep -e '^NoNewPrivs' -e '^Seccomp:' -e '^CapEff' -e '^CapBnd' "/proc/$pid/status" | sed 's/^/    /'
@@ -391,10 +488,18 @@ check_h() {
 
 check_i() {
     local inst u dev rc=0 t
-    expect_state "i: cuse-bsg@$SG active" "$U" active
-    serves "i: cuse-bsg@$SG" "/dev/bsg/$SG-cuse" "$VM_SG"
+    expect_state "i: $U (scsi_generic-ID) active" "$U" active
+    serves "i: $U" "$NODE0" "$VM_SG"
+
+    u=cuse-bsg@$SG.service
+    t=$EPOCHREALTIME
+    start "$u" || rc=$?
+    check "i: systemctl start $u returns 0 ($rc, $(elapsed "$t") s)" test "$rc" -eq 0
+    expect_state "i: $u active" "$u" active
+    serves "i: $u" "/dev/bsg/$SG-cuse" "$VM_SG"
 
     u=cuse-bsg@$SD.service
+    rc=0
     t=$EPOCHREALTIME
     start "$u" || rc=$?
     check "i: systemctl start $u returns 0 ($rc, $(elapsed "$t") s)" test "$rc" -eq 0
@@ -415,9 +520,10 @@ check_i() {
     else
         fail "i: $u not started: systemd has no $dev to bind it to (a start would wait for it)"
     fi
+    stop "cuse-bsg@$SG.service"
     stop "cuse-bsg@$SD.service"
     stop "$u"
-    node_gone "i: the sd and bsg instances' nodes go when stopped" "/dev/bsg/$SD-cuse"
+    node_gone "i: the sg, sd and bsg instances' nodes go when stopped" "/dev/bsg/$SD-cuse"
 }
 
 check_j() {
@@ -428,18 +534,109 @@ check_j() {
     check "j: journalctl -u $U has a 'serving' line" test -n "$lines"
 }
 
-check_k() {
+check_r() {
     local pid rc=0 c
-    expect_state "k: $U active" "$U" active
+    expect_state "r: $U active" "$U" active
     pid=$(prop "$U" MainPID)
     c=$(cursor)
     timeout "$START_LIMIT" systemctl reload "$U" || rc=$?
-    check "k: systemctl reload $U returns 0 ($rc)" test "$rc" -eq 0
+    check "r: systemctl reload $U returns 0 ($rc)" test "$rc" -eq 0
     _reloaded() { journal_since "$c" -u "$U" -o cat | grep -q 'SIGHUP: no --policy to reload'; }
-    check "k: the daemon logged the reload" vm_wait "$WAIT" _reloaded
-    check "k: the same process, still active (MainPID $pid)" \
+    check "r: the daemon logged the reload" vm_wait "$WAIT" _reloaded
+    check "r: the same process, still active (MainPID $pid)" \
         test "$(prop "$U" MainPID)" = "$pid" -a "$(prop "$U" ActiveState)" = active
-    serves "k: after the reload" "/dev/bsg/$SG-cuse" "$VM_SG"
+    serves "r: after the reload" "$NODE0" "$VM_SG"
+}
+
+# ctl ID ARGS...: cuse-bsgctl ARGS, its output indented; its status a check
+ctl() {
+    local id=$1 rc t=$EPOCHREALTIME
+    shift
+    cuse-bsgctl "$@" 2>&1 | sed 's/^/    | /'
+    rc=${PIPESTATUS[0]}
+    check "$id: cuse-bsgctl $* returns 0 ($rc, $(elapsed "$t") s)" test "$rc" -eq 0
+}
+
+check_k() {
+    ctl k disable "$ID0"
+    check "k: $U inactive when it returns" state_is "$U" inactive
+    node_gone "k: $NODE0 goes" "$NODE0"
+    check "k: systemctl is-enabled $U: disabled" test "$(systemctl is-enabled "$U")" = disabled
+    boot_trigger
+    nothing_served "k: a boot's trigger serves nothing"
+}
+
+# the units of every scsi_debug device present, one a line
+all_units() {
+    local d
+    for d in $(vm_sdebug_devs); do
+        [ -d "$d/scsi_generic" ] && unit_of "$(cuse-bsgctl id "/dev/$(ls "$d/scsi_generic")")"
+    done
+}
+
+check_l() {
+    local u1 all rest u
+    u1=$(unit_of "$NEW_ID1")
+    ctl l enable tape
+    nothing_served "l: enable tape serves none of the disks"
+    ctl l disable tape
+    ctl l enable disk
+    mapfile -t all < <(all_units)
+    vm_log "disks: ${all[*]}"
+    check "l: three disks or more" test "${#all[@]}" -ge 3
+    only_served "l: enable disk serves every disk present" "${all[@]}"
+    add_host l || return
+    only_served "l: and a disk hot-added later ($NEW_ID)" "${all[@]}" "$(unit_of "$NEW_ID")"
+    node_there "l: /dev/bsg/$NEW_ID-cuse exists" "/dev/bsg/$NEW_ID-cuse"
+    mapfile -t all < <(all_units)
+    # one device out of its class
+    ctl l disable "$NEW_ID1"
+    check "l: $u1 masked" test "$(systemctl is-enabled "$u1")" = masked
+    rest=()
+    for u in "${all[@]}"; do [ "$u" = "$u1" ] || rest+=("$u"); done
+    boot_trigger
+    only_served "l: after a boot's trigger, every disk but $NEW_ID1" "${rest[@]}"
+    ctl l status
+    ctl l enable "$NEW_ID1"
+    check "l: $u1 enabled" test "$(systemctl is-enabled "$u1")" = enabled
+    only_served "l: $NEW_ID1 served again" "${all[@]}"
+    ctl l disable disk
+    only_served "l: disable disk: only the device enabled on its own ($NEW_ID1) runs" "$u1"
+    boot_trigger
+    only_served "l: after a boot's trigger too" "$u1"
+}
+
+check_m() {
+    local all
+    ctl m enable all
+    mapfile -t all < <(all_units)
+    only_served "m: enable all serves every device (${#all[@]})" "${all[@]}"
+    ctl m status
+    ctl m disable all
+    nothing_served "m: disable all: nothing served"
+    check "m: no choice left in /etc/systemd/system or /etc/cuse-bsg/serve" bash -c \
+        "! ls /etc/systemd/system/*.wants/cuse-bsg@* /etc/systemd/system/cuse-bsg@* /etc/cuse-bsg/serve/* 2>/dev/null | grep -q ."
+    boot_trigger
+    nothing_served "m: a boot's trigger serves nothing"
+}
+
+# the daemon itself on a link: it serves the node it found there, and
+# reopens (for each new opener) by path only while the path leads to it
+check_n() {
+    local link=/run/vm-target-link other=/dev/$OTHER_SG out rc=0
+    ln -sfn "$VM_SG" "$link"
+    node_start bsg/vm-link-cuse "$link"
+    echo "    | $(grep -m1 serving "$NODE_LOG")"
+    same "n: a node on $link -> $VM_SG answers VPD page 0x83 as $VM_SG" "$VM_SG" sg_inq -p 0x83 @DEV@
+    ln -sfn "$other" "$link"
+    out=$(sg_inq -p 0x83 "$NODE" 2>&1) || rc=$?
+    echo "   $link -> $other: sg_inq through $NODE: exit $rc, ${out%%$'\n'*}"
+    _enodev() { [ "$rc" -ne 0 ] && grep -q "No such device" <<<"$out"; }
+    check "n: the link moved to another device ($other): a new open gets ENODEV" _enodev
+    ln -sfn "$VM_SG" "$link"
+    same "n: the link back: the node answers again" "$VM_SG" sg_inq -p 0x83 @DEV@
+    node_stop
+    rm -f "$link"
 }
 
 T_SETUP=$EPOCHREALTIME
@@ -447,9 +644,9 @@ setup
 install_project
 D_SETUP=$(elapsed "$T_SETUP")
 vm_log "setup and install took $D_SETUP s"
-step a "udevadm trigger starts an existing device's instance" check_a
-step b "hot-add: a new scsi_debug host's instance starts" check_b
-step c "hot-remove: the unit stops, the node goes" check_c
+step a "opt-in: nothing served after install; enable one device by its stable id" check_a
+step b "hot-add: a device not chosen is not served" check_b
+step c "probe order changes: the unit stays with its device" check_c
 step d "systemctl stop / start" check_d
 step e "restart after kill -9 (Restart=on-failure)" check_e
 step f "the node's mode when the unit is active; a unit After= it" check_f
@@ -457,7 +654,11 @@ step g "clients through the confined daemon, root and group disk" check_g
 step h "a start-up error: failed, not restarted, journalctl -p err" check_h
 step i "every instance name: sgN, sdX, bsg-H:C:T:L" check_i
 step j "the 'serving' line in the journal" check_j
-step k "systemctl reload: SIGHUP, the same process serves on" check_k
+step r "systemctl reload: SIGHUP, the same process serves on" check_r
+step k "disable one device" check_k
+step l "a class: enable disk, a device out of it, disable disk" check_l
+step m "enable all, disable all" check_m
+step n "the daemon on a link keeps to the device it found" check_n
 
 journalctl --no-pager -b -u 'cuse-bsg@*' -o short-monotonic >"$VM_OUT/cuse-bsg-units.log" 2>&1
 echo

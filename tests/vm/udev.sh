@@ -15,7 +15,9 @@ T0=$SECONDS
 
 udev_start() {
     mkdir -p /run/udev/rules.d
-    vm_run cp dist/bsg.rules /run/udev/rules.d/60-cuse-bsg.rules
+    # as make install writes it, with the tree's cuse-bsgctl
+    sed "s|@SBINDIR@|$PWD/dist|g" dist/bsg.rules >/run/udev/rules.d/60-cuse-bsg.rules ||
+        vm_fail "cannot write /run/udev/rules.d/60-cuse-bsg.rules"
     vm_run /lib/systemd/systemd-udevd --daemon
     vm_wait 10 test -S /run/udev/control || vm_fail "systemd-udevd did not start"
     vm_run udevadm control --reload
@@ -29,11 +31,16 @@ has() {
 }
 
 sg_rule() {
-    local sg=${VM_SG#/dev/} info
+    local info id
     info=$(udevadm info "$VM_SG")
     echo "$info"
+    id=$(tr -s ' ' _ <"/sys/class/scsi_generic/${VM_SG#/dev/}/device/wwid")
     has "udevadm info $VM_SG: SUBSYSTEM=scsi_generic" "$info" "E: SUBSYSTEM=scsi_generic"
-    has "rule wants cuse-bsg@$sg.service" "$info" "E: SYSTEMD_WANTS=cuse-bsg@$sg.service"
+    has "udevadm info $VM_SG: its stable id CUSE_BSG_ID=$id (cuse-bsgctl)" "$info" "E: CUSE_BSG_ID=$id"
+    has "udevadm info $VM_SG: CUSE_BSG_CLASS=disk" "$info" "E: CUSE_BSG_CLASS=disk"
+    check "link /dev/scsi_generic/$id -> $VM_SG" test "$(readlink -f "/dev/scsi_generic/$id")" = "$VM_SG"
+    check "opt-in: the rule wants no unit for $VM_SG (no /etc/cuse-bsg/serve/ file)" \
+        test -z "$(grep 'SYSTEMD_WANTS' <<<"$info")"
     check "rule tags $VM_SG for systemd" grep -q '^E: TAGS=.*:systemd:' <<<"$info"
     info=$(udevadm info --query=property "$VM_SD")
     check "no cuse-bsg unit wanted for the disk $VM_SD" \
