@@ -285,7 +285,12 @@ static bool blk_ioctl(struct ioctx *x, unsigned cmd)
 {
 	uint64_t val;
 	size_t len;
-	int err = target_blk_info(x->o->d->target, x->o->chan, cmd, &val, &len);
+	int chan, err;
+
+	if (x->o->d->target->info.kind != TARGET_SD)
+		return false; /* target_blk_info()'s -ENOTTY, without opening a channel */
+	chan = opener_chan(x->o);
+	err = chan < 0 ? chan : target_blk_info(x->o->d->target, chan, cmd, &val, &len);
 
 	if (err == -ENOTTY)
 		return false;
