@@ -32,7 +32,8 @@ struct binding {
 };
 
 struct control_file {
-	pthread_mutex_t lock; /* one BSG_IOC_ADD at a time */
+	pthread_mutex_t lock;
+	bool adding; /* protected by lock: a BSG_IOC_ADD runs; another gets EBUSY */
 	_Atomic(struct opener *) o;
 	int flags;
 	struct uaccess_ident ident; /* who opened the file, until an opener takes it over */
@@ -249,22 +250,17 @@ static const char *mode_name(int flags)
 	return acc == O_RDONLY ? "read-only" : acc == O_WRONLY ? "write-only" : "read-write";
 }
 
-static void bind(struct control *c, struct control_file *f, struct ioctx *x)
+/* Bind f to t, taken over: 0 or -errno (t freed). */
+static int bind_target(struct control *c, struct control_file *f, struct ioctx *x, struct target *t)
 {
 	struct binding *b;
-	struct target *t;
 	struct opener *o;
 	int err;
 
-	reap(c);
-	pthread_mutex_lock(&f->lock);
-	err = atomic_load(&f->o) ? -EBUSY : take_target(c, x, &t);
-	if (err)
-		goto out;
 	err = binding_new(c, t, &b);
 	if (err) {
 		target_free(t);
-		goto out;
+		return err;
 	}
 	/* our own count while the opener is made: a failure frees b with it */
 	bsgdev_opener_get(&b->d);
@@ -275,7 +271,34 @@ static void bind(struct control *c, struct control_file *f, struct ioctx *x)
 			 t->info.path, target_kind_name(t->info.kind), mode_name(t->info.fd_flags));
 	}
 	bsgdev_opener_put(&b->d);
-out:
+	return err;
+}
+
+/*
+ * The caller's descriptor may be of any file, one of a FUSE file system
+ * whose answers never come too: it is looked at, and closed if refused,
+ * with no lock held, on the thread of this call alone (its share, share.h).
+ */
+static void bind(struct control *c, struct control_file *f, struct ioctx *x)
+{
+	struct target *t;
+	int err;
+
+	reap(c);
+	pthread_mutex_lock(&f->lock);
+	err = atomic_load(&f->o) || f->adding ? -EBUSY : 0;
+	if (!err)
+		f->adding = true;
+	pthread_mutex_unlock(&f->lock);
+	if (err) {
+		ioctx_reply(x, err);
+		return;
+	}
+	err = take_target(c, x, &t);
+	if (!err)
+		err = bind_target(c, f, x, t);
+	pthread_mutex_lock(&f->lock);
+	f->adding = false;
 	pthread_mutex_unlock(&f->lock);
 	ioctx_reply(x, err);
 }
