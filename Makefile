@@ -24,12 +24,13 @@ LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi target pool creds guard uaccess ioctx cmd sgio async ioctl midlayer log filter caps notify opener \
-	control
+	control share
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node udev fleet
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list)
+UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list \
+	share)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
@@ -69,6 +70,9 @@ build/unit/test_caps: build/san/tests/unit/test_caps.o $(call san,caps)
 	$(UNIT_LINK) -o $@
 
 build/unit/test_pool: build/san/tests/unit/test_pool.o $(call san,pool)
+	$(UNIT_LINK) -pthread -o $@
+
+build/unit/test_share: build/san/tests/unit/test_share.o $(call san,share)
 	$(UNIT_LINK) -pthread -o $@
 
 build/unit/test_filter: build/san/tests/unit/test_filter.o $(call san,filter)
