@@ -37,7 +37,8 @@ VM_RUN := tests/vm/vm-run
 
 # the test suites' clients and the daemon under AddressSanitizer: built by the
 # targets that use them (their packages come with ./setup's test set), not by all
-CLIENTS := $(addprefix build/clients/,sgclient sgclient32 sgasync sgv4io secprobe bsgbind nullcuse notifywait)
+CLIENTS := $(addprefix build/clients/,sgclient sgclient32 sgasync sgv4io secprobe bsgbind nullcuse notifywait \
+	starve stallfs)
 TEST_PROGS := $(CLIENTS) build/cuse_bsg.asan
 
 all: build/cuse_bsg
@@ -129,6 +130,14 @@ build/clients/%: build/clients/%.o
 build/clients/secprobe: build/clients/secprobe.o
 	$(CC) $(LDFLAGS) $^ -pthread -o $@
 
+# tests/vm/starve.sh: clients that stall the daemon's threads in a FUSE file
+# system that never answers (stallfs), and the other client, which must not wait
+build/clients/starve: build/clients/starve.o
+	$(CC) $(LDFLAGS) $^ -pthread -o $@
+
+build/clients/stallfs: build/clients/stallfs.o
+	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3) -pthread -o $@
+
 # the benchmark's null CUSE responder: the floor under the daemon
 # (with --creds, the daemon's own credentials check: uaccess.o)
 build/clients/nullcuse.o: override CPPFLAGS += -Isrc
@@ -167,6 +176,7 @@ vm-check: test-progs
 	$(VM_RUN) tests/vm/hotplug.sh
 	$(VM_RUN) tests/vm/iscsi.sh
 	$(VM_RUN) tests/vm/control.sh
+	$(VM_RUN) tests/vm/starve.sh
 	$(VM_RUN) --systemd tests/vm/systemd.sh
 
 # Everything: the sources' format and the shell scripts' lint, unit tests
