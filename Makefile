@@ -30,13 +30,13 @@ LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi target pool creds guard uaccess ioctx cmd sgio async ioctl midlayer log filter caps notify opener \
-	policy options control bsgadd sigwatch
+	policy options control bsgadd sigwatch share
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node udev fleet
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list \
-	bsgadd policy options sigwatch)
+	bsgadd policy options sigwatch share)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
@@ -44,7 +44,7 @@ VM_RUN := tests/vm/vm-run
 # the test suites' clients and the daemon under AddressSanitizer: built by the
 # targets that use them (their packages come with ./setup's test set), not by all
 CLIENTS := $(addprefix build/clients/,sgclient sgclient32 sgasync sgv4io secprobe bsgbind nullcuse notifywait \
-	robust)
+	robust starve stallfs)
 TEST_PROGS := $(CLIENTS) build/cuse_bsg.asan
 
 all: build/cuse_bsg
@@ -80,6 +80,9 @@ build/unit/test_bsgadd: build/san/tests/unit/test_bsgadd.o $(call san,bsgadd)
 	$(UNIT_LINK) -o $@
 
 build/unit/test_pool: build/san/tests/unit/test_pool.o $(call san,pool)
+	$(UNIT_LINK) -pthread -o $@
+
+build/unit/test_share: build/san/tests/unit/test_share.o $(call san,share)
 	$(UNIT_LINK) -pthread -o $@
 
 build/unit/test_filter: build/san/tests/unit/test_filter.o $(call san,filter)
@@ -150,6 +153,14 @@ build/clients/secprobe: build/clients/secprobe.o
 build/clients/robust: build/clients/robust.o
 	$(CC) $(LDFLAGS) $^ -pthread -o $@
 
+# tests/vm/starve.sh: clients that stall the daemon's threads in a FUSE file
+# system that never answers (stallfs), and the other client, which must not wait
+build/clients/starve: build/clients/starve.o
+	$(CC) $(LDFLAGS) $^ -pthread -o $@
+
+build/clients/stallfs: build/clients/stallfs.o
+	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3) -pthread -o $@
+
 # the benchmark's null CUSE responder: the floor under the daemon
 # (with --creds, the daemon's own credentials check: uaccess.o)
 build/clients/nullcuse.o: override CPPFLAGS += -Isrc
@@ -189,6 +200,7 @@ vm-check: test-progs
 	$(VM_RUN) tests/vm/hotplug.sh
 	$(VM_RUN) tests/vm/iscsi.sh
 	$(VM_RUN) tests/vm/control.sh
+	$(VM_RUN) tests/vm/starve.sh
 	$(VM_RUN) --systemd tests/vm/systemd.sh
 
 # Everything: the sources' format and the shell scripts' lint, unit tests

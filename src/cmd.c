@@ -164,7 +164,7 @@ int cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct cmd **
 	clock_gettime(CLOCK_MONOTONIC, &cmd->start);
 	cmd->duration = CMD_NO_DURATION;
 	cmd->d = o->d;
-	cmd->chan = o->chan;
+	cmd->chan = -1; /* the opener's, opened at the first command that runs */
 	cmd->tid = tid;
 	cmd->r = *r;
 	scsi_cmd_from_req(r, &cmd->c);
@@ -314,6 +314,10 @@ int cmd_run_target(struct cmd *cmd)
 
 	if (atomic_load(&d->target_gone))
 		return -ENODEV;
+	if (cmd->chan < 0)
+		cmd->chan = opener_chan(cmd->o);
+	if (cmd->chan < 0)
+		return cmd_target_failed(d, cmd->chan);
 	stat_target_start(d);
 	ret = d->target->ops->sg_io(d->target, cmd->chan, &cmd->c);
 	cmd->duration = stat_target_end(d, &cmd->start);

@@ -18,6 +18,7 @@
 #include "list.h"
 #include "pool.h"
 #include "scsi.h"
+#include "share.h"
 #include "sigwatch.h"
 
 struct bsgdev;
@@ -39,7 +40,7 @@ struct cmd {
 	int err;	       /* async: the target's SG_IO errno, or 0 */
 	uint32_t duration;     /* ms from the call to the target's answer, or CMD_NO_DURATION */
 	struct bsgdev *d;
-	int chan; /* the opener's channel to the target */
+	int chan; /* the opener's channel to the target; -1: opener_chan() at the run */
 	struct fuse_req *req;
 	uint64_t arg; /* the client's header */
 	pid_t tid;
@@ -49,6 +50,7 @@ struct cmd {
 	uint32_t charged; /* c.data's bytes charged to o and the process (mem_budget) */
 	atomic_int state; /* SG_IO: who answers req, the worker or the interrupt (sgio.h) */
 	struct sigwatch_entry watch; /* SG_IO: its signal, if one did not end it at once */
+	struct share_call call; /* SG_IO run by a pool: its caller's share, ended with its run */
 	struct timespec start;
 	struct scsi_req r;
 	struct scsi_cmd c;

@@ -35,7 +35,8 @@ struct binding {
 };
 
 struct control_file {
-	pthread_mutex_t lock; /* one BSG_IOC_ADD at a time */
+	pthread_mutex_t lock;
+	bool adding; /* protected by lock: a BSG_IOC_ADD runs; another gets EBUSY */
 	_Atomic(struct opener *) o;
 	int flags;
 	struct uaccess_ident ident; /* who opened the file, until an opener takes it over */
@@ -278,22 +279,17 @@ static int take_target(struct control *c, struct ioctx *x, struct target **ret)
 	return err;
 }
 
-static void bind(struct control *c, struct control_file *f, struct ioctx *x)
+/* Bind f to t, taken over: 0 or -errno (t freed). */
+static int bind_target(struct control *c, struct control_file *f, struct ioctx *x, struct target *t)
 {
 	struct binding *b;
-	struct target *t;
 	struct opener *o;
 	int err;
 
-	reap(c);
-	pthread_mutex_lock(&f->lock);
-	err = atomic_load(&f->o) ? -EBUSY : take_target(c, x, &t);
-	if (err)
-		goto out;
 	err = binding_new(c, t, &b);
 	if (err) {
 		target_free(t);
-		goto out;
+		return err;
 	}
 	/* our own count while the opener is made: a failure frees b with it */
 	bsgdev_opener_get(&b->d);
@@ -305,7 +301,34 @@ static void bind(struct control *c, struct control_file *f, struct ioctx *x)
 			 bsgadd_mode_name(t->info.fd_flags));
 	}
 	bsgdev_opener_put(&b->d);
-out:
+	return err;
+}
+
+/*
+ * The caller's descriptor may be of any file, one of a FUSE file system
+ * whose answers never come too: it is looked at, and closed if refused,
+ * with no lock held, on the thread of this call alone (its share, share.h).
+ */
+static void bind(struct control *c, struct control_file *f, struct ioctx *x)
+{
+	struct target *t;
+	int err;
+
+	reap(c);
+	pthread_mutex_lock(&f->lock);
+	err = atomic_load(&f->o) || f->adding ? -EBUSY : 0;
+	if (!err)
+		f->adding = true;
+	pthread_mutex_unlock(&f->lock);
+	if (err) {
+		ioctx_reply(x, err);
+		return;
+	}
+	err = take_target(c, x, &t);
+	if (!err)
+		err = bind_target(c, f, x, t);
+	pthread_mutex_lock(&f->lock);
+	f->adding = false;
 	pthread_mutex_unlock(&f->lock);
 	ioctx_reply(x, err);
 }
@@ -315,7 +338,12 @@ static bool blk_ioctl(struct ioctx *x, unsigned cmd)
 {
 	uint64_t val;
 	size_t len;
-	int err = target_blk_info(x->o->d->target, x->o->chan, cmd, &val, &len);
+	int chan, err;
+
+	if (x->o->d->target->info.kind != TARGET_SD)
+		return false; /* target_blk_info()'s -ENOTTY, without opening a channel */
+	chan = opener_chan(x->o);
+	err = chan < 0 ? chan : target_blk_info(x->o->d->target, chan, cmd, &val, &len);
 
 	if (err == -ENOTTY)
 		return false;

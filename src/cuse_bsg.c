@@ -38,6 +38,7 @@
 #include "notify.h"
 #include "options.h"
 #include "policy.h"
+#include "share.h"
 #include "uaccess.h"
 #include "udev.h"
 
@@ -59,9 +60,10 @@ struct options {
 	bool foreground;
 	bool all;
 	bool control;
-	bool check;		 /* --check: validate, say what would be served, exit */
-	bool opener_mem_given;	 /* --opener-memory was given, not defaulted */
-	const char *policy_file; /* --policy FILE, or NULL: the kernel's rule */
+	bool check;		   /* --check: validate, say what would be served, exit */
+	bool opener_mem_given;	   /* --opener-memory was given, not defaulted */
+	const char *policy_file;   /* --policy FILE, or NULL: the kernel's rule */
+	struct share_limits share; /* --max-files, --max-files-per-user */
 	struct node_config node;
 };
 
@@ -120,8 +122,14 @@ static void usage(FILE *f)
 		   "                       (default: 10, 1..3600)\n"
 		   "  -Q, --queue-depth N  v3 commands one open file may have written and not\n"
 		   "                       read; the next gets EDOM (default: 16, as sg; 1..256)\n"
+		   "  -F, --max-files N    files open on the daemon's nodes in all; past it an\n"
+		   "                       open gets ENOMEM, but root's (default: 4096,\n"
+		   "                       1..1048576)\n"
+		   "  -U, --max-files-per-user N  files one user may have open on them; past\n"
+		   "                       it: ENOMEM (default: 1024, 1..1048576)\n"
 		   "  -S, --shared-queue   one queue for every open file, as bsg before Linux\n"
 		   "                       4.19: replies reach other openers; only to show that\n"
+		   "                       flaw, never for use\n"
 		   "  -k, --check          check the options, the policy and the target as a\n"
 		   "                       start would, print what would be served, and exit:\n"
 		   "                       0 if it would start, 1 with the reason if not; a\n"
@@ -459,6 +467,24 @@ static int set_queue_depth(struct options *opt, const char *arg)
 	return ret;
 }
 
+static int set_max_files(struct options *opt, const char *arg)
+{
+	long v;
+	int ret = number("--max-files", arg, 10, 1, 1 << 20, &v);
+
+	opt->share.max_files = ret ? opt->share.max_files : (unsigned)v;
+	return ret;
+}
+
+static int set_max_files_per_user(struct options *opt, const char *arg)
+{
+	long v;
+	int ret = number("--max-files-per-user", arg, 10, 1, 1 << 20, &v);
+
+	opt->share.files_per_user = ret ? opt->share.files_per_user : (unsigned)v;
+	return ret;
+}
+
 static int set_policy(struct options *opt, const char *arg)
 {
 	opt->policy_file = arg;
@@ -512,6 +538,8 @@ static const struct {
 	{ "opener-memory", 'O', true, set_opener_memory },
 	{ "copy-timeout", 'T', true, set_copy_timeout },
 	{ "queue-depth", 'Q', true, set_queue_depth },
+	{ "max-files", 'F', true, set_max_files },
+	{ "max-files-per-user", 'U', true, set_max_files_per_user },
 	{ "policy", 'P', true, set_policy },
 	{ "verbose", 'v', false, set_verbose },
 	{ "help", 'h', false, show_help },
@@ -562,6 +590,10 @@ static int parse_options(int argc, char **argv, struct options *opt)
 					 .copy_timeout_ms = 10000,
 				 } };
 	opt->mem.max = default_max_memory();
+	opt->share = (struct share_limits){ .max_files = 4096,
+					    .files_per_user = 1024,
+					    .calls_per_file = NODE_CALLS_PER_FILE,
+					    .calls_per_user = NODE_CALLS_PER_USER };
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (c == ':') {
 			log_err("option '%s' needs a value (see --help)",
@@ -1041,6 +1073,10 @@ static int run(struct runtime *rt)
 	}
 	if (absolute_policy(&rt->opt) < 0 || load_policy(&rt->opt) < 0)
 		return 1;
+	if (share_new(&rt->opt.share, &rt->opt.node.share) < 0) {
+		log_err("cannot allocate the shares: %s", strerror(ENOMEM));
+		return 1;
+	}
 	if (rt->opt.check)
 		return run_check(rt);
 	return rt->opt.all ? main_all(rt) : main_one(rt);

@@ -5,9 +5,12 @@
  * one that may block on the device is SG_IO, which runs its command on the
  * worker that received it while few workers do so (INLINE_MAX) and hands
  * it to the pool past that, so that workers stay free to read interrupts.
- * A copy of a client's memory may stall a worker too, for at most the
- * watchdog's bound (guard.h).  Each node has its own /dev/cuse descriptor and its own thread
- * running libfuse's multi-threaded loop.  libfuse's workers read requests
+ * A copy of a client's memory may stall a worker too, for as long as the
+ * client's memory makes it wait: so every read, write and ioctl holds a
+ * share of the threads, its open file's and its user's (share.h), and past
+ * either waits parked, with no thread, so that such a stall holds only the
+ * staller's share.  Each node has its own /dev/cuse descriptor and its own
+ * thread running libfuse's multi-threaded loop.  libfuse's workers read requests
  * through node_read(), which also waits on the node's stop eventfd, so that
  * node_stop() ends every worker of this session, and only those, from any
  * thread.
@@ -42,6 +45,7 @@
 #include "opener.h"
 #include "policy.h"
 #include "pool.h"
+#include "share.h"
 #include "sigwatch.h"
 #include "uaccess.h"
 #include "udev.h"
@@ -85,15 +89,51 @@ struct node {
 	void *ended_arg;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool up;	     /* protected by lock: /dev/NAME exists with its owner and mode */
-	bool stopping;	     /* protected by lock: the session is ending, or se is gone */
-	bool over;	     /* protected by lock: the session has ended */
-	atomic_bool removed; /* udev said the device went */
-	int start_err;	     /* why the node did not come up, if known */
-	int result;	     /* protected by lock: the loop's, once over */
+	bool up;		  /* protected by lock: /dev/NAME exists with its owner and mode */
+	bool stopping;		  /* protected by lock: the session is ending, or se is gone */
+	bool over;		  /* protected by lock: the session has ended */
+	atomic_bool removed;	  /* udev said the device went */
+	atomic_bool warned_files; /* an open past the bounds on open files was logged */
+	int start_err;		  /* why the node did not come up, if known */
+	int result;		  /* protected by lock: the loop's, once over */
 };
 
 #define to_node(dp) ((struct node *)((char *)(dp)-offsetof(struct node, d)))
+
+/* An open file of the node, as fi->fh says. */
+struct node_file {
+	void *file;	       /* its struct opener, or a control node's struct control_file */
+	struct share_file *sf; /* its count of open files and of calls holding a thread */
+};
+
+enum call_kind { CALL_READ, CALL_WRITE, CALL_IOCTL };
+
+/* One read(), write() or ioctl() call as libfuse hands it over. */
+struct call {
+	enum call_kind kind;
+	fuse_req_t req;
+	struct fuse_file_info fi;
+	int cmd;
+	void *arg;
+	unsigned flags;
+	const void *buf; /* write()'s bytes, ioctl()'s in_buf */
+	size_t len;	 /* their length; read()'s size */
+	size_t out_len;	 /* ioctl()'s out_bufsz */
+};
+
+/*
+ * A call past its file's or its user's share of threads (share.h): parked
+ * with a copy of what libfuse gave, and no thread, until a share comes
+ * free; then run on a thread of the elastic pool.
+ */
+struct parked {
+	struct share_wait w;
+	struct pool_work work;
+	struct node *n;
+	struct call c;
+	uint64_t charged; /* bytes charged to the process's memory bound */
+	char buf[];
+};
 
 static struct node *req_node(fuse_req_t req)
 {
@@ -105,9 +145,14 @@ static struct bsgdev *req_daemon(fuse_req_t req)
 	return &req_node(req)->d;
 }
 
-static struct opener *fi_opener(struct fuse_file_info *fi)
+static struct node_file *fi_file(const struct fuse_file_info *fi)
 {
-	return (struct opener *)(uintptr_t)fi->fh;
+	return (struct node_file *)(uintptr_t)fi->fh;
+}
+
+static struct opener *fi_opener(const struct fuse_file_info *fi)
+{
+	return fi_file(fi)->file;
 }
 
 /* The last file of o is gone (with --shared-queue, maybe not yet). */
@@ -178,25 +223,54 @@ static int open_file(fuse_req_t req, struct fuse_file_info *fi, void **ret)
 
 static void release_file(struct node *n, struct fuse_file_info *fi)
 {
+	struct node_file *nf = fi_file(fi);
+
 	if (n->ctl)
-		control_release(n->ctl, (struct control_file *)(uintptr_t)fi->fh);
+		control_release(n->ctl, nf->file);
 	else
-		release_shared(n, fi_opener(fi));
+		release_shared(n, nf->file);
+	share_file_close(nf->sf);
+	free(nf);
+}
+
+/*
+ * uid's new file, counted in its share: 0 or the errno to answer.  sg's
+ * only limit on open files is memory (sg_add_sfp()): ENOMEM.
+ */
+static int count_file(struct node *n, uid_t uid, struct node_file *nf)
+{
+	int err = share_file_open(n->cfg->share, uid, &nf->sf);
+
+	if (!err) {
+		atomic_store_explicit(&n->warned_files, false, memory_order_relaxed);
+		return 0;
+	}
+	if (err != -ENOMEM && !atomic_exchange(&n->warned_files, true))
+		log_node(LOG_WARNING, n->name, "uid %u: open refused: %s: ENOMEM", (unsigned)uid,
+			 err == -EMFILE ? "its files open are at --max-files-per-user"
+					: "the daemon's files open are at --max-files");
+	return ENOMEM;
 }
 
 static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct node *n = req_node(req);
-	void *file;
+	struct node_file *nf = calloc(1, sizeof(*nf));
 	int err;
 
 	stat_inc(&n->d, STAT_OPEN);
-	err = open_file(req, fi, &file);
+	err = nf ? count_file(n, fuse_req_ctx(req)->uid, nf) : ENOMEM;
+	if (!err) {
+		err = open_file(req, fi, &nf->file);
+		if (err)
+			share_file_close(nf->sf);
+	}
 	if (err) {
+		free(nf);
 		fuse_reply_err(req, err);
 		return;
 	}
-	set_file(fi, file);
+	set_file(fi, nf);
 	if (fuse_reply_open(req, fi) < 0)
 		release_file(n, fi);
 }
@@ -213,39 +287,191 @@ static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
  * The opener of fi; NULL for a control node's file not bound yet, whose
  * calls get ENXIO as on bsg's control node (poll: POLLERR).
  */
-static struct opener *file_opener(fuse_req_t req, struct fuse_file_info *fi)
+static struct opener *file_opener(fuse_req_t req, const struct fuse_file_info *fi)
 {
 	struct node *n = req_node(req);
 
 	if (n->ctl)
-		return control_opener((struct control_file *)(uintptr_t)fi->fh);
+		return control_opener(fi_file(fi)->file);
 	return fi_opener(fi);
 }
 
+static void run_ioctl(struct node *n, struct call *c)
+{
+	struct ioctx x = {
+		.req = c->req,
+		.o = file_opener(c->req, &c->fi),
+		.arg = (uintptr_t)c->arg,
+		.in_buf = c->buf,
+		.in_len = c->len,
+		.out_len = c->out_len,
+		.tid = fuse_req_ctx(c->req)->pid,
+	};
+
+	x.direct = n->d.direct && x.tid > 0; /* 0: caller outside our pid namespace */
+	if (n->ctl)
+		control_ioctl(n->ctl, fi_file(&c->fi)->file, &x, (unsigned)c->cmd, c->flags);
+	else
+		ioctl_dispatch(&x, (unsigned)c->cmd, c->flags);
+}
+
 /* fi->flags is the file's flags now: O_NONBLOCK set later by fcntl() shows. */
+static void run_call(struct node *n, struct call *c)
+{
+	struct opener *o;
+
+	if (c->kind == CALL_IOCTL) {
+		run_ioctl(n, c);
+		return;
+	}
+	o = file_opener(c->req, &c->fi);
+	if (!o)
+		fuse_reply_err(c->req, ENXIO);
+	else if (c->kind == CALL_READ)
+		async_read(c->req, o, c->len, c->fi.flags);
+	else
+		async_write(c->req, o, c->buf, c->len, c->fi.flags);
+}
+
+/* Run c on this thread, which holds its share, then give the share back. */
+static void run_held(struct node *n, struct call *c, struct share_call *held)
+{
+	share_set_current(held);
+	run_call(n, c);
+	share_set_current(NULL);
+	share_end(held);
+}
+
+static void parked_free(struct parked *p)
+{
+	if (p->charged)
+		atomic_fetch_sub(&p->n->d.mem->used, p->charged);
+	free(p);
+}
+
+/* On a thread of the elastic pool, holding the share the call was given. */
+static void parked_run(struct pool_work *work, unsigned slot)
+{
+	struct parked *p = container_of(work, struct parked, work);
+
+	(void)slot;
+	/* waits out an interrupt callback running now; it sees the call running */
+	fuse_req_interrupt_func(p->c.req, NULL, NULL);
+	run_held(p->n, &p->c, &p->w.call);
+	parked_free(p);
+}
+
+static void parked_resume(struct share_wait *w)
+{
+	struct parked *p = container_of(w, struct parked, w);
+
+	pool_submit(p->n->d.serve, &p->work);
+}
+
+/* Called by libfuse with its request lock held; only a parked call is answered here. */
+static void parked_interrupted(fuse_req_t req, void *data)
+{
+	struct parked *p = data;
+
+	if (!share_cancel(p->n->cfg->share, &p->w))
+		return;
+	stat_inc(&p->n->d, STAT_INTERRUPT);
+	fuse_reply_err(req, EINTR);
+	parked_free(p);
+}
+
+/* A copy of c to park, charged to the process's memory bound; NULL past it. */
+static struct parked *parked_new(struct node *n, const struct call *c, uid_t uid)
+{
+	struct mem_budget *m = n->d.mem;
+	size_t len = c->kind == CALL_READ ? 0 : c->len;
+	uint64_t size = sizeof(struct parked) + len;
+	struct parked *p;
+
+	if (m && atomic_fetch_add(&m->used, size) + size > m->max) {
+		atomic_fetch_sub(&m->used, size);
+		return NULL;
+	}
+	p = malloc(size);
+	if (!p) {
+		if (m)
+			atomic_fetch_sub(&m->used, size);
+		return NULL;
+	}
+	p->n = n;
+	p->c = *c;
+	p->charged = m ? size : 0;
+	if (len)
+		memcpy(p->buf, c->buf, len);
+	p->c.buf = p->buf;
+	p->w = (struct share_wait){ .uid = uid,
+				    .f = fi_file(&c->fi)->sf,
+				    .owner = n,
+				    .state = SHARE_NEW,
+				    .resume = parked_resume };
+	p->work.run = parked_run;
+	return p;
+}
+
+/* c is past its share: park it, or run it if a share came free meanwhile. */
+static void park(struct node *n, struct call *c, uid_t uid)
+{
+	struct parked *p = parked_new(n, c, uid);
+	int state;
+
+	if (!p) {
+		bsgdev_debug(&n->d,
+			     "uid %u: a call past its share of threads: no memory to park it",
+			     (unsigned)uid);
+		fuse_reply_err(c->req, ENOMEM);
+		return;
+	}
+	fuse_req_interrupt_func(c->req, parked_interrupted, p);
+	state = share_park(n->cfg->share, &p->w);
+	if (state == SHARE_PARKED)
+		return; /* p is the share's now */
+	fuse_req_interrupt_func(c->req, NULL, NULL);
+	if (state == SHARE_RUNNING)
+		run_held(n, &p->c, &p->w.call);
+	else
+		fuse_reply_err(c->req, EINTR);
+	parked_free(p);
+}
+
+/*
+ * Every call that may touch its caller's memory holds a share of threads
+ * (share.h) while it runs, its file's and its user's; past either it waits
+ * parked, without a thread.
+ */
+static void enter(struct call *c)
+{
+	struct node *n = req_node(c->req);
+	uid_t uid = fuse_req_ctx(c->req)->uid;
+	struct share_call held;
+
+	if (share_enter(fi_file(&c->fi)->sf, uid, &held))
+		run_held(n, c, &held);
+	else
+		park(n, c, uid);
+}
+
 static void cb_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct opener *o = file_opener(req, fi);
+	struct call c = { .kind = CALL_READ, .req = req, .fi = *fi, .len = size };
 
 	(void)off;
 	stat_inc(req_daemon(req), STAT_READ);
-	if (o)
-		async_read(req, o, size, fi->flags);
-	else
-		fuse_reply_err(req, ENXIO);
+	enter(&c);
 }
 
 static void cb_write(fuse_req_t req, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
-	struct opener *o = file_opener(req, fi);
+	struct call c = { .kind = CALL_WRITE, .req = req, .fi = *fi, .buf = buf, .len = size };
 
 	(void)off;
 	stat_inc(req_daemon(req), STAT_WRITE);
-	if (o)
-		async_write(req, o, buf, size, fi->flags);
-	else
-		fuse_reply_err(req, ENXIO);
+	enter(&c);
 }
 
 static void cb_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
@@ -265,24 +491,34 @@ static void cb_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollh
 static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
 		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
 {
-	struct node *n = req_node(req);
-	struct ioctx x = {
-		.req = req,
-		.o = file_opener(req, fi),
-		.arg = (uintptr_t)arg,
-		.in_buf = in_buf,
-		.in_len = in_bufsz,
-		.out_len = out_bufsz,
-		.tid = fuse_req_ctx(req)->pid,
-	};
+	struct call c = { .kind = CALL_IOCTL,
+			  .req = req,
+			  .fi = *fi,
+			  .cmd = cmd,
+			  .arg = arg,
+			  .flags = flags,
+			  .buf = in_buf,
+			  .len = in_bufsz,
+			  .out_len = out_bufsz };
 
-	stat_inc(&n->d, STAT_IOCTL);
-	x.direct = n->d.direct && x.tid > 0; /* 0: caller outside our pid namespace */
-	if (n->ctl)
-		control_ioctl(n->ctl, (struct control_file *)(uintptr_t)fi->fh, &x, (unsigned)cmd,
-			      flags);
-	else
-		ioctl_dispatch(&x, (unsigned)cmd, flags);
+	stat_inc(req_daemon(req), STAT_IOCTL);
+	enter(&c);
+}
+
+/* The calls parked on n's session, which has ended: ENODEV, as for a device gone. */
+static void drain_parked(struct node *n)
+{
+	struct list_head out = LIST_HEAD_INIT(out);
+	struct share_wait *w, *next;
+
+	share_drain(n->cfg->share, n, &out);
+	list_for_each_entry_safe(w, next, &out, node) {
+		struct parked *p = container_of(w, struct parked, w);
+
+		fuse_req_interrupt_func(p->c.req, NULL, NULL);
+		fuse_reply_err(p->c.req, ENODEV);
+		parked_free(p);
+	}
 }
 
 /* devtmpfs creates the node asynchronously; sysfs names it with '!' for '/'. */
@@ -593,6 +829,7 @@ static void *node_thread(void *arg)
 	n->stopping = true; /* from now on, node_stop() leaves se alone */
 	pthread_mutex_unlock(&n->lock);
 	/* answer what the workers still hold while the session can take it */
+	drain_parked(n);
 	control_stop(n->ctl);
 	async_bsgdev_fini(&n->d);
 	pool_free(n->d.pool);
@@ -854,10 +1091,14 @@ int node_start(struct node *n, node_ended_fn *ended, void *arg)
 			 strerror(-err));
 		return err;
 	}
+	/* every node's: parked calls resume on it (share.h) */
+	err = pool_new_elastic(SERVE_MAX, &n->d.serve);
+	if (err) {
+		log_node(LOG_ERR, n->name, "cannot start the copy threads: %s", strerror(-err));
+		return err;
+	}
 	if (n->d.direct) {
-		err = pool_new_elastic(SERVE_MAX, &n->d.serve);
-		if (!err)
-			err = watchdog_new(n->cfg->copy_timeout_ms, n->name, &n->d.wd);
+		err = watchdog_new(n->cfg->copy_timeout_ms, n->name, &n->d.wd);
 		if (err) {
 			log_node(LOG_ERR, n->name, "cannot start the copy watchdog: %s",
 				 strerror(-err));

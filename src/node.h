@@ -20,9 +20,18 @@
 
 struct mem_budget;
 struct policy;
+struct share;
 
 enum node_copy { NODE_COPY_AUTO, NODE_COPY_DIRECT, NODE_COPY_RETRY };
 enum node_engine { NODE_ENGINE_AUTO, NODE_ENGINE_QUEUE, NODE_ENGINE_POOL };
+
+/*
+ * Of a node's 128 libfuse workers, how many one open file's calls may hold
+ * at once (sg's 16 commands a file), and one user's (a quarter): past
+ * these, calls wait parked, without a thread (share.h).
+ */
+#define NODE_CALLS_PER_FILE 16
+#define NODE_CALLS_PER_USER 32
 
 /* What every node of a daemon shares; read-only while nodes exist. */
 struct node_config {
@@ -39,6 +48,7 @@ struct node_config {
 	uint64_t opener_mem_max;  /* data buffers of one open file; 0: no bound */
 	unsigned copy_timeout_ms; /* a copy of a client's memory at most (guard.h) */
 	unsigned queue_depth;	  /* v3 commands written, not read, per file; 0: 16 */
+	struct share *share;	  /* open files and threads per user and per file (share.h) */
 };
 
 struct node;

@@ -16,13 +16,35 @@
 #define USER_HZ		100
 #define SG_DEF_RESERVED 32768 /* SG_DEF_RESERVED_SIZE */
 
-/* A new opener's own channel; counted first, so that a device going away sees it or it sees gone. */
-static int open_chan(struct bsgdev *d)
+/* A new opener, counted first, so that a device going away sees it or it sees gone. */
+static int count_opener(struct bsgdev *d)
 {
 	bsgdev_opener_get(d);
+	return atomic_load(&d->target_gone) ? -ENODEV : 0;
+}
+
+int opener_chan(struct opener *o)
+{
+	struct bsgdev *d = o->d;
+	int chan = atomic_load_explicit(&o->chan, memory_order_acquire);
+	int none = -1;
+
+	if (chan >= 0)
+		return chan;
 	if (atomic_load(&d->target_gone))
 		return -ENODEV;
-	return d->target->ops->chan_open(d->target);
+	chan = d->target->ops->chan_open(d->target);
+	if (chan < 0) {
+		if (chan != -ENOENT && chan != -ENODEV && chan != -ENXIO)
+			bsgdev_warn(d, "cannot open %s for an open file: %s", d->target->info.path,
+				    strerror(-chan));
+		/* the device node vanishing with the device is sg's ENODEV */
+		return chan == -ENOENT ? -ENODEV : chan;
+	}
+	if (atomic_compare_exchange_strong(&o->chan, &none, chan))
+		return chan;
+	d->target->ops->chan_close(d->target, chan); /* another call opened one first */
+	return none;
 }
 
 /* Defaults sg gives a new file. */
@@ -69,8 +91,8 @@ static int take_ident(struct opener *o, pid_t tid, struct uaccess_ident *ident)
 		*ident = (struct uaccess_ident){ .pidfd = -1 };
 	} else if (tid > 0 && o->d->direct) {
 		err = opener_read_ident(o->d, &o->status, tid, &o->ident);
-		if (err)
-			uaccess_status_fini(&o->status);
+		/* an idle file keeps no descriptor of its opener's /proc: its first call reopens them */
+		uaccess_status_fini(&o->status);
 	}
 	return err;
 }
@@ -107,20 +129,9 @@ int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct uacce
 	o->d = d;
 	o->open_flags = flags;
 	o->shared = shared;
-	o->chan = open_chan(d);
-	if (o->chan < 0) {
-		err = o->chan;
-		if (err != -ENODEV)
-			bsgdev_warn(d, "cannot open %s for a new opener: %s", d->target->info.path,
-				    strerror(-err));
-		free(o);
-		bsgdev_opener_put(d);
-		/* the device node vanishing with the device is sg's ENODEV */
-		return err == -ENOENT ? ENODEV : -err;
-	}
-	err = take_ident(o, tid, ident);
+	atomic_init(&o->chan, -1);
+	err = count_opener(d) ? ENODEV : take_ident(o, tid, ident);
 	if (err) {
-		d->target->ops->chan_close(d->target, o->chan);
 		free(o);
 		bsgdev_opener_put(d);
 		return err;
@@ -161,7 +172,8 @@ void opener_put(struct opener *o)
 	pthread_mutex_lock(&d->openers_lock);
 	list_del(&o->d_node);
 	pthread_mutex_unlock(&d->openers_lock);
-	d->target->ops->chan_close(d->target, o->chan);
+	if (atomic_load(&o->chan) >= 0)
+		d->target->ops->chan_close(d->target, atomic_load(&o->chan));
 	if (o->achan >= 0)
 		d->target->ops->chan_close(d->target, o->achan);
 	if (o->tq)

@@ -46,7 +46,7 @@ struct opener {
 	struct bsgdev *d;
 	int open_flags;		 /* fi->flags at open() */
 	bool shared;		 /* --shared-queue: every file's, of any process */
-	int chan;		 /* this opener's own channel to the target, for SG_IO */
+	atomic_int chan;	 /* its own channel to the target, for SG_IO: opener_chan() */
 	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
 	atomic_int reserved;	 /* SG_SET_RESERVED_SIZE */
 	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
@@ -101,6 +101,14 @@ int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct uacce
  */
 int opener_read_ident(struct bsgdev *d, struct uaccess_status *cache, pid_t tid,
 		      struct uaccess_ident *ret);
+
+/*
+ * o's own channel to the target, opened at its first use, so that a file
+ * opened and left idle holds no descriptor of the target (and no reserve
+ * buffer of sg's).  The channel, or -errno: -ENODEV once the device is
+ * going away or its node has vanished.
+ */
+int opener_chan(struct opener *o);
 
 /* A reference to o, which lives until the last is put (o->lock not held). */
 void opener_get(struct opener *o);

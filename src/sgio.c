@@ -21,6 +21,7 @@
 #include "log.h"
 #include "opener.h"
 #include "sgio.h"
+#include "share.h"
 #include "sigwatch.h"
 #include "uaccess.h"
 
@@ -161,27 +162,35 @@ static void run_and_answer(struct pool_work *w, unsigned slot)
 static void finish_run(struct pool_work *w, unsigned slot)
 {
 	struct cmd *cmd = cmd_of(w);
+	struct share_call call = cmd->call;
 
 	(void)slot;
 	finish(cmd, cmd->err);
 	cmd_free(cmd);
+	share_end(&call);
 }
 
 /*
  * On a pool worker, which every caller shares: the copy into the caller,
- * which may stall, goes to a thread of the elastic pool.
+ * which may stall, goes to a thread of the elastic pool.  The call's share
+ * of threads (share.h) stays held until its copy is over, so that a caller
+ * whose copies stall holds no more threads of the pools than of libfuse's.
  */
 static void run_pooled(struct pool_work *w, unsigned slot)
 {
 	struct cmd *cmd = cmd_of(w);
+	struct share_call call = cmd->call; /* cmd may be freed by the interrupt's side */
 	int ret;
 
 	(void)slot;
-	if (!run_target_part(cmd, &ret))
+	if (!run_target_part(cmd, &ret)) {
+		share_end(&call);
 		return;
+	}
 	if (!cmd->d->serve || !cmd->direct) {
 		finish(cmd, ret);
 		cmd_free(cmd);
+		share_end(&call);
 		return;
 	}
 	cmd->err = ret;
@@ -257,6 +266,7 @@ static void run_or_queue(struct cmd *cmd)
 		return;
 	}
 	atomic_fetch_sub(&d->inline_busy, 1);
+	share_take(&cmd->call);
 	cmd->work.run = run_pooled;
 	pool_submit(d->pool, &cmd->work);
 }

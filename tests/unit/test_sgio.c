@@ -62,7 +62,7 @@ static void rig_init(struct rig *g, bool direct, unsigned threads, int open_flag
 	bsgdev_init(&g->d);
 	/* as cb_open() does */
 	cr_assert(zero(int, opener_new(&g->d, open_flags, false, gettid(), NULL, &g->o)));
-	cr_assert(ge(int, g->o->chan, 0));
+	cr_assert(eq(int, atomic_load(&g->o->chan), -1), "no channel until a command runs");
 	g->tid = gettid();
 }
 
@@ -313,7 +313,7 @@ Test(sgio, retry_v3_read_rounds)
 	cr_expect(eq(u32, g.ft->seen.data_len, 4096));
 	cr_expect(eq(u32, g.ft->seen.timeout_ms, 20000));
 	cr_expect(g.ft->seen.q_at_head);
-	cr_expect(eq(int, g.ft->seen.chan, g.o->chan), "the opener's own channel");
+	cr_expect(eq(int, g.ft->seen.chan, atomic_load(&g.o->chan)), "the opener's own channel");
 
 	out = (const struct sg_io_hdr *)rep->data;
 	cr_expect(zero(u8, out->status));
@@ -1137,13 +1137,14 @@ Test(sgio, each_opener_uses_its_own_channel)
 
 	rig_init(&g, true, 2, O_RDWR);
 	cr_assert(zero(int, opener_new(&g.d, O_RDWR, false, gettid(), NULL, &o2)));
-	cr_assert(not(eq(int, o2->chan, g.o->chan)));
+	cr_assert(eq(int, atomic_load(&o2->chan), -1), "an idle opener holds no channel");
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	script_good(g.ft, 4096, 0);
 
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
-	cr_expect(eq(int, g.ft->seen.chan, g.o->chan));
+	cr_expect(eq(int, g.ft->seen.chan, atomic_load(&g.o->chan)));
+	cr_expect(ge(int, atomic_load(&g.o->chan), 0), "opened by its first command");
 	x = (struct ioctx){
 		.req = fake_req_new(g.fs),
 		.o = o2,
@@ -1154,7 +1155,8 @@ Test(sgio, each_opener_uses_its_own_channel)
 	ioctl_dispatch(&x, SG_IO, 0);
 	rep = wait_reply(&g, x.req);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
-	cr_expect(eq(int, g.ft->seen.chan, o2->chan));
+	cr_expect(eq(int, g.ft->seen.chan, atomic_load(&o2->chan)));
+	cr_expect(ne(int, atomic_load(&o2->chan), atomic_load(&g.o->chan)));
 	rig_stop(&g);
 	opener_put(o2);
 	rig_fini(&g);

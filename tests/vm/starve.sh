@@ -1,0 +1,261 @@
+#!/bin/bash
+# Starvation: no client may take what other clients need.  nobody's calls
+# whose arguments lie in a FUSE file that stalls (stallfs: its reads wait
+# 24 s) hold every thread that copies them; another user's TEST UNIT READY
+# must still be answered while that stall is in progress, on the kernel's
+# own node as on the node.  Then one user opening the node until it fails
+# must meet its bound (ENOMEM, sg's answer when it cannot allocate a file)
+# while others still open and are served.  Each attack is run on the kernel's
+# node and on the node, both answers printed,
+#
+#    kernel sg: probe=OK open_ms=0.3 tur_ms=0.2 | node: probe=OK ...
+#
+# judged by events (the probe answered while no stalled call has returned
+# yet), never by time; latencies are printed only.  Sections (cost, stall,
+# limits) after the daemon run only those:
+#
+#    tests/vm/vm-run tests/vm/starve.sh [/path/to/cuse_bsg [cost ...]]
+set -uo pipefail
+. "$(dirname "$0")/guest-lib.sh"
+. "$(dirname "$0")/node-lib.sh"
+
+T0=$SECONDS
+CUSE_BSG=${1:-$PWD/build/cuse_bsg}
+ONLY=("${@:2}")
+STARVE=$PWD/build/clients/starve
+STALLFS=$PWD/build/clients/stallfs
+BIND=$PWD/build/clients/bsgbind
+STATE=/tmp/stallfs
+MNT=/tmp/stall
+CTL=/dev/bsg-control
+STALL_S=24
+THREADS=160 # more than a node's 128 libfuse workers
+FILES=0
+AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+AS_OTHER=(setpriv --reuid=65533 --regid=65533 --clear-groups --inh-caps=-all)
+
+section() {
+    local id=$1 title=$2
+    shift 2
+    [ ${#ONLY[@]} -eq 0 ] || [[ " ${ONLY[*]} " == *" $id "* ]] || return 0
+    vm_log "$title"
+    "$@"
+}
+
+# bounded SECONDS CMD...: CMD's output; after SECONDS it is killed and the
+# last line says HUNG (a client waiting on a FUSE answer dies only with it)
+bounded() {
+    local secs=$1 pid rc=0 out
+    shift
+    out=$(mktemp /tmp/bounded.XXXXXX)
+    "$@" >"$out" 2>&1 </dev/null &
+    pid=$!
+    if ! timeout "$secs" tail -s 0.05 --pid="$pid" -f /dev/null; then
+        kill -KILL "$pid" 2>/dev/null
+        cat "$out"
+        echo "HUNG: killed after $secs s"
+        rm -f "$out"
+        return 124
+    fi
+    wait "$pid" 2>/dev/null || rc=$?
+    cat "$out"
+    rm -f "$out"
+    return "$rc"
+}
+
+# ---- the stalling file system ----
+
+stall_events() { # stall_events begin|end: stalled calls of stallfs begun, or ended
+    if [ -e "$STATE/events" ]; then grep -c "^$1\$" "$STATE/events"; else echo 0; fi
+}
+stalling() { [ "$(stall_events begin)" -gt 0 ]; }
+
+mount_stallfs() {
+    mkdir -p "$STATE" "$MNT"
+    "$STALLFS" "$STATE" "$STALL_S" "$MNT" -o allow_other,attr_timeout=0,entry_timeout=0 \
+        >"$VM_OUT/stallfs.log" 2>&1 &
+    vm_wait 10 mountpoint -q "$MNT" || vm_fail "stallfs did not mount: $(cat "$VM_OUT/stallfs.log")"
+}
+
+# in_calls PID NR N: N threads of PID or more sleep in system call NR
+in_calls() {
+    local n
+    n=$(grep -l "^$2 " /proc/"$1"/task/*/syscall 2>/dev/null | wc -l)
+    [ "$n" -ge "$3" ]
+}
+
+# attack MODE NODE NEED PROBE...: nobody's THREADS calls of MODE on one open
+# file of NODE, their arguments in a file of stallfs no one has read yet;
+# once NEED of them are in their calls and the stall has begun, PROBE runs
+# as another user.  Sets RESULT to "PROBE's answer, stall still in progress: yes|no",
+# AFTER to a probe made once the stall was released and every call of the
+# attacker answered, and TALLY to the attacker's answers.
+attack() {
+    local mode=$1 node=$2 need=$3 pid nr=16 probe ended
+    shift 3
+    [ "$mode" != write ] || nr=1
+    FILES=$((FILES + 1))
+    rm -f "$STATE/release" "$STATE/events"
+    "${AS_NOBODY[@]}" "$STARVE" attack "$mode" "$node" "$MNT/f$FILES" "$THREADS" \
+        >/tmp/attack.out 2>&1 &
+    pid=$!
+    vm_wait 30 grep -q started= /tmp/attack.out || vm_fail "attacker: $(cat /tmp/attack.out)"
+    vm_wait 30 stalling || vm_fail "no stall began ($mode on $node)"
+    vm_wait 30 in_calls "$pid" "$nr" "$need" ||
+        vm_fail "not $need calls in progress ($mode on $node): $(where "$pid")"
+    probe=$(bounded 30 "${AS_OTHER[@]}" "$@" | tr '\n' ' ')
+    ended=$(stall_events end)
+    RESULT="${probe% }, stall in progress: $([ "$ended" -eq 0 ] && echo yes || echo "no ($ended ended)")"
+    touch "$STATE/release"
+    timeout 120 tail -s 0.1 --pid="$pid" -f /dev/null || vm_fail "attacker did not end: $(where "$pid")"
+    TALLY=$(tail -n1 /tmp/attack.out)
+    AFTER=$(bounded 30 "${AS_OTHER[@]}" "$@" | tr '\n' ' ')
+    AFTER=${AFTER% }
+}
+
+where() { cat /proc/"$1"/task/*/wchan 2>/dev/null | sort | uniq -c | tr '\n' ' '; }
+
+# stall_mode MODE: the attack on the kernel's node, then on the node.  sg
+# takes 16 commands a file (SG_MAX_QUEUE) and answers EDOM past them before
+# it reads the header or CDB: on it only 16 SG_IO or write() calls stall.
+stall_mode() {
+    local mode=$1 k ka kt n na nt need=$THREADS
+    [ "$mode" = timeout ] || need=16
+    attack "$mode" "$VM_SG" "$need" "$STARVE" probe "$VM_SG"
+    k=$RESULT ka=$AFTER kt=$TALLY
+    attack "$mode" "$NODE" "$THREADS" "$STARVE" probe "$NODE"
+    n=$RESULT na=$AFTER nt=$TALLY
+    echo "   kernel sg: $k | node: $n"
+    echo "   attacker:  kernel sg: $kt | node: $nt"
+    echo "   after the stall, a new open + TUR: kernel sg: $ka | node: $na"
+    check "$mode: another user's TUR is answered while nobody's $THREADS calls stall (kernel sg too)" \
+        bash -c "[[ '$n' == 'probe=OK '*'in progress: yes' && '$k' == 'probe=OK '*'in progress: yes' ]]"
+    check "$mode: after the stall, a new open + TUR is answered" \
+        bash -c "[[ '$na' == probe=OK* && '$ka' == probe=OK* ]]"
+}
+
+# BSG_IOC_ADD of a descriptor of a stalling file: the kernel has no control node
+stall_add() {
+    local pid
+    "$CUSE_BSG" -f -v --control --mode 0666 >>"$VM_OUT/daemon-control.log" 2>&1 &
+    pid=$!
+    vm_wait 10 test -c "$CTL" || vm_fail "$CTL did not appear"
+    # one BSG_IOC_ADD binds at a time; the others get EBUSY at once
+    attack add "$CTL" 1 "$BIND" "$CTL" bind "$VM_SG" ro
+    echo "   kernel: (no control node) | node: $RESULT"
+    echo "   attacker: $TALLY"
+    echo "   after the stall, a new bind + INQUIRY: $AFTER"
+    check "add: another user's BSG_IOC_ADD + INQUIRY is answered while nobody's $THREADS calls stall" \
+        bash -c "[[ '$RESULT' == 'bind=OK '*'inquiry=OK '*'in progress: yes' ]]"
+    check "add: after the stall, a new bind is answered" \
+        bash -c "[[ '$AFTER' == 'bind=OK '*'inquiry=OK'* ]]"
+    check "add: the daemon logged one refusal per descriptor, naming it" \
+        grep -q "BSG_IOC_ADD refused: $MNT/f$FILES" "$VM_OUT/daemon-control.log"
+    kill -TERM "$pid"
+    wait "$pid" || vm_fail "the control daemon exited $? on SIGTERM"
+}
+
+stall() {
+    mount_stallfs
+    node_start bsg/starve "$VM_SG" --mode 0666
+    for mode in sgio timeout write; do
+        stall_mode "$mode"
+    done
+    check "the daemon's threads came back: no call of nobody's left running" \
+        vm_wait 30 node_settled 0
+    echo "   daemon threads now: $(grep Threads /proc/"$NODE_PID"/status | cut -f2)"
+    node_stop
+    stall_add
+    fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"
+}
+
+# ---- what an open file costs, and the bounds on them ----
+
+no_openers() { [ "$(node_stat openers)" = 0 ] && [ "$(node_stat at_target)" = 0 ]; }
+
+fds_of() { find /proc/"$1"/fd -mindepth 1 | wc -l; }
+slab_kb() { sed -n 's/^Slab: *\([0-9]*\) kB/\1/p' /proc/meminfo; }
+rss_kb() { sed -n 's/^VmRSS:\s*\([0-9]*\) kB/\1/p' /proc/"$1"/status; }
+
+# cost_of NODE N [PID]: nobody holds N files of NODE open; sets COST to what
+# they cost the kernel (slab) and, given the daemon's PID, the daemon
+cost_of() {
+    local node=$1 n=$2 pid=${3:-} f0=0 s0 r0=0 f1=0 s1 r1=0 holder
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+    [ -z "$pid" ] || { f0=$(fds_of "$pid"); r0=$(rss_kb "$pid"); }
+    s0=$(slab_kb)
+    "${AS_NOBODY[@]}" bash -c "ulimit -n $((n + 3)) && exec $STARVE flood $node hold" \
+        >/tmp/flood.out 2>&1 &
+    holder=$!
+    vm_wait 60 grep -q opened= /tmp/flood.out || vm_fail "flood: $(cat /tmp/flood.out)"
+    s1=$(slab_kb)
+    [ -z "$pid" ] || { f1=$(fds_of "$pid"); r1=$(rss_kb "$pid"); }
+    COST_FDS=$((f1 - f0))
+    COST="$(cat /tmp/flood.out): kernel slab +$(((s1 - s0) * 1024 / n)) bytes a file"
+    [ -z "$pid" ] || COST="$COST, daemon +$(awk -v a=$((f1 - f0)) -v n="$n" 'BEGIN { printf "%.2f", a / n }') descriptors and +$(((r1 - r0) * 1024 / n)) bytes RSS a file"
+    kill -TERM "$holder"
+    wait "$holder"
+}
+
+cost() {
+    node_start bsg/starve "$VM_SG" --mode 0666
+    cost_of "$VM_SG" 500
+    echo "   kernel sg, 500 opens: $COST"
+    cost_of "$NODE" 500 "$NODE_PID"
+    echo "   node, 500 opens: $COST"
+    # the opener's pidfd; a few more are the epoll sets of libfuse workers started meanwhile
+    check "nobody's 500 files of the node open: the daemon holds one descriptor a file ($COST_FDS)" \
+        test "$COST_FDS" -le $((500 + 16))
+    node_stop
+}
+
+# flood_hold OUT AS...: open the node as AS until it fails, and hold the files
+flood_hold() {
+    local out=$1
+    shift
+    "$@" bash -c "ulimit -n 4096 && exec $STARVE flood $NODE hold" >"$out" 2>&1 &
+    HOLDERS+=("$!")
+    vm_wait 60 grep -q opened= "$out" || vm_fail "flood: $(cat "$out")"
+}
+
+limits() {
+    local n=0 f other kernel
+    HOLDERS=()
+    node_start bsg/starve "$VM_SG" --mode 0666 --max-files 1500 --max-files-per-user 1024
+    for f in 1 2 3 4; do
+        flood_hold "/tmp/flood$f" "${AS_NOBODY[@]}"
+        n=$((n + $(sed -n 's/^opened=\([0-9]*\).*/\1/p' "/tmp/flood$f")))
+    done
+    kernel=$(bounded 60 "${AS_NOBODY[@]}" bash -c "ulimit -n 4096 && exec $STARVE flood $VM_SG")
+    echo "   nobody, 4 processes opening until it fails: kernel sg (one process):" \
+        "$kernel | node: $n files, then $(sed -n 's/.*errno=//p' /tmp/flood4)"
+    check "nobody holds --max-files-per-user (1024) files of the node, then ENOMEM (sg's answer when it cannot allocate)" \
+        bash -c "[ $n -eq 1024 ] && grep -q errno=ENOMEM /tmp/flood4"
+    check "one log line for it, naming the option" \
+        grep -q "open refused: its files open are at --max-files-per-user: ENOMEM" "$NODE_LOG"
+    check "while nobody holds them, another user opens and is served" \
+        bash -c "$(printf '%q ' "${AS_OTHER[@]}") $STARVE probe $NODE | grep -q probe=OK"
+    flood_hold /tmp/flood-other "${AS_OTHER[@]}"
+    other=$(cat /tmp/flood-other)
+    echo "   another user then: $other"
+    check "another user gets the rest of --max-files (1500 - 1024 = 476), then ENOMEM" \
+        test "$other" = "opened=476 errno=ENOMEM"
+    check "root still opens past --max-files and is served, as root passes the kernel's file-max" \
+        bash -c "$STARVE probe $NODE | grep -q probe=OK"
+    echo "   daemon with 1500 files open: $(fds_of "$NODE_PID") descriptors, RSS $(rss_kb "$NODE_PID") kB"
+    kill -TERM "${HOLDERS[@]}"
+    wait "${HOLDERS[@]}"
+    # node_settled counts the refused opens as open: no opener left is the test here
+    check "all closed: the daemon settles with no open file left" vm_wait 30 no_openers
+    check "and a new open is served" bash -c "$STARVE probe $NODE | grep -q probe=OK"
+    node_stop
+}
+
+vm_load_scsi_debug dev_size_mb=16
+chmod 0666 "$VM_SG"
+section cost "what one open file costs: descriptors and kernel memory" cost
+section stall "calls stalled in a client's memory take only their own share of threads" stall
+section limits "open files per user and in all (--max-files-per-user, --max-files)" limits
+echo "starve suite took $((SECONDS - T0)) s in the guest"
+summary
