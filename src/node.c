@@ -94,6 +94,7 @@ struct node {
 	bool over;		  /* protected by lock: the session has ended */
 	atomic_bool removed;	  /* udev said the device went */
 	atomic_bool warned_files; /* an open past the bounds on open files was logged */
+	atomic_bool warned_park;  /* a call refused its parking by --max-memory was logged */
 	int start_err;		  /* why the node did not come up, if known */
 	int result;		  /* protected by lock: the loop's, once over */
 };
@@ -420,9 +421,16 @@ static void park(struct node *n, struct call *c, uid_t uid)
 	int state;
 
 	if (!p) {
-		bsgdev_debug(&n->d,
-			     "uid %u: a call past its share of threads: no memory to park it",
-			     (unsigned)uid);
+		if (!atomic_exchange(&n->warned_park, true))
+			bsgdev_warn(&n->d,
+				    "uid %u: a call past its share of threads is past the daemon's "
+				    "memory bound, parked: ENOMEM",
+				    (unsigned)uid);
+		else
+			bsgdev_debug(
+				&n->d,
+				"uid %u: a call past its share of threads: no memory to park it",
+				(unsigned)uid);
 		fuse_reply_err(c->req, ENOMEM);
 		return;
 	}
