@@ -316,8 +316,13 @@ int cmd_run_target(struct cmd *cmd)
 		return -ENODEV;
 	if (cmd->chan < 0)
 		cmd->chan = opener_chan(cmd->o);
+	/*
+	 * This opener could not reach the device by its path (gone, or the path
+	 * now leads elsewhere): its command fails, the node does not; a device
+	 * that went is told by the channels already open and by udev.
+	 */
 	if (cmd->chan < 0)
-		return cmd_target_failed(d, cmd->chan);
+		return cmd->chan;
 	stat_target_start(d);
 	ret = d->target->ops->sg_io(d->target, cmd->chan, &cmd->c);
 	cmd->duration = stat_target_end(d, &cmd->start);
