@@ -34,14 +34,11 @@ struct pool {
 	struct worker workers[];
 };
 
-static struct pool_work *take(struct pool *p)
+/* A waiting thread leaves the idle count with the queue's head, if any; unlocks p. */
+static struct pool_work *stop_waiting(struct pool *p)
 {
 	struct pool_work *w;
 
-	pthread_mutex_lock(&p->lock);
-	p->idle++;
-	while (list_empty(&p->queue) && !p->stopping)
-		pthread_cond_wait(&p->wake, &p->lock);
 	p->idle--;
 	w = list_first_entry_or_null(&p->queue, struct pool_work, node);
 	if (w) {
@@ -50,6 +47,15 @@ static struct pool_work *take(struct pool *p)
 	}
 	pthread_mutex_unlock(&p->lock);
 	return w;
+}
+
+static struct pool_work *take(struct pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->idle++;
+	while (list_empty(&p->queue) && !p->stopping)
+		pthread_cond_wait(&p->wake, &p->lock);
+	return stop_waiting(p);
 }
 
 static void *worker_main(void *arg)
@@ -98,7 +104,6 @@ err_stop:
  */
 static struct pool_work *take_elastic(struct pool *p)
 {
-	struct pool_work *w;
 	struct timespec end;
 
 	clock_gettime(CLOCK_MONOTONIC, &end);
@@ -114,14 +119,7 @@ static struct pool_work *take_elastic(struct pool *p)
 		if (pthread_cond_timedwait(&p->wake, &p->lock, &end) == ETIMEDOUT &&
 		    list_empty(&p->queue) && p->idle > POOL_KEEP_IDLE)
 			break;
-	p->idle--;
-	w = list_first_entry_or_null(&p->queue, struct pool_work, node);
-	if (w) {
-		list_del(&w->node);
-		p->backlog--;
-	}
-	pthread_mutex_unlock(&p->lock);
-	return w;
+	return stop_waiting(p);
 }
 
 static void *elastic_main(void *arg)
