@@ -91,8 +91,11 @@ flood() {
         "each write() is 32 pages)"
     waiting=$(sed -n 's/.*waiting=\([0-9]*\).*/\1/p' "$out")
     enomem=$(sed -n 's/.*ENOMEM=\([0-9]*\).*/\1/p' "$out")
-    check "parked writes: the daemon's memory stays within --max-memory ($((held - base)) KiB more)" \
-        test $((held - base)) -lt $((40 * 1024 + 8 * 1024))
+    # --max-memory bounds the copies; besides them the daemon may hold its
+    # libfuse workers' request buffers (at most 128 workers, 132 KiB each)
+    # and 8 MiB of stacks and heap
+    check "parked writes: the daemon's memory stays within --max-memory and its workers' buffers ($((held - base)) KiB more)" \
+        test $((held - base)) -lt $((40 * 1024 + 128 * 132 + 8 * 1024))
     check "parked writes: those past the bound get ENOMEM ($enomem)" test "${enomem:-0}" -gt 0
     check "parked writes: the others wait for room ($waiting)" test "${waiting:-0}" -gt 0
     # a writer past its share of threads is parked by the node before its
@@ -108,7 +111,10 @@ flood() {
         echo "   threads did not come down to $((threads + IDLE_KEPT))"
     after=$(daemon_rss)
     echo "   daemon RSS: $after KiB once the writers were killed"
-    check "parked writes: their memory is given back ($after KiB)" test $((after - base)) -lt 8192
+    # what stays: the 16 idle libfuse workers' request buffers (132 KiB
+    # each) and 8 MiB of stacks and heap
+    check "parked writes: their memory is given back ($after KiB)" \
+        test $((after - base)) -lt $((8192 + 16 * 132))
     check "parked writes: the daemon still serves" sg_turs "$NODE"
     node_stop
     rm -f "$out"
@@ -144,7 +150,7 @@ churn_round() {  # churn_round N BASE-THREADS: one round, then idle again
 }
 
 churn() {
-    local base r1 r2 b f1 f2 e1 e2 t1 t2 m1 m2
+    local base r1 r2 r3 b f1 f2 e1 e2 t1 t2 m1 m2 m3
     node_start bsg/robust-cuse "$VM_SG"
     vm_wait 30 node_settled 0
     base=$(sample)
@@ -164,7 +170,18 @@ churn() {
     check "churn: idle threads within the ceiling ($t2 <= $b + $IDLE_KEPT)" \
         test "$t2" -le $((b + IDLE_KEPT))
     check "churn: round 2 adds no thread ($t1 -> $t2)" test "$t2" -le "$t1"
-    check "churn: round 2 adds under 2 MiB of RSS ($m1 -> $m2 KiB)" test "$m2" -lt $((m1 + 2048))
+    if [ "$m2" -ge $((m1 + 2048)) ]; then
+        # RSS that steps once (another malloc arena taken into use) is given
+        # one more round, as in the async suite; a leak grows in each round
+        churn_round 3 "$b"
+        r3=$(sample)
+        read -ra v <<<"$r3" && show "after round 3" "${v[@]}"
+        read -r _ _ _ m3 <<<"$r3"
+        check "churn: RSS that stepped in round 2 adds under 2 MiB in round 3 ($m2 -> $m3 KiB)" \
+            test "$m3" -lt $((m2 + 2048))
+    else
+        check "churn: round 2 adds under 2 MiB of RSS ($m1 -> $m2 KiB)" test "$m2" -lt $((m1 + 2048))
+    fi
     check "churn: the daemon still serves" sg_turs "$NODE"
     node_stop
 }
