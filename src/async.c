@@ -39,6 +39,7 @@
 #include "ioctx.h"
 #include "log.h"
 #include "opener.h"
+#include "sgio.h"
 #include "sigwatch.h"
 #include "uaccess.h"
 
@@ -540,7 +541,8 @@ static bool take_place(struct opener *o, struct cmd *cmd)
 	bool go;
 
 	pthread_mutex_lock(&o->lock);
-	go = !max || o->running < max;
+	/* a waiting SG_IO goes first: it holds its caller, a written one nobody */
+	go = !max || (o->running + o->sync_running < max && !o->sync_waiting);
 	if (go) {
 		o->running++;
 	} else {
@@ -1550,12 +1552,14 @@ static void complete_async(struct cmd *cmd, int err, bool placed)
 	cmd_duration(cmd);
 	cmd_log(cmd, cmd->err);
 	pthread_mutex_lock(&o->lock);
-	if (placed)
+	if (placed && !o->sync_waiting)
 		next = list_first_entry_or_null(&o->pend, struct cmd, pend);
 	if (next) {
 		list_del(&next->pend);
 	} else if (placed) {
 		o->running--;
+		if (o->sync_waiting)
+			pthread_cond_broadcast(&o->slot_freed);
 	}
 	orphan = o->released;
 	if (orphan) {
@@ -1577,6 +1581,62 @@ static void complete_async(struct cmd *cmd, int err, bool placed)
 	if (next)
 		dispatch(next); /* its place: o->running is unchanged */
 	opener_put(o);
+}
+
+bool async_slot_take(struct cmd *cmd)
+{
+	struct opener *o = cmd->o;
+	unsigned max = o->d->max_running;
+	bool go = true;
+
+	if (!o->d->slots_shared)
+		return true;
+	pthread_mutex_lock(&o->lock);
+	o->sync_waiting++;
+	/* only for the written ones' slots: SG_IOs alone meet sg's own EDOM */
+	while (o->running && o->running + o->sync_running >= max) {
+		struct timespec tick;
+
+		/* a signal that ended the call is seen within a tick */
+		if (atomic_load(&cmd->state) == SGIO_INTERRUPTED) {
+			go = false;
+			break;
+		}
+		clock_gettime(CLOCK_REALTIME, &tick);
+		tick.tv_nsec += 50 * 1000 * 1000;
+		if (tick.tv_nsec >= 1000 * 1000 * 1000) {
+			tick.tv_sec++;
+			tick.tv_nsec -= 1000 * 1000 * 1000;
+		}
+		pthread_cond_timedwait(&o->slot_freed, &o->lock, &tick);
+	}
+	o->sync_waiting--;
+	if (go)
+		o->sync_running++;
+	pthread_mutex_unlock(&o->lock);
+	return go;
+}
+
+void async_slot_give(struct opener *o)
+{
+	struct cmd *next = NULL;
+
+	if (!o->d->slots_shared)
+		return;
+	pthread_mutex_lock(&o->lock);
+	o->sync_running--;
+	if (o->sync_waiting) {
+		pthread_cond_broadcast(&o->slot_freed);
+	} else if (o->running + o->sync_running < o->d->max_running) {
+		next = list_first_entry_or_null(&o->pend, struct cmd, pend);
+		if (next) {
+			list_del(&next->pend);
+			o->running++;
+		}
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (next)
+		dispatch(next);
 }
 
 static void run_async(struct pool_work *w, unsigned slot)

@@ -49,6 +49,16 @@ void async_unkeep(struct cmd *cmd);
 void async_kept_done(struct cmd *cmd, int err);
 
 /*
+ * On a binding to an sg descriptor (d->slots_shared) SG_IO and written
+ * commands share its 16 slots.  async_slot_take() waits, before cmd runs,
+ * while written ones hold the slots, ahead of written ones still queued;
+ * false if the call's signal ended it meanwhile.  async_slot_give() after.
+ * Elsewhere both do nothing.
+ */
+bool async_slot_take(struct cmd *cmd);
+void async_slot_give(struct opener *o);
+
+/*
  * d->target_gone was just set by d->gone(): answer every opener's parked
  * reads and writes with ENODEV and wake its pollers (POLLHUP).
  */

@@ -70,6 +70,7 @@ struct bsgdev {
 	bool queue;		 /* write()n commands go to the target's queue, not the pool */
 	bool bound;		 /* a control node's binding: the target is a client's descriptor */
 	unsigned max_running;	 /* an opener's written commands at the target at once; 0: any */
+	bool slots_shared;	 /* its SG_IOs take the same slots: one sg open file (a binding) */
 	unsigned queue_depth;	 /* v3 commands written and not read, per opener; 0: 16 */
 	uint32_t max_xfer;	 /* most data one command may move on our path */
 	int max_xfer_errno;	 /* and the errno for more */

@@ -200,6 +200,8 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	b->d.direct = cd->direct;
 	b->d.signal_ends = sigwatch_ends_call;
 	b->d.max_running = target_max_queued(t);
+	/* the client's one open file: its channels are duplicates, with one set of slots */
+	b->d.slots_shared = b->d.max_running != 0;
 	b->d.queue_depth = cd->queue_depth;
 	b->d.max_xfer = t->info.max_xfer;
 	b->d.max_xfer_errno = t->info.max_xfer_errno;

@@ -108,6 +108,7 @@ static void opener_init(struct opener *o)
 	list_init(&o->readers);
 	list_init(&o->writers);
 	pthread_mutex_init(&o->lock, NULL);
+	pthread_cond_init(&o->slot_freed, NULL);
 	pthread_mutex_init(&o->status_lock, NULL);
 	pthread_mutex_init(&o->bufs_lock, NULL);
 	o->refs = 1;
@@ -183,6 +184,7 @@ void opener_put(struct opener *o)
 	pthread_mutex_destroy(&o->status_lock);
 	bufs_free(o);
 	pthread_mutex_destroy(&o->bufs_lock);
+	pthread_cond_destroy(&o->slot_freed);
 	pthread_mutex_destroy(&o->lock);
 	free(o);
 	bsgdev_opener_put(d);

@@ -60,10 +60,13 @@ struct opener {
 	unsigned next_mrq;     /* protected by lock: the last blocking array's id */
 	/* written commands have their own channel (or target queue), opened at
 	 * the first write(): sg's slots per descriptor are not shared with SG_IO */
-	int achan;			   /* protected by lock: or -1 */
-	struct target_queue *tq;	   /* protected by lock: or NULL */
-	unsigned running;		   /* protected by lock: at the target now */
-	struct list_head pend;		   /* protected by lock: waiting for max_running */
+	int achan;		   /* protected by lock: or -1 */
+	struct target_queue *tq;   /* protected by lock: or NULL */
+	unsigned running;	   /* protected by lock: at the target now */
+	struct list_head pend;	   /* protected by lock: waiting for max_running */
+	unsigned sync_running;	   /* protected by lock: SG_IOs holding a slot (slots_shared) */
+	unsigned sync_waiting;	   /* protected by lock: SG_IOs waiting for one */
+	pthread_cond_t slot_freed; /* a written command gave its slot to a waiting SG_IO */
 	struct list_head readers, writers; /* protected by lock: calls waiting, FIFO */
 	struct fuse_pollhandle *ph;	   /* protected by lock: the newest poller */
 	bool serve_queued;		   /* protected by lock: a serve job is queued */

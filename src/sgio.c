@@ -122,11 +122,14 @@ static bool run_target_part(struct cmd *cmd, int *ret)
 {
 	int expect = SGIO_RUNNING;
 
-	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED) {
+	struct opener *o = cmd->o;
+
+	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED || !async_slot_take(cmd)) {
 		cmd_free(cmd); /* interrupted while queued: never started */
 		return false;
 	}
 	*ret = cmd_run_target(cmd);
+	async_slot_give(o);
 	if (!atomic_compare_exchange_strong(&cmd->state, &expect, SGIO_COMPLETING)) {
 		if (expect == SGIO_KEPT)
 			async_kept_done(cmd, *ret); /* for read(), which frees it */

@@ -114,6 +114,13 @@ v4_ioctls() {
         check "SG_IOSUBMIT of 64 READs through a binding to $dev, SG_IORECEIVE 16 at a time ($out)" \
             grep -q '^ok' <<<"$out"
     done
+    # the written ones still at the device while SG_IO checks each received
+    # one: on sg's one open file they share its 16 slots, and SG_IO waits for one
+    echo 5000000 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
+    out=$("$V4IO" batch "$CTL=$VM_SG" 64 16 2>&1)
+    echo 0 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
+    check "the same, the device at 5 ms a command: SG_IO between the receives is not refused ($out)" \
+        grep -q '^ok' <<<"$out"
     out=$("$V4IO" mix "$CTL=$VM_BSG" 2>&1)
     check "write()/read() and the v4 ioctls mixed on a binding to $VM_BSG ($out)" grep -q '^ok' <<<"$out"
 }
