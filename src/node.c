@@ -132,7 +132,8 @@ struct parked {
 	struct pool_work work;
 	struct node *n;
 	struct call c;
-	uint64_t charged; /* bytes charged to the process's memory bound */
+	struct sigwatch_entry watch; /* interrupted by a signal that ends nothing (sigwatch.h) */
+	uint64_t charged;	     /* bytes charged to the process's memory bound */
 	char buf[];
 };
 
@@ -358,6 +359,7 @@ static void parked_run(struct pool_work *work, unsigned slot)
 	(void)slot;
 	/* waits out an interrupt callback running now; it sees the call running */
 	fuse_req_interrupt_func(p->c.req, NULL, NULL);
+	sigwatch_cancel(&p->watch);
 	run_held(p->n, &p->c, &p->w.call);
 	parked_free(p);
 }
@@ -369,16 +371,47 @@ static void parked_resume(struct share_wait *w)
 	pool_submit(p->n->d.serve, &p->work);
 }
 
-/* Called by libfuse with its request lock held; only a parked call is answered here. */
-static void parked_interrupted(fuse_req_t req, void *data)
+/* The call of p, parked, is the caller's now (share_cancel()): EINTR. */
+static void parked_eintr(struct parked *p)
+{
+	stat_inc(&p->n->d, STAT_INTERRUPT);
+	fuse_reply_err(p->c.req, EINTR);
+	parked_free(p);
+}
+
+/* The signal watcher's: a signal that ends the call is pending now. */
+static void parked_fired(fuse_req_t req, void *data)
 {
 	struct parked *p = data;
 
 	if (!share_cancel(p->n->cfg->share, &p->w))
+		return;				  /* running, or answered by whoever cancelled it */
+	fuse_req_interrupt_func(req, NULL, NULL); /* waits out the interrupt callback */
+	parked_eintr(p);
+}
+
+/*
+ * Called by libfuse with its request lock held; only a parked call is
+ * answered here.  As sg's own sleeps, only a signal that runs a handler or
+ * kills ends it; after another (a stop) it stays parked, watched so that a
+ * later one ends it (FUSE sends one interrupt per request).
+ */
+static void parked_interrupted(fuse_req_t req, void *data)
+{
+	struct parked *p = data;
+	struct node *n = p->n;
+
+	if (!bsgdev_signal_ends(&n->d, fuse_req_ctx(req)->pid)) {
+		p->watch = (struct sigwatch_entry){
+			.req = req, .tid = fuse_req_ctx(req)->pid, .fire = parked_fired, .data = p
+		};
+		if (!sigwatch_watch(&n->d.sigwatch, n->d.signal_ends, &p->watch))
+			return; /* p may be answered (freed) by the watcher already */
+		p->watch = (struct sigwatch_entry){ 0 };
+	}
+	if (!share_cancel(n->cfg->share, &p->w))
 		return;
-	stat_inc(&p->n->d, STAT_INTERRUPT);
-	fuse_reply_err(req, EINTR);
-	parked_free(p);
+	parked_eintr(p);
 }
 
 /* A copy of c to park, charged to the process's memory bound; NULL past it. */
@@ -411,6 +444,7 @@ static struct parked *parked_new(struct node *n, const struct call *c, uid_t uid
 				    .state = SHARE_NEW,
 				    .resume = parked_resume };
 	p->work.run = parked_run;
+	p->watch = (struct sigwatch_entry){ 0 };
 	return p;
 }
 
@@ -439,6 +473,7 @@ static void park(struct node *n, struct call *c, uid_t uid)
 	if (state == SHARE_PARKED)
 		return; /* p is the share's now */
 	fuse_req_interrupt_func(c->req, NULL, NULL);
+	sigwatch_cancel(&p->watch);
 	if (state == SHARE_RUNNING)
 		run_held(n, &p->c, &p->w.call);
 	else
@@ -524,6 +559,7 @@ static void drain_parked(struct node *n)
 		struct parked *p = container_of(w, struct parked, w);
 
 		fuse_req_interrupt_func(p->c.req, NULL, NULL);
+		sigwatch_cancel(&p->watch);
 		fuse_reply_err(p->c.req, ENODEV);
 		parked_free(p);
 	}

@@ -6,6 +6,10 @@
  *                                   what its call returned and when it ended
  *     CALL:   read   8 v3 READs written, then read() until 8 are read
  *             sgio   one v3 SG_IO READ
+ *             share  32 threads each in a v3 SG_IO READ, 16 on each of two
+ *                    files (the node's share of threads of one user), then
+ *                    one more SG_IO READ on a third file: on the node it
+ *                    waits parked for its share
  *             write  (v4) 16 READs written, a 17th waits for room; a thread
  *                    reads one completion 3 s later
  *     ACTION: stop          SIGSTOP, 2 s, SIGCONT
@@ -150,6 +154,65 @@ static int call_sgio(int fd)
 	return 0;
 }
 
+static void *sgio_thread(void *arg)
+{
+	uint8_t cdb[10], buf[BLOCK];
+	struct sg_io_hdr h;
+	sigset_t usr1;
+
+	/* SIGUSR1 goes to the main thread, whose call is the one watched */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+	v3_read(&h, cdb, buf, 1);
+	if (ioctl(*(int *)arg, SG_IO, &h) < 0)
+		perror("SG_IO (one of the 32)");
+	return NULL;
+}
+
+/* Threads of this process asleep in ioctl(). */
+static int threads_in_ioctl(void)
+{
+	char path[300], text[32];
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	FILE *f;
+
+	if (!d)
+		die("/proc/self/task");
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", e->d_name);
+		f = fopen(path, "re");
+		if (f && fgets(text, sizeof(text), f) && atoi(text) == 16 && text[0] != 'r')
+			n++;
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static int call_share(int fd)
+{
+	static int fds[2];
+	pthread_t t;
+
+	for (int i = 0; i < 2; i++) {
+		fds[i] = open(dev, O_RDWR);
+		if (fds[i] < 0)
+			die(dev);
+		for (int j = 0; j < QUEUE; j++)
+			if (pthread_create(&t, NULL, sgio_thread, &fds[i]))
+				die("pthread_create");
+	}
+	while (threads_in_ioctl() < 2 * QUEUE)
+		usleep(10000);
+	return call_sgio(fd);
+}
+
 static void *read_one_later(void *arg)
 {
 	struct sg_io_v4 h;
@@ -202,6 +265,8 @@ static int child_main(const char *call, const char *action)
 		call_read(fd);
 	else if (!strcmp(call, "sgio"))
 		call_sgio(fd);
+	else if (!strcmp(call, "share"))
+		call_share(fd);
 	else
 		call_write(fd);
 	fflush(stdout);

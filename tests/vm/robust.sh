@@ -1,8 +1,9 @@
 #!/bin/bash
 # Robustness of the node under signals, memory pressure and churn:
-#  - a call waiting in the node (read(), SG_IO, a blocking write()) gets a
-#    signal: a stop and a continue, a caught one (with and without
-#    SA_RESTART), an ignored one, SIGKILL.  Each runs on the kernel's sg
+#  - a call waiting in the node (read(), SG_IO, a blocking write(), an SG_IO
+#    parked past its user's share of threads) gets a signal: a stop and a
+#    continue, a caught one (with and without SA_RESTART), an ignored one,
+#    SIGKILL.  Each runs on the kernel's sg
 #    node and on the node, and both answers are printed:
 #        read/stop          kernel sg: 8/8 read (...) | node: 8/8 read (...)
 #  - write()s parked on a full queue: their copies stay within --max-memory;
@@ -61,6 +62,11 @@ signals() {
     signal_case sgio stop "SG_IO ok, status 0"
     signal_case sgio usr1 "SG_IO EINTR"
     signal_case sgio stop-kill "killed by KILL"
+    # one SG_IO past its user's share of threads (32 calls holding one) waits
+    # parked, with no thread: the same signals end it as end a waiting call
+    signal_case share stop "SG_IO ok, status 0"
+    signal_case share usr1 "SG_IO EINTR"
+    signal_case share stop-kill "killed by KILL"
     signal_case write stop "write ok"
     signal_case write usr1 "write EINTR"
     signal_case write stop-kill "killed by KILL"
