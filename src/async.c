@@ -1424,10 +1424,15 @@ static void serve_readers(struct opener *o)
 	}
 }
 
-/* serve_readers(o) on a thread of the elastic pool, holding a reference. */
+/*
+ * serve_readers(o) on a thread of the elastic pool, holding a reference and
+ * a share of o's file's and user's threads (w.call), as the call it serves
+ * would: so one user's copies that stall hold at most its own share.
+ */
 struct serve_job {
 	struct pool_work work;
 	struct opener *o;
+	struct share_wait w;
 };
 
 static void serve_run_here(struct opener *o)
@@ -1443,44 +1448,120 @@ static void serve_run(struct pool_work *w, unsigned slot)
 {
 	struct serve_job *j = (struct serve_job *)((char *)w - offsetof(struct serve_job, work));
 	struct opener *o = j->o;
+	struct share_call call = j->w.call;
 
 	(void)slot;
+	pthread_mutex_lock(&o->lock);
+	if (o->serve_wait == &j->w)
+		o->serve_wait = NULL;
+	pthread_mutex_unlock(&o->lock);
 	free(j);
 	serve_run_here(o);
+	share_end(&call);
+}
+
+/* A share came free for j, parked: to the elastic pool (share_end()'s thread). */
+static void serve_resume(struct share_wait *w)
+{
+	struct serve_job *j = (struct serve_job *)((char *)w - offsetof(struct serve_job, w));
+
+	pool_submit(j->o->d->serve, &j->work);
+}
+
+/* j, parked or being parked, will not run (cancelled): drop it. */
+static void serve_dropped(struct opener *o, struct serve_job *j)
+{
+	pthread_mutex_lock(&o->lock);
+	if (o->serve_wait == &j->w)
+		o->serve_wait = NULL;
+	o->serve_queued = false;
+	pthread_mutex_unlock(&o->lock);
+	free(j);
+	opener_put(o);
 }
 
 /*
  * A completion came, on a thread every opener shares (a pool worker, the
  * target's queue): serving a parked reader copies into its memory, which
- * may stall, so that is done on a thread of the elastic pool; one such job
- * per opener at a time.
+ * may stall, so that is done on a thread of the elastic pool, holding a
+ * share of the reader's file's and user's threads; past the share it waits
+ * parked without a thread until a call of that user gives one back.  One
+ * such job per opener at a time.
  */
 static void serve_later(struct opener *o)
 {
 	struct serve_job *j;
-	bool go;
+	bool go, park = false;
 
 	if (!o->d->serve) {
 		serve_readers(o);
 		return;
 	}
+	j = malloc(sizeof(*j));
 	pthread_mutex_lock(&o->lock);
 	go = !list_empty(&o->readers) && !o->serve_queued;
 	if (go) {
 		o->serve_queued = true;
 		o->refs++;
 	}
+	if (go && j) {
+		j->o = o;
+		j->work.run = serve_run;
+		j->w = (struct share_wait){ 0 };
+		/* a parked reader keeps the file, and so o->sf, open */
+		if (o->sf && !share_enter(o->sf, o->uid, &j->w.call)) {
+			j->w = (struct share_wait){ .uid = o->uid,
+						    .f = o->sf,
+						    .owner = &o->d->serve,
+						    .state = SHARE_NEW,
+						    .resume = serve_resume };
+			o->serve_wait = &j->w;
+			park = true;
+		}
+	}
 	pthread_mutex_unlock(&o->lock);
-	if (!go)
+	if (!go) {
+		free(j);
 		return;
-	j = malloc(sizeof(*j));
+	}
 	if (!j) {
 		serve_run_here(o); /* no memory: here, then */
 		return;
 	}
-	j->o = o;
-	j->work.run = serve_run;
+	if (park) {
+		switch (share_park(o->share, &j->w)) {
+		case SHARE_PARKED:
+			return; /* j is the share's now */
+		case SHARE_CANCELLED:
+			serve_dropped(o, j); /* released, or the node ended */
+			return;
+		default:
+			break; /* a share came free meanwhile: j holds it */
+		}
+	}
 	pool_submit(o->d->serve, &j->work);
+}
+
+void async_set_share(struct opener *o, struct share *s, struct share_file *sf, uid_t uid)
+{
+	o->share = s;
+	o->sf = sf;
+	o->uid = uid;
+}
+
+void async_drain_serve(struct bsgdev *d, struct share *s)
+{
+	struct list_head out = LIST_HEAD_INIT(out);
+	struct share_wait *w, *next;
+
+	share_drain(s, &d->serve, &out); /* not d: the node's own calls are drained as d */
+	list_for_each_entry_safe(w, next, &out, node) {
+		struct serve_job *j =
+			(struct serve_job *)((char *)w - offsetof(struct serve_job, w));
+
+		list_del(&w->node);
+		serve_dropped(j->o, j);
+	}
 }
 
 void async_room(struct opener *o)
@@ -1764,9 +1845,13 @@ void async_release(struct opener *o)
 	struct cmd *c, *next;
 	struct list_head done = LIST_HEAD_INIT(done);
 	struct fuse_pollhandle *ph;
+	struct share_wait *serve = NULL;
 
 	pthread_mutex_lock(&o->lock);
 	o->released = true;
+	/* a serve job parked for the file's share: its share_file goes after this */
+	if (o->serve_wait && share_cancel(o->share, o->serve_wait))
+		serve = o->serve_wait;
 	list_for_each_entry_safe(c, next, &o->cmds, node) {
 		list_del(&c->node);
 		if (!c->done)
@@ -1781,6 +1866,9 @@ void async_release(struct opener *o)
 		cmd_free(c); /* results nobody will read: no user memory touched */
 	if (ph)
 		fuse_pollhandle_destroy(ph);
+	if (serve)
+		serve_dropped(o,
+			      (struct serve_job *)((char *)serve - offsetof(struct serve_job, w)));
 	opener_put(o);
 }
 

@@ -11,12 +11,15 @@
 
 #include <scsi/sg.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct bsgdev;
 struct fuse_pollhandle;
 struct fuse_req; /* libfuse's fuse_req_t */
 struct opener;
 struct scsi_cmd;
+struct share;
+struct share_file;
 
 /*
  * Stop what the asynchronous interface runs for d (the resolver of forced
@@ -73,6 +76,16 @@ void async_room(struct opener *o);
  * Touches no user memory.
  */
 void async_release(struct opener *o);
+
+/*
+ * o's file counts in the share of threads sf of uid's (share.h): a copy into
+ * one of its parked readers holds a share of it, and waits parked, with no
+ * thread, past it.  Before o's first call.
+ */
+void async_set_share(struct opener *o, struct share *s, struct share_file *sf, uid_t uid);
+
+/* The node of d ends: its serve jobs parked in s for a share are dropped. */
+void async_drain_serve(struct bsgdev *d, struct share *s);
 
 /*
  * The sg v4 driver's asynchronous ioctls (README): SG_IOSUBMIT (version 4)

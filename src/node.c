@@ -266,6 +266,9 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 		err = open_file(req, fi, &nf->file);
 		if (err)
 			share_file_close(nf->sf);
+		/* a shared opener outlives its first file, and its share */
+		else if (!n->ctl && !n->cfg->shared_queue)
+			async_set_share(nf->file, n->cfg->share, nf->sf, fuse_req_ctx(req)->uid);
 	}
 	if (err) {
 		free(nf);
@@ -554,6 +557,7 @@ static void drain_parked(struct node *n)
 	struct list_head out = LIST_HEAD_INIT(out);
 	struct share_wait *w, *next;
 
+	async_drain_serve(&n->d, n->cfg->share);
 	share_drain(n->cfg->share, n, &out);
 	list_for_each_entry_safe(w, next, &out, node) {
 		struct parked *p = container_of(w, struct parked, w);

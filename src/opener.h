@@ -18,6 +18,7 @@
 
 #include "creds.h"
 #include "list.h"
+#include "share.h"
 
 struct bsgdev;
 struct fuse_pollhandle;
@@ -85,6 +86,12 @@ struct opener {
 	atomic_bool warned_path;	     /* a refusal for want of the direct path was logged */
 	atomic_bool warned_mem;		     /* an ENOMEM for its memory bound was logged */
 	struct list_head d_node;	     /* in d->opener_list, protected by d->openers_lock */
+	/* its file's share of threads (share.h), which copies into its parked
+	 * readers hold; or NULL (unbounded): set once, before its first call */
+	struct share *share;
+	struct share_file *sf;
+	uid_t uid;		       /* who opened the file */
+	struct share_wait *serve_wait; /* protected by lock: a serve job parked for its share */
 };
 
 /*

@@ -38,6 +38,7 @@
 #include "opener.h"
 #include "policy.h"
 #include "sgio.h"
+#include "share.h"
 
 #define V3 SCSI_V3_HDR_LEN
 #define V4 SCSI_V4_HDR_LEN
@@ -924,6 +925,121 @@ Test(async, parked_read_interrupted_gets_eintr_once)
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_req_replies(r), 1));
 	rig_fini(&g);
+}
+
+/* ---- copies into parked readers hold their user's share of threads ---- */
+
+/* The rig with an elastic pool for copies, its file in a share of one call a user. */
+struct share_rig {
+	struct share *s;
+	struct share_file *sf, *other; /* the rig's file; another file of the same user */
+	struct share_call held;	       /* a call of the user on the other file, holding its share */
+};
+
+static void share_rig_init(struct rig *g, struct share_rig *sr)
+{
+	const struct share_limits lim = {
+		.max_files = 8, .files_per_user = 8, .calls_per_file = 1, .calls_per_user = 1
+	};
+
+	cr_assert(zero(int, pool_new_elastic(4, &g->d.serve)));
+	cr_assert(zero(int, share_new(&lim, &sr->s)));
+	cr_assert(zero(int, share_file_open(sr->s, getuid(), &sr->sf)));
+	cr_assert(zero(int, share_file_open(sr->s, getuid(), &sr->other)));
+	async_set_share(g->o, sr->s, sr->sf, getuid());
+	cr_assert(share_enter(sr->other, getuid(), &sr->held), "the user's one share");
+}
+
+/* The user's calls parked (or holding a share, if busy) reach n; no sleep, the test's timeout bounds it. */
+static void share_wait_counts(struct share_rig *sr, unsigned want_busy, unsigned want_parked)
+{
+	unsigned busy, parked, files;
+
+	for (;;) {
+		share_user_counts(sr->s, getuid(), &busy, &parked, &files);
+		if (busy == want_busy && parked == want_parked)
+			return;
+		sched_yield();
+	}
+}
+
+/* As cb_release() then node's end: the opener, its share_files, the pools. */
+static void share_rig_fini(struct rig *g, struct share_rig *sr)
+{
+	rig_release(g);
+	share_file_close(sr->sf);
+	share_file_close(sr->other);
+	rig_stop(g);
+	pool_free(g->d.serve);
+	g->d.serve = NULL;
+	rig_fini(g);
+	share_free(sr->s);
+}
+
+Test(async, copy_into_a_parked_reader_waits_for_its_users_share)
+{
+	struct rig g;
+	struct share_rig sr;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	struct fake_reply *rep;
+	fuse_req_t r;
+
+	rig_init(&g, 2, O_RDWR);
+	share_rig_init(&g, &sr);
+	script_check(g.ft, 4096, 0);
+	fake_target_set_block(g.ft, true);
+	h = v3_read(&b, 6, 4096, 62);
+	write_ok(&g, &h, V3, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	r = call_read(&g, V3, 0);
+	cr_assert(zero(u32, fake_req_replies(r)), "parked, without a reply");
+	fake_target_release(g.ft);
+	/* the completion's copy into the reader waits parked for the user's share */
+	share_wait_counts(&sr, 1, 1);
+	cr_expect(zero(u32, fake_req_replies(r)), "not copied while the user's share is held");
+	share_end(&sr.held); /* the user's call ends: its share goes to the copy */
+	rep = reply_of(r);
+	cr_assert(eq(int, rep->kind, FAKE_BUF), "the parked read is answered by the completion");
+	cr_expect(eq(int, v3_out(rep)->pack_id, 62));
+	cr_expect(is_data_in(b.data, 4096, 6), "data-in copied to the parked reader");
+	share_wait_counts(&sr, 0, 0); /* the copy gave its share back */
+	cr_expect(eq(u32, fake_req_replies(r), 1));
+	share_rig_fini(&g, &sr);
+}
+
+Test(async, copy_parked_for_its_share_is_dropped_when_the_file_goes)
+{
+	struct rig g;
+	struct share_rig sr;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	fuse_req_t r;
+
+	rig_init(&g, 2, O_RDWR);
+	share_rig_init(&g, &sr);
+	script_good(g.ft, 512);
+	fake_target_set_block(g.ft, true);
+	h = v3_read(&b, 1, 512, 1);
+	write_ok(&g, &h, V3, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	r = call_read(&g, V3, 0);
+	fake_target_release(g.ft);
+	share_wait_counts(&sr, 1, 1);
+	fake_interrupt(r); /* the reader goes, then its file */
+	cr_expect(eq(int, err_of(r), EINTR));
+	rig_release(&g);
+	share_wait_counts(&sr, 1, 0); /* the parked copy was dropped with the file */
+	share_end(&sr.held);	      /* resumes nothing */
+	share_wait_counts(&sr, 0, 0);
+	cr_expect(eq(u32, fake_req_replies(r), 1));
+	share_file_close(sr.sf);
+	share_file_close(sr.other);
+	rig_stop(&g);
+	pool_free(g.d.serve);
+	g.d.serve = NULL;
+	rig_fini(&g);
+	share_free(sr.s);
 }
 
 Test(async, parked_write_interrupted_gets_eintr_once)
