@@ -12,12 +12,24 @@
  *                                   descriptor of FILE; NODE: a control node).
  *                                   Prints "started=N" once every thread runs,
  *                                   then each answer's count: "sgio: EFAULT=3 OK=157"
+ *   starve readers NODE FILE N      N files of NODE, each with a read()
+ *                                   waiting (a thread each), then a v3 READ
+ *                                   written to each whose dxferp lies in
+ *                                   FILE, mapped private and writable (a
+ *                                   stalling FUSE file): each completion's
+ *                                   copy stalls.  Prints "started=N" once
+ *                                   every READ is written, then the answers
+ *   starve probe-rw NODE            open, a read() waiting on a thread, then
+ *                                   a v3 TEST UNIT READY written: its
+ *                                   completion is delivered to that read():
+ *                                   "probe=OK rw_ms=A" or the errno
  *   starve probe NODE               open + TEST UNIT READY (v3 SG_IO):
  *                                   "probe=OK open_ms=A tur_ms=B" or the errno
  *   starve flood NODE [hold]        open NODE until an open fails:
  *                                   "opened=N errno=NAME"; with hold, keep
  *                                   them open until a signal ends it
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -116,6 +128,144 @@ static int attack(const char *node, const char *file, int n)
 	return 0;
 }
 
+/* Threads of this process asleep in read(). */
+static int threads_in_read(void)
+{
+	char path[300], text[32];
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	FILE *f;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", e->d_name);
+		f = fopen(path, "re");
+		if (f && fgets(text, sizeof(text), f) && text[0] == '0' && text[1] == ' ')
+			n++;
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static void *reader(void *arg)
+{
+	struct sg_io_hdr h = { 0 };
+	int fd = (int)(long)arg;
+
+	atomic_fetch_add(&answers[read(fd, &h, sizeof(h)) < 0 ? errno & 255 : 0], 1);
+	return NULL;
+}
+
+static struct sg_io_hdr read_hdr(unsigned char *cdb, void *buf, int pack_id)
+{
+	struct sg_io_hdr h = {
+		.interface_id = 'S',
+		.dxfer_direction = SG_DXFER_FROM_DEV,
+		.cmd_len = 10,
+		.cmdp = cdb,
+		.dxfer_len = 512,
+		.dxferp = buf,
+		.timeout = 20000,
+		.pack_id = pack_id,
+	};
+
+	cdb[0] = 0x28; /* READ(10) of block 0 */
+	cdb[8] = 1;
+	return h;
+}
+
+static int readers(const char *node, const char *file, int n)
+{
+	static int fds[MAX_THREADS];
+	static unsigned char cdb[MAX_THREADS][10];
+	pthread_t t[MAX_THREADS];
+	struct sg_io_hdr h;
+	int started = 0;
+
+	file_fd = open(file, O_RDONLY);
+	if (file_fd < 0 || n < 1 || n > MAX_THREADS) {
+		printf("setup=%s\n", ename(errno));
+		return 1;
+	}
+	/* private and writable: the first write to the page reads it from FILE */
+	map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, file_fd, 0);
+	if (map == MAP_FAILED) {
+		printf("mmap=%s\n", ename(errno));
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		fds[i] = open(node, O_RDWR);
+		if (fds[i] < 0) {
+			printf("open=%s after %d\n", ename(errno), i);
+			return 1;
+		}
+		if (pthread_create(&t[i], NULL, reader, (void *)(long)fds[i])) {
+			printf("pthread_create failed after %d\n", i);
+			return 1;
+		}
+	}
+	while (threads_in_read() < n)
+		usleep(10000);
+	for (int i = 0; i < n; i++) {
+		h = read_hdr(cdb[i], map + (i % 8) * 512, i);
+		if (write(fds[i], &h, sizeof(h)) == sizeof(h))
+			started++;
+	}
+	printf("started=%d\n", started);
+	fflush(stdout);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	printf("readers:");
+	for (int e = 0; e < 256; e++)
+		if (atomic_load(&answers[e]))
+			printf(" %s=%d", ename(e), atomic_load(&answers[e]));
+	printf("\n");
+	return 0;
+}
+
+static int probe_rw(const char *node)
+{
+	unsigned char tur[6] = { 0 }, sense[32];
+	struct sg_io_hdr h = {
+		.interface_id = 'S',
+		.dxfer_direction = SG_DXFER_NONE,
+		.cmd_len = sizeof(tur),
+		.cmdp = tur,
+		.mx_sb_len = sizeof(sense),
+		.sbp = sense,
+		.timeout = 20000,
+	};
+	struct timespec t0;
+	pthread_t t;
+	int fd = open(node, O_RDWR);
+
+	if (fd < 0) {
+		printf("probe=%s at=open\n", ename(errno));
+		return 1;
+	}
+	if (pthread_create(&t, NULL, reader, (void *)(long)fd))
+		return 1;
+	while (threads_in_read() < 1)
+		usleep(10000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (write(fd, &h, sizeof(h)) != sizeof(h)) {
+		printf("probe=%s at=write\n", ename(errno));
+		return 1;
+	}
+	pthread_join(t, NULL);
+	for (int e = 0; e < 256; e++)
+		if (atomic_load(&answers[e]))
+			printf("probe=%s rw_ms=%.1f\n", ename(e), ms_since(&t0));
+	close(fd);
+	return 0;
+}
+
 static int probe(const char *node)
 {
 	unsigned char tur[6] = { 0 }, sense[32];
@@ -176,6 +326,10 @@ int main(int argc, char **argv)
 		mode = argv[2];
 		return attack(argv[3], argv[4], atoi(argv[5]));
 	}
+	if (argc == 5 && !strcmp(argv[1], "readers"))
+		return readers(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 3 && !strcmp(argv[1], "probe-rw"))
+		return probe_rw(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "probe"))
 		return probe(argv[2]);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "flood"))

@@ -11,8 +11,10 @@
 #    kernel sg: probe=OK open_ms=0.3 tur_ms=0.2 | node: probe=OK ...
 #
 # judged by events (the probe answered while no stalled call has returned
-# yet), never by time; latencies are printed only.  Sections (cost, stall,
-# limits) after the daemon run only those:
+# yet), never by time; latencies are printed only.  Then nobody's 300 files
+# each with a read() whose completion's copy stalls must leave another user's
+# write() + read() answered.  Sections (cost, stall, limits, copies) after
+# the daemon run only those:
 #
 #    tests/vm/vm-run tests/vm/starve.sh [/path/to/cuse_bsg [cost ...]]
 set -uo pipefail
@@ -30,6 +32,7 @@ MNT=/tmp/stall
 CTL=/dev/bsg-control
 STALL_S=24
 THREADS=160 # more than a node's 128 libfuse workers
+READERS=300 # more than a node's 256 copy threads, and a user's share of 32
 FILES=0
 AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
 AS_OTHER=(setpriv --reuid=65533 --regid=65533 --clear-groups --inh-caps=-all)
@@ -169,6 +172,48 @@ stall() {
     fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"
 }
 
+# ---- copies into parked readers ----
+
+# copies_on NODE: nobody's $READERS files of NODE each have a read() waiting,
+# whose completion's copy stalls in stallfs memory; once the stall has begun,
+# another user's write() + read() completes.  Sets RESULT, TALLY, THREADS_AT
+copies_on() {
+    local node=$1 pid probe ended
+    FILES=$((FILES + 1))
+    rm -f "$STATE/release" "$STATE/events"
+    "${AS_NOBODY[@]}" "$STARVE" readers "$node" "$MNT/f$FILES" "$READERS" >/tmp/readers.out 2>&1 &
+    pid=$!
+    vm_wait 60 grep -q started= /tmp/readers.out || vm_fail "readers: $(cat /tmp/readers.out)"
+    vm_wait 30 stalling || vm_fail "no stall began (readers on $node)"
+    THREADS_AT=$([ "$node" = "$NODE" ] && grep Threads /proc/"$NODE_PID"/status | cut -f2)
+    probe=$(bounded 30 "${AS_OTHER[@]}" "$STARVE" probe-rw "$node" | tr '\n' ' ')
+    ended=$(stall_events end)
+    RESULT="${probe% }, stall in progress: $([ "$ended" -eq 0 ] && echo yes || echo "no ($ended ended)")"
+    touch "$STATE/release"
+    timeout 120 tail -s 0.1 --pid="$pid" -f /dev/null || vm_fail "readers did not end: $(where "$pid")"
+    TALLY=$(tail -n1 /tmp/readers.out)
+}
+
+copies() {
+    local k kt n nt
+    mount_stallfs
+    node_start bsg/starve "$VM_SG" --mode 0666
+    copies_on "$VM_SG"
+    k=$RESULT kt=$TALLY
+    copies_on "$NODE"
+    n=$RESULT nt=$TALLY
+    echo "   another user's write() + read(): kernel sg: $k | node: $n"
+    echo "   nobody's readers: kernel sg: $kt | node: $nt"
+    echo "   daemon threads during the stall: $THREADS_AT (the copy pool: 256 at most)"
+    check "copies: another user's completion is delivered to its read() while nobody's $READERS copies stall (kernel sg too)" \
+        bash -c "[[ '$n' == 'probe=OK '*'in progress: yes' && '$k' == 'probe=OK '*'in progress: yes' ]]"
+    check "copies: every reader of nobody's is answered once the stall ends" \
+        bash -c "[[ '$nt' == 'readers: OK=$READERS' ]]"
+    check "copies: the daemon's threads came back" vm_wait 30 node_settled 0
+    node_stop
+    fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"
+}
+
 # ---- what an open file costs, and the bounds on them ----
 
 no_openers() { [ "$(node_stat openers)" = 0 ] && [ "$(node_stat at_target)" = 0 ]; }
@@ -257,5 +302,6 @@ chmod 0666 "$VM_SG"
 section cost "what one open file costs: descriptors and kernel memory" cost
 section stall "calls stalled in a client's memory take only their own share of threads" stall
 section limits "open files per user and in all (--max-files-per-user, --max-files)" limits
+section copies "copies into parked readers take only their user's share of threads" copies
 echo "starve suite took $((SECONDS - T0)) s in the guest"
 summary
