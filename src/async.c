@@ -1531,9 +1531,13 @@ static void serve_later(struct opener *o)
 	if (park) {
 		switch (share_park(o->share, &j->w)) {
 		case SHARE_PARKED:
-			return; /* j is the share's now */
+			/* parked after async_drain_serve() looked: run it now, unshared */
+			if (!atomic_load(&o->d->serve_ending) || !share_cancel(o->share, &j->w))
+				return; /* j is the share's now */
+			j->w.call = (struct share_call){ 0 };
+			break;
 		case SHARE_CANCELLED:
-			serve_dropped(o, j); /* released, or the node ended */
+			serve_dropped(o, j); /* released */
 			return;
 		default:
 			break; /* a share came free meanwhile: j holds it */
@@ -1554,7 +1558,8 @@ void async_drain_serve(struct bsgdev *d, struct share *s)
 	struct list_head out = LIST_HEAD_INIT(out);
 	struct share_wait *w, *next;
 
-	share_drain(s, &d->serve, &out); /* not d: the node's own calls are drained as d */
+	atomic_store(&d->serve_ending, true); /* before the share's lock: serve_later() sees it */
+	share_drain(s, &d->serve, &out);      /* not d: the node's own calls are drained as d */
 	list_for_each_entry_safe(w, next, &out, node) {
 		struct serve_job *j =
 			(struct serve_job *)((char *)w - offsetof(struct serve_job, w));

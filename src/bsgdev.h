@@ -87,7 +87,8 @@ struct bsgdev {
 	struct list_head opener_list; /* protected by openers_lock: those alive (opener.h) */
 	struct resolver *resolver;    /* async.c's, started at its first use; or NULL */
 	struct watchdog *wd;	      /* bounds copies of client memory (guard.h); or NULL */
-	struct pool *serve; /* elastic: client copies a shared thread hands off; or NULL */
+	struct pool *serve;	  /* elastic: client copies a shared thread hands off; or NULL */
+	atomic_bool serve_ending; /* the node ends: a copy no longer parks for its share */
 	/*
 	 * Does a signal pending for thread tid end its call (sigwatch.h)?
 	 * NULL: any signal does.  The watcher of calls whose signal did not is
