@@ -1038,56 +1038,188 @@ static struct parked *claim_unresolved(struct opener *o, fuse_req_t req, pid_t t
 	return p;
 }
 
-/* A claimed read, its buffer found (or err): its pack_id, then the rest of the read. */
-struct resume {
+/*
+ * A copy into a parked reader's memory, which may stall, asked for on a
+ * thread every opener shares (a pool worker, the target's queue, the
+ * resolver): done on a thread of the elastic pool, holding a share of the
+ * reader's file's and user's threads (share.h), as the call it serves
+ * would, so that one user's copies that stall hold at most its own share.
+ * Past the share it waits parked, without a thread, until a call of that
+ * user gives one back.  It holds a reference to o.
+ */
+struct copy_job {
 	struct pool_work work;
+	struct opener *o;
+	struct share_wait w;
+	struct list_head node;		  /* protected by o->lock: in o->copy_waits while parked */
+	bool listed;			  /* protected by o->lock */
+	void (*run)(struct copy_job *j);  /* the copy, then frees j and its reference */
+	void (*drop)(struct copy_job *j); /* will not run (file or node gone): frees them */
+};
+
+static void copy_unlist(struct copy_job *j)
+{
+	struct opener *o = j->o;
+
+	pthread_mutex_lock(&o->lock);
+	if (j->listed)
+		list_del(&j->node);
+	j->listed = false;
+	pthread_mutex_unlock(&o->lock);
+}
+
+static void copy_run(struct pool_work *w, unsigned slot)
+{
+	struct copy_job *j = container_of(w, struct copy_job, work);
+	struct share_call call = j->w.call;
+
+	(void)slot;
+	copy_unlist(j);
+	j->run(j);
+	share_end(&call);
+}
+
+/* A share came free for j, parked: to the elastic pool (share_end()'s thread). */
+static void copy_resume(struct share_wait *w)
+{
+	struct copy_job *j = container_of(w, struct copy_job, w);
+
+	pool_submit(j->o->d->serve, &j->work);
+}
+
+static void copy_dropped(struct copy_job *j)
+{
+	copy_unlist(j);
+	j->drop(j);
+}
+
+/* The node whose pools d's copies use (a binding's: its control node's) is ending. */
+static bool copies_ending(const struct bsgdev *d)
+{
+	return atomic_load(&(d->home ? d->home : d)->serve_ending);
+}
+
+/* j, with run, drop and o set: to the elastic pool, with its share or parked for one. */
+static void copy_submit(struct copy_job *j)
+{
+	struct opener *o = j->o;
+	bool park = false;
+
+	j->work.run = copy_run;
+	j->w = (struct share_wait){ 0 };
+	j->listed = false;
+	pthread_mutex_lock(&o->lock);
+	/* a reader waiting keeps the file, and so o->sf, open */
+	if (o->sf && !share_enter(o->sf, o->uid, &j->w.call)) {
+		j->w = (struct share_wait){ .uid = o->uid,
+					    .f = o->sf,
+					    .owner = o->d->serve,
+					    .state = SHARE_NEW,
+					    .resume = copy_resume };
+		list_add_tail(&j->node, &o->copy_waits);
+		j->listed = true;
+		park = true;
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (park) {
+		switch (share_park(o->share, &j->w)) {
+		case SHARE_PARKED:
+			/* parked after async_drain_serve() looked: run it now, unshared */
+			if (!copies_ending(o->d) || !share_cancel(o->share, &j->w))
+				return; /* j is the share's now */
+			j->w.call = (struct share_call){ 0 };
+			break;
+		case SHARE_CANCELLED:
+			copy_dropped(j); /* released */
+			return;
+		default:
+			break; /* a share came free meanwhile: j holds it */
+		}
+	}
+	pool_submit(o->d->serve, &j->work);
+}
+
+/*
+ * The parked read of req by tid, its buffer found at buf (or err; -ESRCH:
+ * take any completion, its memory unread): the read is claimed, its
+ * pack_id read from its buffer, then the rest of the read done.  It reads
+ * and writes the reader's memory: a copy job where the daemon has them
+ * (d->serve), parked for its share with the read still parked, so still
+ * answerable to a signal, and claimed only when it runs.
+ */
+struct resume {
 	struct opener *o; /* a reference */
-	struct parked *p;
+	fuse_req_t req;
+	pid_t tid;
 	int err;
 	uint64_t buf;
 };
 
-static void resume_run(struct pool_work *w, unsigned slot)
+static void resume_here(struct resume *r)
 {
-	struct resume *r = (struct resume *)((char *)w - offsetof(struct resume, work));
-	struct parked *p = r->p;
+	struct parked *p = claim_unresolved(r->o, r->req, r->tid);
 	int pack_id = -1;
 
-	(void)slot;
+	if (!p)
+		return; /* interrupted meanwhile: answered */
 	if (r->err == -ESRCH || pack_id_guarded(r->o, p->req, p->tid, r->err, r->buf, &pack_id))
 		read_go(r->o, p->req, p->tid, p->size, p->nonblock ? O_NONBLOCK : 0,
 			r->err == -ESRCH ? -1 : pack_id, false);
 	free(p);
-	opener_put(r->o);
-	free(r);
 }
 
-/*
- * The parked read of req by tid, its buffer at buf (or err; -ESRCH: take
- * any completion, its memory unread): claimed, and the rest done on a
- * thread of its own where the daemon has them (d->serve), as it reads the
- * reader's memory.
- */
+/* resume_read()'s copy job. */
+struct resume_job {
+	struct copy_job c;
+	struct resume r;
+};
+
+static void resume_copy(struct copy_job *c)
+{
+	struct resume_job *j = container_of(c, struct resume_job, c);
+
+	resume_here(&j->r);
+	opener_put(j->r.o);
+	free(j);
+}
+
+/* The read stays parked: its file's release, or the node's end, answers it. */
+static void resume_dropped(struct copy_job *c)
+{
+	struct resume_job *j = container_of(c, struct resume_job, c);
+
+	opener_put(j->r.o);
+	free(j);
+}
+
+static void resume_job_init(struct resume_job *j, const struct resume *r)
+{
+	j->r = *r;
+	j->c = (struct copy_job){ .o = r->o, .run = resume_copy, .drop = resume_dropped };
+}
+
 static void resume_read(struct opener *o, fuse_req_t req, pid_t tid, int err, uint64_t buf)
 {
-	struct parked *p = claim_unresolved(o, req, tid);
-	struct resume *r;
+	struct resume r = { .o = o, .req = req, .tid = tid, .err = err, .buf = buf };
+	struct resume_job *j;
 
-	if (!p)
-		return; /* interrupted meanwhile: answered */
-	r = malloc(sizeof(*r));
-	if (!r) {
-		fuse_reply_err(p->req, ENOMEM);
-		free(p);
+	if (!o->d->serve) {
+		resume_here(&r);
 		return;
 	}
-	*r = (struct resume){ .o = o, .p = p, .err = err, .buf = buf };
-	r->work.run = resume_run;
+	j = malloc(sizeof(*j));
+	if (!j) {
+		struct parked *p = claim_unresolved(o, req, tid);
+
+		if (p) {
+			fuse_reply_err(p->req, ENOMEM);
+			free(p);
+		}
+		return;
+	}
 	opener_get(o);
-	if (o->d->serve)
-		pool_submit(o->d->serve, &r->work);
-	else
-		resume_run(&r->work, 0);
+	resume_job_init(j, &r);
+	copy_submit(&j->c);
 }
 
 /* No resolver (any more): the read takes any completion. */
@@ -1424,17 +1556,7 @@ static void serve_readers(struct opener *o)
 	}
 }
 
-/*
- * serve_readers(o) on a thread of the elastic pool, holding a reference and
- * a share of o's file's and user's threads (w.call), as the call it serves
- * would: so one user's copies that stall hold at most its own share.
- */
-struct serve_job {
-	struct pool_work work;
-	struct opener *o;
-	struct share_wait w;
-};
-
+/* serve_readers(o), one such job per opener at a time. */
 static void serve_run_here(struct opener *o)
 {
 	pthread_mutex_lock(&o->lock);
@@ -1444,106 +1566,51 @@ static void serve_run_here(struct opener *o)
 	opener_put(o);
 }
 
-static void serve_run(struct pool_work *w, unsigned slot)
+static void serve_copy(struct copy_job *j)
 {
-	struct serve_job *j = (struct serve_job *)((char *)w - offsetof(struct serve_job, work));
 	struct opener *o = j->o;
-	struct share_call call = j->w.call;
 
-	(void)slot;
-	pthread_mutex_lock(&o->lock);
-	if (o->serve_wait == &j->w)
-		o->serve_wait = NULL;
-	pthread_mutex_unlock(&o->lock);
 	free(j);
 	serve_run_here(o);
-	share_end(&call);
 }
 
-/* A share came free for j, parked: to the elastic pool (share_end()'s thread). */
-static void serve_resume(struct share_wait *w)
+static void serve_dropped(struct copy_job *j)
 {
-	struct serve_job *j = (struct serve_job *)((char *)w - offsetof(struct serve_job, w));
+	struct opener *o = j->o;
 
-	pool_submit(j->o->d->serve, &j->work);
-}
-
-/* j, parked or being parked, will not run (cancelled): drop it. */
-static void serve_dropped(struct opener *o, struct serve_job *j)
-{
 	pthread_mutex_lock(&o->lock);
-	if (o->serve_wait == &j->w)
-		o->serve_wait = NULL;
 	o->serve_queued = false;
 	pthread_mutex_unlock(&o->lock);
 	free(j);
 	opener_put(o);
 }
 
-/*
- * A completion came, on a thread every opener shares (a pool worker, the
- * target's queue): serving a parked reader copies into its memory, which
- * may stall, so that is done on a thread of the elastic pool, holding a
- * share of the reader's file's and user's threads; past the share it waits
- * parked without a thread until a call of that user gives one back.  One
- * such job per opener at a time.
- */
+/* A completion came: serve o's parked readers, on a copy job (above). */
 static void serve_later(struct opener *o)
 {
-	struct serve_job *j;
-	bool go, park = false;
+	struct copy_job *j;
+	bool go;
 
 	if (!o->d->serve) {
 		serve_readers(o);
 		return;
 	}
-	j = malloc(sizeof(*j));
 	pthread_mutex_lock(&o->lock);
 	go = !list_empty(&o->readers) && !o->serve_queued;
 	if (go) {
 		o->serve_queued = true;
 		o->refs++;
 	}
-	if (go && j) {
-		j->o = o;
-		j->work.run = serve_run;
-		j->w = (struct share_wait){ 0 };
-		/* a parked reader keeps the file, and so o->sf, open */
-		if (o->sf && !share_enter(o->sf, o->uid, &j->w.call)) {
-			j->w = (struct share_wait){ .uid = o->uid,
-						    .f = o->sf,
-						    .owner = &o->d->serve,
-						    .state = SHARE_NEW,
-						    .resume = serve_resume };
-			o->serve_wait = &j->w;
-			park = true;
-		}
-	}
 	pthread_mutex_unlock(&o->lock);
-	if (!go) {
-		free(j);
+	if (!go)
 		return;
-	}
+	j = malloc(sizeof(*j));
 	if (!j) {
 		serve_run_here(o); /* no memory: here, then */
 		return;
 	}
-	if (park) {
-		switch (share_park(o->share, &j->w)) {
-		case SHARE_PARKED:
-			/* parked after async_drain_serve() looked: run it now, unshared */
-			if (!atomic_load(&o->d->serve_ending) || !share_cancel(o->share, &j->w))
-				return; /* j is the share's now */
-			j->w.call = (struct share_call){ 0 };
-			break;
-		case SHARE_CANCELLED:
-			serve_dropped(o, j); /* released */
-			return;
-		default:
-			break; /* a share came free meanwhile: j holds it */
-		}
-	}
-	pool_submit(o->d->serve, &j->work);
+	*j = (struct copy_job){ .o = o, .run = serve_copy, .drop = serve_dropped };
+	copy_submit(j);
 }
 
 void async_set_share(struct opener *o, struct share *s, struct share_file *sf, uid_t uid)
@@ -1558,14 +1625,13 @@ void async_drain_serve(struct bsgdev *d, struct share *s)
 	struct list_head out = LIST_HEAD_INIT(out);
 	struct share_wait *w, *next;
 
-	atomic_store(&d->serve_ending, true); /* before the share's lock: serve_later() sees it */
-	share_drain(s, &d->serve, &out);      /* not d: the node's own calls are drained as d */
+	if (!d->serve)
+		return;
+	atomic_store(&d->serve_ending, true); /* before the share's lock: copy_submit() sees it */
+	share_drain(s, d->serve, &out);	      /* its bindings' too: they share the pool */
 	list_for_each_entry_safe(w, next, &out, node) {
-		struct serve_job *j =
-			(struct serve_job *)((char *)w - offsetof(struct serve_job, w));
-
 		list_del(&w->node);
-		serve_dropped(j->o, j);
+		copy_dropped(container_of(w, struct copy_job, w));
 	}
 }
 
@@ -1850,13 +1916,18 @@ void async_release(struct opener *o)
 	struct cmd *c, *next;
 	struct list_head done = LIST_HEAD_INIT(done);
 	struct fuse_pollhandle *ph;
-	struct share_wait *serve = NULL;
+	struct list_head dropped = LIST_HEAD_INIT(dropped);
+	struct copy_job *j, *jn;
 
 	pthread_mutex_lock(&o->lock);
 	o->released = true;
-	/* a serve job parked for the file's share: its share_file goes after this */
-	if (o->serve_wait && share_cancel(o->share, o->serve_wait))
-		serve = o->serve_wait;
+	/* copies parked for the file's share: its share_file goes after this */
+	list_for_each_entry_safe(j, jn, &o->copy_waits, node) {
+		if (!share_cancel(o->share, &j->w))
+			continue; /* running now, or parking: share_park() says cancelled */
+		list_del(&j->node);
+		list_add_tail(&j->node, &dropped);
+	}
 	list_for_each_entry_safe(c, next, &o->cmds, node) {
 		list_del(&c->node);
 		if (!c->done)
@@ -1871,9 +1942,8 @@ void async_release(struct opener *o)
 		cmd_free(c); /* results nobody will read: no user memory touched */
 	if (ph)
 		fuse_pollhandle_destroy(ph);
-	if (serve)
-		serve_dropped(o,
-			      (struct serve_job *)((char *)serve - offsetof(struct serve_job, w)));
+	list_for_each_entry_safe(j, jn, &dropped, node)
+		copy_dropped(j); /* still listed: unlisted from dropped */
 	opener_put(o);
 }
 

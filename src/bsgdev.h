@@ -89,6 +89,7 @@ struct bsgdev {
 	struct watchdog *wd;	      /* bounds copies of client memory (guard.h); or NULL */
 	struct pool *serve;	  /* elastic: client copies a shared thread hands off; or NULL */
 	atomic_bool serve_ending; /* the node ends: a copy no longer parks for its share */
+	struct bsgdev *home;	  /* a binding's: its control node's, whose pools it uses */
 	/*
 	 * Does a signal pending for thread tid end its call (sigwatch.h)?
 	 * NULL: any signal does.  The watcher of calls whose signal did not is

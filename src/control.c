@@ -40,6 +40,10 @@ struct control_file {
 	_Atomic(struct opener *) o;
 	int flags;
 	struct uaccess_ident ident; /* who opened the file, until an opener takes it over */
+	/* the file's share of threads, which its binding's copies hold (share.h) */
+	struct share *share;
+	struct share_file *sf;
+	uid_t uid;
 };
 
 #define to_binding(dp) ((struct binding *)(dp))
@@ -174,6 +178,13 @@ void control_release(struct control *c, struct control_file *f)
 	reap(c);
 }
 
+void control_set_share(struct control_file *f, struct share *s, struct share_file *sf, uid_t uid)
+{
+	f->share = s;
+	f->sf = sf;
+	f->uid = uid;
+}
+
 struct opener *control_opener(struct control_file *f)
 {
 	return atomic_load_explicit(&f->o, memory_order_acquire);
@@ -211,6 +222,7 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	b->d.bound = true;
 	/* commands go to the shared workers: no binding holds libfuse's */
 	b->d.inline_max = 0;
+	b->d.home = c->cd;
 	b->d.openers_gone = binding_gone;
 	b->d.gone = binding_target_gone;
 	bsgdev_init(&b->d);
@@ -297,6 +309,8 @@ static int bind_target(struct control *c, struct control_file *f, struct ioctx *
 	bsgdev_opener_get(&b->d);
 	err = -opener_new(&b->d, t->info.fd_flags, false, x->tid, &f->ident, &o);
 	if (!err) {
+		if (f->sf) /* before its first call: the file's share */
+			async_set_share(o, f->share, f->sf, f->uid);
 		atomic_store_explicit(&f->o, o, memory_order_release);
 		log_node(LOG_INFO, c->cd->name, "tid %d: a file bound to %s (%s, open %s)", x->tid,
 			 t->info.path, target_kind_name(t->info.kind),

@@ -46,6 +46,14 @@ int control_open(struct control *c, pid_t tid, int flags, struct control_file **
 void control_release(struct control *c, struct control_file *f);
 
 /* The opener f is bound to, or NULL before BSG_IOC_ADD. */
+/*
+ * f's share of threads (share.h), which copies into its binding's parked
+ * readers hold: set once, before the file's first call.
+ */
+struct share;
+struct share_file;
+void control_set_share(struct control_file *f, struct share *s, struct share_file *sf, uid_t uid);
+
 struct opener *control_opener(struct control_file *f);
 
 /*

@@ -77,8 +77,9 @@ struct node {
 	char name[128];
 	/* --shared-queue: every open file is this one opener, as bsg before 4.19 */
 	pthread_mutex_t shared_lock;
-	struct opener *shared; /* protected by shared_lock */
-	unsigned shared_files; /* protected by shared_lock */
+	struct opener *shared;	      /* protected by shared_lock */
+	struct share_file *shared_sf; /* protected by shared_lock: its own, while it lives */
+	unsigned shared_files;	      /* protected by shared_lock */
 	struct fuse_session *se;
 	int stopfd;	     /* written once by node_stop(): every worker returns */
 	atomic_uint waiting; /* libfuse workers waiting for a request in node_read() */
@@ -160,19 +161,25 @@ static struct opener *fi_opener(const struct fuse_file_info *fi)
 /* The last file of o is gone (with --shared-queue, maybe not yet). */
 static void release_shared(struct node *n, struct opener *o)
 {
+	struct share_file *sf = NULL;
 	bool last = true;
 
 	if (n->cfg->shared_queue) {
 		pthread_mutex_lock(&n->shared_lock);
 		if (n->shared == o) {
 			last = --n->shared_files == 0;
-			if (last)
+			if (last) {
 				n->shared = NULL;
+				sf = n->shared_sf;
+				n->shared_sf = NULL;
+			}
 		}
 		pthread_mutex_unlock(&n->shared_lock);
 	}
 	if (last)
 		async_release(o);
+	if (sf)
+		share_file_close(sf); /* after the release: nothing parks on it now */
 }
 
 static void set_file(struct fuse_file_info *fi, void *file)
@@ -201,8 +208,20 @@ static int open_shared(fuse_req_t req, struct fuse_file_info *fi, struct opener 
 	int err = 0;
 
 	pthread_mutex_lock(&n->shared_lock);
-	if (!n->shared)
+	if (!n->shared) {
+		uid_t uid = fuse_req_ctx(req)->uid;
+
 		err = file_opener_new(req, fi, &n->shared);
+		/* the queue's own file in the shares, its first opener's: copies
+		 * into any of its readers hold that file's share of threads */
+		if (!err && share_file_open(n->cfg->share, uid, &n->shared_sf)) {
+			async_release(n->shared);
+			n->shared = NULL;
+			err = ENOMEM;
+		} else if (!err) {
+			async_set_share(n->shared, n->cfg->share, n->shared_sf, uid);
+		}
+	}
 	if (!err) {
 		n->shared_files++;
 		*ret = n->shared;
@@ -266,8 +285,10 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 		err = open_file(req, fi, &nf->file);
 		if (err)
 			share_file_close(nf->sf);
-		/* a shared opener outlives its first file, and its share */
-		else if (!n->ctl && !n->cfg->shared_queue)
+		else if (n->ctl)
+			control_set_share(nf->file, n->cfg->share, nf->sf, fuse_req_ctx(req)->uid);
+		/* a shared opener outlives its first file: it has a share of its own */
+		else if (!n->cfg->shared_queue)
 			async_set_share(nf->file, n->cfg->share, nf->sf, fuse_req_ctx(req)->uid);
 	}
 	if (err) {

@@ -105,6 +105,7 @@ static void opener_init(struct opener *o)
 	set_defaults(o);
 	list_init(&o->cmds);
 	list_init(&o->pend);
+	list_init(&o->copy_waits);
 	list_init(&o->readers);
 	list_init(&o->writers);
 	pthread_mutex_init(&o->lock, NULL);

@@ -90,8 +90,8 @@ struct opener {
 	 * readers hold; or NULL (unbounded): set once, before its first call */
 	struct share *share;
 	struct share_file *sf;
-	uid_t uid;		       /* who opened the file */
-	struct share_wait *serve_wait; /* protected by lock: a serve job parked for its share */
+	uid_t uid;		     /* who opened the file */
+	struct list_head copy_waits; /* protected by lock: its copy jobs parked for its share */
 };
 
 /*
