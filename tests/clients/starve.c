@@ -12,14 +12,21 @@
  *                                   descriptor of FILE; NODE: a control node).
  *                                   Prints "started=N" once every thread runs,
  *                                   then each answer's count: "sgio: EFAULT=3 OK=157"
- *   starve readers NODE FILE N      N files of NODE, each with a read()
+ *   starve readers NODE FILE N [packid]
+ *                                   N files of NODE, each with a read()
  *                                   waiting (a thread each), then a v3 READ
  *                                   written to each whose dxferp lies in
  *                                   FILE, mapped private and writable (a
  *                                   stalling FUSE file): each completion's
  *                                   copy stalls.  Prints "started=N" once
- *                                   every READ is written, then the answers
- *   starve probe-rw NODE            open, a read() waiting on a thread, then
+ *                                   every READ is written, then the answers.
+ *                                   NODE may be CTL=DEV: files of the control
+ *                                   node CTL, each bound to DEV.  packid:
+ *                                   SG_SET_FORCE_PACK_ID, every READ written
+ *                                   and completed first, then each read()
+ *                                   asks for its own pack_id
+ *   starve probe-rw NODE            open (NODE may be CTL=DEV), a read()
+ *                                   waiting on a thread, then
  *                                   a v3 TEST UNIT READY written: its
  *                                   completion is delivered to that read():
  *                                   "probe=OK rw_ms=A" or the errno
@@ -153,10 +160,17 @@ static int threads_in_read(void)
 	return n;
 }
 
+static bool by_pack_id;
+static int fds[MAX_THREADS];
+
+/* A read() of file i, asking for its own READ (pack_id i) under packid. */
 static void *reader(void *arg)
 {
-	struct sg_io_hdr h = { 0 };
-	int fd = (int)(long)arg;
+	int i = (int)(long)arg, fd = fds[i];
+	/* sg takes pack_id from a v3 header only if its second int is negative */
+	struct sg_io_hdr h = { .interface_id = 'S',
+			       .dxfer_direction = SG_DXFER_FROM_DEV,
+			       .pack_id = by_pack_id ? i : -1 };
 
 	atomic_fetch_add(&answers[read(fd, &h, sizeof(h)) < 0 ? errno & 255 : 0], 1);
 	return NULL;
@@ -180,13 +194,50 @@ static struct sg_io_hdr read_hdr(unsigned char *cdb, void *buf, int pack_id)
 	return h;
 }
 
-static int readers(const char *node, const char *file, int n)
+/* A file of node, or of the control node CTL bound to DEV (node "CTL=DEV"). */
+static int open_file(const char *node)
 {
-	static int fds[MAX_THREADS];
-	static unsigned char cdb[MAX_THREADS][10];
-	pthread_t t[MAX_THREADS];
+	const char *eq = strchr(node, '=');
+	char ctl[256];
+	int fd, dev;
+
+	if (!eq)
+		return open(node, O_RDWR);
+	snprintf(ctl, sizeof(ctl), "%.*s", (int)(eq - node), node);
+	fd = open(ctl, O_RDWR);
+	dev = open(eq + 1, O_RDWR);
+	if (fd < 0 || dev < 0 || ioctl(fd, BSG_IOC_ADD, dev) < 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		if (dev >= 0)
+			close(dev);
+		errno = e;
+		return -1;
+	}
+	close(dev);
+	return fd;
+}
+
+static int write_reads(int n, unsigned char (*cdb)[10])
+{
 	struct sg_io_hdr h;
 	int started = 0;
+
+	for (int i = 0; i < n; i++) {
+		h = read_hdr(cdb[i], map + (i % 8) * 512, i);
+		if (write(fds[i], &h, sizeof(h)) == sizeof(h))
+			started++;
+	}
+	return started;
+}
+
+static int readers(const char *node, const char *file, int n)
+{
+	static unsigned char cdb[MAX_THREADS][10];
+	pthread_t t[MAX_THREADS];
+	int started = 0, one = 1;
 
 	file_fd = open(file, O_RDONLY);
 	if (file_fd < 0 || n < 1 || n > MAX_THREADS) {
@@ -200,22 +251,28 @@ static int readers(const char *node, const char *file, int n)
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
-		fds[i] = open(node, O_RDWR);
-		if (fds[i] < 0) {
+		fds[i] = open_file(node);
+		if (fds[i] < 0 || (by_pack_id && ioctl(fds[i], SG_SET_FORCE_PACK_ID, &one) < 0)) {
 			printf("open=%s after %d\n", ename(errno), i);
 			return 1;
 		}
-		if (pthread_create(&t[i], NULL, reader, (void *)(long)fds[i])) {
+	}
+	/* by pack_id: the READs written and completed (their data not yet
+	 * copied) before each read() asks for its own */
+	if (by_pack_id) {
+		started = write_reads(n, cdb);
+		usleep(500000);
+	}
+	for (int i = 0; i < n; i++) {
+		if (pthread_create(&t[i], NULL, reader, (void *)(long)i)) {
 			printf("pthread_create failed after %d\n", i);
 			return 1;
 		}
 	}
-	while (threads_in_read() < n)
-		usleep(10000);
-	for (int i = 0; i < n; i++) {
-		h = read_hdr(cdb[i], map + (i % 8) * 512, i);
-		if (write(fds[i], &h, sizeof(h)) == sizeof(h))
-			started++;
+	if (!by_pack_id) {
+		while (threads_in_read() < n)
+			usleep(10000);
+		started = write_reads(n, cdb);
 	}
 	printf("started=%d\n", started);
 	fflush(stdout);
@@ -243,13 +300,14 @@ static int probe_rw(const char *node)
 	};
 	struct timespec t0;
 	pthread_t t;
-	int fd = open(node, O_RDWR);
+	int fd = open_file(node);
 
 	if (fd < 0) {
 		printf("probe=%s at=open\n", ename(errno));
 		return 1;
 	}
-	if (pthread_create(&t, NULL, reader, (void *)(long)fd))
+	fds[0] = fd;
+	if (pthread_create(&t, NULL, reader, (void *)0L))
 		return 1;
 	while (threads_in_read() < 1)
 		usleep(10000);
@@ -326,8 +384,10 @@ int main(int argc, char **argv)
 		mode = argv[2];
 		return attack(argv[3], argv[4], atoi(argv[5]));
 	}
-	if (argc == 5 && !strcmp(argv[1], "readers"))
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "readers")) {
+		by_pack_id = argc == 6 && !strcmp(argv[5], "packid");
 		return readers(argv[2], argv[3], atoi(argv[4]));
+	}
 	if (argc == 3 && !strcmp(argv[1], "probe-rw"))
 		return probe_rw(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "probe"))
@@ -335,6 +395,8 @@ int main(int argc, char **argv)
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "flood"))
 		return flood(argv[2], argc == 4 && !strcmp(argv[3], "hold"));
 	fprintf(stderr, "usage: starve attack sgio|timeout|write|add NODE FILE N\n"
+			"       starve readers NODE FILE N [packid]\n"
+			"       starve probe-rw NODE\n"
 			"       starve probe NODE\n"
 			"       starve flood NODE [hold]\n");
 	return 2;

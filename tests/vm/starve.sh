@@ -11,7 +11,7 @@
 #    kernel sg: probe=OK open_ms=0.3 tur_ms=0.2 | node: probe=OK ...
 #
 # judged by events (the probe answered while no stalled call has returned
-# yet), never by time; latencies are printed only.  Then nobody's 300 files
+# yet), never by time; latencies are printed only.  Then nobody's 180 files
 # each with a read() whose completion's copy stalls must leave another user's
 # write() + read() answered.  Sections (cost, stall, limits, copies) after
 # the daemon run only those:
@@ -32,7 +32,9 @@ MNT=/tmp/stall
 CTL=/dev/bsg-control
 STALL_S=24
 THREADS=160 # more than a node's 128 libfuse workers
-READERS=300 # more than a node's 256 copy threads, and a user's share of 32
+# more than a user's share of 32 copy threads, fewer than scsi_debug's 192
+# tags, so that every READ is written before the first completes
+READERS=180
 FILES=0
 AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
 AS_OTHER=(setpriv --reuid=65533 --regid=65533 --clear-groups --inh-caps=-all)
@@ -174,18 +176,28 @@ stall() {
 
 # ---- copies into parked readers ----
 
-# copies_on NODE: nobody's $READERS files of NODE each have a read() waiting,
-# whose completion's copy stalls in stallfs memory; once the stall has begun,
-# another user's write() + read() completes.  Sets RESULT, TALLY, THREADS_AT
+# copies_on NODE PID [packid]: nobody's $READERS files of NODE (or CTL=DEV)
+# each have a read() waiting, whose completion's copy stalls in stallfs
+# memory; once the stall has begun, another user's write() + read()
+# completes.  PID: the daemon's, whose threads stalled are counted, or ''.
+# packid: the READs complete first, then each read() asks for its pack_id.
+# Sets RESULT, TALLY, THREADS_AT
 copies_on() {
-    local node=$1 pid probe ended
+    local node=$1 daemon=$2 how=${3:-} pid probe ended delay=/sys/bus/pseudo/drivers/scsi_debug/delay
     FILES=$((FILES + 1))
     rm -f "$STATE/release" "$STATE/events"
-    "${AS_NOBODY[@]}" "$STARVE" readers "$node" "$MNT/f$FILES" "$READERS" >/tmp/readers.out 2>&1 &
+    # every READ written before the first completes (10 s in jiffies, the
+    # Debian kernel's HZ=250): once nobody's copies stall, its further calls,
+    # these writes too, wait for its share of threads (share.h)
+    [ -n "$how" ] || echo 2500 >"$delay" || vm_fail "cannot set scsi_debug delay"
+    "${AS_NOBODY[@]}" "$STARVE" readers "$node" "$MNT/f$FILES" "$READERS" ${how:+"$how"} >/tmp/readers.out 2>&1 &
     pid=$!
     vm_wait 60 grep -q started= /tmp/readers.out || vm_fail "readers: $(cat /tmp/readers.out)"
     vm_wait 30 stalling || vm_fail "no stall began (readers on $node)"
-    THREADS_AT=$([ "$node" = "$NODE" ] && grep Threads /proc/"$NODE_PID"/status | cut -f2)
+    vm_wait 30 bash -c "echo 0 >$delay" 2>/dev/null || vm_fail "cannot reset scsi_debug delay"
+    # the daemon's threads waiting for a page of the stalled file
+    sleep 1
+    THREADS_AT=$([ -z "$daemon" ] || grep -l folio_wait /proc/"$daemon"/task/*/wchan | wc -l)
     probe=$(bounded 30 "${AS_OTHER[@]}" "$STARVE" probe-rw "$node" | tr '\n' ' ')
     ended=$(stall_events end)
     RESULT="${probe% }, stall in progress: $([ "$ended" -eq 0 ] && echo yes || echo "no ($ended ended)")"
@@ -194,23 +206,41 @@ copies_on() {
     TALLY=$(tail -n1 /tmp/readers.out)
 }
 
+# copies_case NAME KERNEL-NODE NODE PID [packid]: the checks of one case
+copies_case() {
+    local name=$1 knode=$2 node=$3 daemon=$4 how=${5:-} k kt n nt
+    copies_on "$knode" '' "$how"
+    k=$RESULT kt=$TALLY
+    copies_on "$node" "$daemon" "$how"
+    n=$RESULT nt=$TALLY
+    echo "   $name: another user's write() + read(): kernel sg: $k | node: $n"
+    echo "   $name: nobody's readers: kernel sg: $kt | node: $nt"
+    echo "   $name: daemon threads stalled in nobody's memory: $THREADS_AT (its share: 32)"
+    check "copies, $name: another user's completion is delivered to its read() while nobody's $READERS copies stall (kernel sg too)" \
+        bash -c "[[ '$n' == 'probe=OK '*'in progress: yes' && '$k' == 'probe=OK '*'in progress: yes' ]]"
+    # a copy stalled past the guard's bound (10 s) is answered EFAULT
+    check "copies, $name: every reader of nobody's is answered once the stall ends (EFAULT past the copies' bound)" \
+        bash -c "[[ '$kt' == 'readers: OK=$READERS' ]] && [ \$((\$(sed -E 's/^readers://; s/ (OK|EFAULT)=/+/g' <<<'$nt'))) -eq $READERS ]"
+    check "copies, $name: nobody's stalled copies hold at most its share of threads (32)" \
+        test "$THREADS_AT" -ge 1 -a "$THREADS_AT" -le 32
+}
+
 copies() {
-    local k kt n nt
+    local pid
     mount_stallfs
     node_start bsg/starve "$VM_SG" --mode 0666
-    copies_on "$VM_SG"
-    k=$RESULT kt=$TALLY
-    copies_on "$NODE"
-    n=$RESULT nt=$TALLY
-    echo "   another user's write() + read(): kernel sg: $k | node: $n"
-    echo "   nobody's readers: kernel sg: $kt | node: $nt"
-    echo "   daemon threads during the stall: $THREADS_AT (the copy pool: 256 at most)"
-    check "copies: another user's completion is delivered to its read() while nobody's $READERS copies stall (kernel sg too)" \
-        bash -c "[[ '$n' == 'probe=OK '*'in progress: yes' && '$k' == 'probe=OK '*'in progress: yes' ]]"
-    check "copies: every reader of nobody's is answered once the stall ends" \
-        bash -c "[[ '$nt' == 'readers: OK=$READERS' ]]"
+    copies_case "a node" "$VM_SG" "$NODE" "$NODE_PID"
+    copies_case "SG_SET_FORCE_PACK_ID" "$VM_SG" "$NODE" "$NODE_PID" packid
     check "copies: the daemon's threads came back" vm_wait 30 node_settled 0
     node_stop
+    "$CUSE_BSG" -f -v --control --mode 0666 >>"$VM_OUT/daemon-control.log" 2>&1 &
+    pid=$!
+    vm_wait 10 test -c "$CTL" || vm_fail "$CTL did not appear"
+    # a binding's written commands run on the shared pool, which a slowed
+    # device would hold: its READs complete first, then each is read by pack_id
+    copies_case "control bindings" "$VM_SG" "$CTL=$VM_SG" "$pid" packid
+    kill -TERM "$pid"
+    wait "$pid" || vm_fail "the control daemon exited $? on SIGTERM"
     fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"
 }
 
