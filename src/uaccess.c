@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -262,15 +263,21 @@ static int read_lsm(struct uaccess_status *cache, struct snap *s)
 	return 0;
 }
 
+/*
+ * The device and inode of what name under /proc/TID leads to.  Both are in
+ * the in-core inode, which a thread's executable pins: AT_STATX_DONT_SYNC
+ * keeps a network file system (9p, NFS) from asking its server for
+ * attributes that cannot have changed, which cost most of a check there.
+ */
 static int read_inode(struct uaccess_status *cache, const char *name, uint64_t *dev, uint64_t *ino)
 {
-	struct stat st;
+	struct statx st;
 
-	if (fstatat(cache->dir, name, &st, 0) < 0)
+	if (statx(cache->dir, name, AT_STATX_DONT_SYNC, STATX_INO, &st) < 0)
 		return -errno;
 	if (dev)
-		*dev = st.st_dev;
-	*ino = st.st_ino;
+		*dev = makedev(st.stx_dev_major, st.stx_dev_minor);
+	*ino = st.stx_ino;
 	return 0;
 }
 

@@ -96,6 +96,7 @@ Test(uaccess, ident_is_what_the_kernel_says)
 	cr_expect(eq(u64, id.userns, ns.st_ino));
 	cr_assert(zero(int, stat("/proc/self/exe", &exe)));
 	cr_expect(eq(u64, id.exe_ino, exe.st_ino));
+	cr_expect(eq(u64, id.exe_dev, exe.st_dev));
 	cr_expect(ge(int, id.pidfd, 0));
 	expect_same(&st, gettid(), &id);
 	expect_same(&st, gettid(), &id); /* again, through the kept descriptors */
