@@ -438,36 +438,63 @@ static void run_async(struct pool_work *w, unsigned slot);
 static void serve_readers(struct opener *o);
 static void serve_later(struct opener *o);
 
-/* The channel written commands take, opened at the first write(). */
-static int open_async_chan(struct opener *o)
+/* A new channel for written commands (a target queue where the node has them). */
+static int chan_new(struct opener *o, int *chan, struct target_queue **tq)
 {
 	struct target *t = o->d->target;
-	struct target_queue *tq = NULL;
+	int err;
+
+	*chan = -1;
+	*tq = NULL;
+	if (o->d->queue)
+		err = t->ops->queue_open(t, tq);
+	else
+		err = *chan = t->ops->chan_open(t);
+	/* the device node gone with the device is ENODEV, as sg */
+	return err < 0 ? (err == -ENOENT ? -ENODEV : err) : 0;
+}
+
+static void chan_close(struct opener *o, int chan, struct target_queue *tq)
+{
+	struct target *t = o->d->target;
+
+	if (tq)
+		t->ops->queue_close(t, tq);
+	else if (chan >= 0)
+		t->ops->chan_close(t, chan);
+}
+
+/* Caller holds o->lock: chan (or tq) becomes o's next channel. */
+static void chan_install(struct opener *o, int chan, struct target_queue *tq)
+{
+	o->achan[o->nchans] = chan;
+	o->tq[o->nchans] = tq;
+	o->chan_running[o->nchans] = 0;
+	o->nchans++;
+}
+
+/* The first channel written commands take, opened at the first write(). */
+static int open_async_chan(struct opener *o)
+{
+	struct target_queue *tq;
 	bool have;
-	int chan = -1, err = 0;
+	int chan, err;
 
 	pthread_mutex_lock(&o->lock);
-	have = o->achan >= 0 || o->tq;
+	have = o->nchans > 0;
 	pthread_mutex_unlock(&o->lock);
 	if (have)
 		return 0;
-	if (o->d->queue)
-		err = t->ops->queue_open(t, &tq);
-	else
-		err = chan = t->ops->chan_open(t);
-	if (err < 0) /* the device node gone with the device is ENODEV, as sg */
-		return cmd_target_failed(o->d, err == -ENOENT ? -ENODEV : err);
+	err = chan_new(o, &chan, &tq);
+	if (err)
+		return cmd_target_failed(o->d, err);
 	pthread_mutex_lock(&o->lock);
-	have = o->achan >= 0 || o->tq;
-	if (!have) {
-		o->achan = chan;
-		o->tq = tq;
-	}
+	have = o->nchans > 0;
+	if (!have)
+		chan_install(o, chan, tq);
 	pthread_mutex_unlock(&o->lock);
-	if (have && tq) /* another thread of the opener was first */
-		t->ops->queue_close(t, tq);
-	else if (have)
-		t->ops->chan_close(t, chan);
+	if (have) /* another thread of the opener was first */
+		chan_close(o, chan, tq);
 	return 0;
 }
 
@@ -487,7 +514,7 @@ static void dispatch(struct cmd *cmd)
 	stat_target_start(d);
 	err = atomic_load(&d->target_gone)
 		      ? -ENODEV
-		      : d->target->ops->queue_submit(d->target, cmd->o->tq, &cmd->c);
+		      : d->target->ops->queue_submit(d->target, cmd->o->tq[cmd->chan_idx], &cmd->c);
 	if (err) {
 		atomic_fetch_sub(&d->at_target, 1); /* it never got there */
 		complete_async(cmd, cmd_target_failed(d, err), true);
@@ -534,21 +561,107 @@ static void batch_start(struct batch *b)
 			dispatch(cmd);
 }
 
-/* cmd may start now (true), or waits for one of its opener's to end. */
-static bool take_place(struct opener *o, struct cmd *cmd)
+/*
+ * Caller holds o->lock: a channel with a free slot for a written command,
+ * or -1.  On a binding's one open file SG_IOs take slots too, and one
+ * waiting goes first: it holds its caller, a written command nobody.
+ */
+static int free_chan(struct opener *o)
 {
 	unsigned max = o->d->max_running;
-	bool go;
+
+	if (!max)
+		return o->nchans ? 0 : -1;
+	if (o->d->slots_shared)
+		return o->nchans && o->running + o->sync_running < max && !o->sync_waiting ? 0 : -1;
+	for (unsigned i = 0; i < o->nchans; i++)
+		if (o->chan_running[i] < max)
+			return (int)i;
+	return -1;
+}
+
+/* Caller holds o->lock: cmd takes a slot of channel i. */
+static void place(struct opener *o, struct cmd *cmd, int i)
+{
+	cmd->chan_idx = (unsigned)i;
+	cmd->chan = o->achan[i];
+	o->chan_running[i]++;
+	o->running++;
+}
+
+/* Caller holds o->lock: may o open one more channel now? */
+static bool may_grow(struct opener *o)
+{
+	return o->d->max_running && !o->d->slots_shared && o->nchans < OPENER_CHANS &&
+	       !o->chan_opening && !o->released && !atomic_load(&o->d->target_gone);
+}
+
+/* Caller holds o->lock: commands waiting for a slot that now have one, onto out. */
+static void place_pending(struct opener *o, struct list_head *out)
+{
+	struct cmd *cmd;
+	int i;
+
+	while ((cmd = list_first_entry_or_null(&o->pend, struct cmd, pend)) &&
+	       (i = free_chan(o)) >= 0) {
+		list_del(&cmd->pend);
+		place(o, cmd, i);
+		list_add_tail(&cmd->pend, out);
+	}
+}
+
+static void dispatch_all(struct list_head *cmds)
+{
+	struct cmd *cmd, *next;
+
+	list_for_each_entry_safe(cmd, next, cmds, pend) {
+		list_del(&cmd->pend);
+		dispatch(cmd);
+	}
+}
+
+/*
+ * cmd may start now (true), or waits for one of its opener's to end.  With
+ * every channel's slots taken, one more channel opens, here, as the
+ * write() that brought cmd has been answered.
+ */
+static bool take_place(struct opener *o, struct cmd *cmd)
+{
+	struct list_head more = LIST_HEAD_INIT(more);
+	struct target_queue *tq;
+	bool go = false;
+	int i, chan, err;
 
 	pthread_mutex_lock(&o->lock);
-	/* a waiting SG_IO goes first: it holds its caller, a written one nobody */
-	go = !max || (o->running + o->sync_running < max && !o->sync_waiting);
-	if (go) {
-		o->running++;
-	} else {
-		list_add_tail(&cmd->pend, &o->pend);
+	while (!go) {
+		i = list_empty(&o->pend) ? free_chan(o) : -1; /* in order */
+		if (i >= 0) {
+			place(o, cmd, i);
+			go = true;
+			break;
+		}
+		if (!may_grow(o))
+			break;
+		o->chan_opening = true;
+		pthread_mutex_unlock(&o->lock);
+		err = chan_new(o, &chan, &tq);
+		pthread_mutex_lock(&o->lock);
+		o->chan_opening = false;
+		if (err) /* it waits for a slot of those open */
+			break;
+		if (o->released || atomic_load(&o->d->target_gone)) {
+			pthread_mutex_unlock(&o->lock);
+			chan_close(o, chan, tq);
+			pthread_mutex_lock(&o->lock);
+			continue;
+		}
+		chan_install(o, chan, tq);
+		place_pending(o, &more); /* those that waited meanwhile, first */
 	}
+	if (!go)
+		list_add_tail(&cmd->pend, &o->pend);
 	pthread_mutex_unlock(&o->lock);
+	dispatch_all(&more);
 	return go;
 }
 
@@ -671,7 +784,6 @@ static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *h
 		cmd_recycle(cmd);
 		return err;
 	}
-	cmd->chan = o->achan;
 	batch_add(b, cmd);
 	return 0;
 }
@@ -1681,15 +1793,37 @@ void async_room(struct opener *o)
 }
 
 /*
+ * Caller holds o->lock, none of o's written commands running: its channels
+ * but the first, taken off into chan[] and tq[] to be closed; how many.
+ */
+static unsigned chans_detach(struct opener *o, int *chan, struct target_queue **tq)
+{
+	unsigned n = 0;
+
+	while (o->nchans > 1) {
+		o->nchans--;
+		chan[n] = o->achan[o->nchans];
+		tq[n] = o->tq[o->nchans];
+		o->achan[o->nchans] = -1;
+		o->tq[o->nchans] = NULL;
+		n++;
+	}
+	return n;
+}
+
+/*
  * cmd ended with err: queue it for the reader, or drop it if its file is
- * gone, and (placed: it held a place at the target) start the next command
- * waiting for its place.
+ * gone, and (placed: it held a slot at the target) start the commands
+ * waiting for one; the last of a busy spell closes the extra channels.
  */
 static void complete_async(struct cmd *cmd, int err, bool placed)
 {
 	struct opener *o = cmd->o;
 	struct fuse_pollhandle *ph = NULL;
-	struct cmd *next = NULL;
+	struct list_head next = LIST_HEAD_INIT(next);
+	int extra[OPENER_CHANS];
+	struct target_queue *extra_tq[OPENER_CHANS];
+	unsigned idle = 0;
 	bool orphan;
 
 	if (err == -ENODEV || err == -ENXIO) {
@@ -1704,14 +1838,14 @@ static void complete_async(struct cmd *cmd, int err, bool placed)
 	cmd_duration(cmd);
 	cmd_log(cmd, cmd->err);
 	pthread_mutex_lock(&o->lock);
-	if (placed && !o->sync_waiting)
-		next = list_first_entry_or_null(&o->pend, struct cmd, pend);
-	if (next) {
-		list_del(&next->pend);
-	} else if (placed) {
+	if (placed) {
+		o->chan_running[cmd->chan_idx]--;
 		o->running--;
 		if (o->sync_waiting)
 			pthread_cond_broadcast(&o->slot_freed);
+		place_pending(o, &next);
+		if (!o->running && list_empty(&o->pend))
+			idle = chans_detach(o, extra, extra_tq);
 	}
 	orphan = o->released;
 	if (orphan) {
@@ -1730,8 +1864,9 @@ static void complete_async(struct cmd *cmd, int err, bool placed)
 	else
 		serve_later(o);
 	wake_poller(ph);
-	if (next)
-		dispatch(next); /* its place: o->running is unchanged */
+	dispatch_all(&next);
+	for (unsigned i = 0; i < idle; i++)
+		chan_close(o, extra[i], extra_tq[i]);
 	opener_put(o);
 }
 
@@ -1771,24 +1906,18 @@ bool async_slot_take(struct cmd *cmd)
 
 void async_slot_give(struct opener *o)
 {
-	struct cmd *next = NULL;
+	struct list_head next = LIST_HEAD_INIT(next);
 
 	if (!o->d->slots_shared)
 		return;
 	pthread_mutex_lock(&o->lock);
 	o->sync_running--;
-	if (o->sync_waiting) {
+	if (o->sync_waiting)
 		pthread_cond_broadcast(&o->slot_freed);
-	} else if (o->running + o->sync_running < o->d->max_running) {
-		next = list_first_entry_or_null(&o->pend, struct cmd, pend);
-		if (next) {
-			list_del(&next->pend);
-			o->running++;
-		}
-	}
+	else
+		place_pending(o, &next);
 	pthread_mutex_unlock(&o->lock);
-	if (next)
-		dispatch(next);
+	dispatch_all(&next);
 }
 
 static void run_async(struct pool_work *w, unsigned slot)

@@ -40,7 +40,8 @@ struct cmd {
 	int err;	       /* async: the target's SG_IO errno, or 0 */
 	uint32_t duration;     /* ms from the call to the target's answer, or CMD_NO_DURATION */
 	struct bsgdev *d;
-	int chan; /* the opener's channel to the target; -1: opener_chan() at the run */
+	int chan;	   /* the opener's channel to the target; -1: opener_chan() at the run */
+	unsigned chan_idx; /* async: which of its opener's channels (opener.h) */
 	struct fuse_req *req;
 	uint64_t arg; /* the client's header */
 	pid_t tid;

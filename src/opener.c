@@ -113,7 +113,8 @@ static void opener_init(struct opener *o)
 	pthread_mutex_init(&o->status_lock, NULL);
 	pthread_mutex_init(&o->bufs_lock, NULL);
 	o->refs = 1;
-	o->achan = -1;
+	for (unsigned i = 0; i < OPENER_CHANS; i++)
+		o->achan[i] = -1;
 	pthread_mutex_lock(&d->openers_lock);
 	list_add(&o->d_node, &d->opener_list);
 	pthread_mutex_unlock(&d->openers_lock);
@@ -176,10 +177,12 @@ void opener_put(struct opener *o)
 	pthread_mutex_unlock(&d->openers_lock);
 	if (atomic_load(&o->chan) >= 0)
 		d->target->ops->chan_close(d->target, atomic_load(&o->chan));
-	if (o->achan >= 0)
-		d->target->ops->chan_close(d->target, o->achan);
-	if (o->tq)
-		d->target->ops->queue_close(d->target, o->tq);
+	for (unsigned i = 0; i < o->nchans; i++) {
+		if (o->achan[i] >= 0)
+			d->target->ops->chan_close(d->target, o->achan[i]);
+		if (o->tq[i])
+			d->target->ops->queue_close(d->target, o->tq[i]);
+	}
 	uaccess_status_fini(&o->status);
 	uaccess_ident_fini(&o->ident);
 	pthread_mutex_destroy(&o->status_lock);

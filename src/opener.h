@@ -20,6 +20,9 @@
 #include "list.h"
 #include "share.h"
 
+/* Channels of an opener's written commands: sg's 16 slots each, up to 256. */
+#define OPENER_CHANS 16
+
 struct bsgdev;
 struct fuse_pollhandle;
 struct target_queue;
@@ -59,12 +62,18 @@ struct opener {
 	unsigned queued, done; /* protected by lock: in that list; of which done */
 	int next_tag;	       /* protected by lock: the next command's generated_tag */
 	unsigned next_mrq;     /* protected by lock: the last blocking array's id */
-	/* written commands have their own channel (or target queue), opened at
-	 * the first write(): sg's slots per descriptor are not shared with SG_IO */
-	int achan;		   /* protected by lock: or -1 */
-	struct target_queue *tq;   /* protected by lock: or NULL */
-	unsigned running;	   /* protected by lock: at the target now */
-	struct list_head pend;	   /* protected by lock: waiting for max_running */
+	/* written commands have their own channels (or target queues): sg's
+	 * slots per descriptor are not shared with SG_IO.  The first opens at
+	 * the first write(); while more than its slots of them (max_running)
+	 * wait, more open, up to the file's deepest queue; those close once
+	 * none of its commands runs */
+	int achan[OPENER_CHANS];	       /* protected by lock: or -1 */
+	struct target_queue *tq[OPENER_CHANS]; /* protected by lock: or NULL */
+	unsigned chan_running[OPENER_CHANS];   /* protected by lock: commands on each */
+	unsigned nchans;		       /* protected by lock: channels open */
+	bool chan_opening;		       /* protected by lock: one more is opening */
+	unsigned running;		       /* protected by lock: at the target now */
+	struct list_head pend;		       /* protected by lock: waiting for max_running */
 	unsigned sync_running;	   /* protected by lock: SG_IOs holding a slot (slots_shared) */
 	unsigned sync_waiting;	   /* protected by lock: SG_IOs waiting for one */
 	pthread_cond_t slot_freed; /* a written command gave its slot to a waiting SG_IO */

@@ -304,7 +304,7 @@ Test(async, v3_read_write_returns_count_and_read_returns_the_completion)
 	cr_expect(eq(int, g.ft->seen.dir, SCSI_DIR_FROM_DEV));
 	cr_expect(eq(u32, g.ft->seen.data_len, 4096));
 	cr_expect(eq(u32, g.ft->seen.timeout_ms, 20000));
-	cr_expect(eq(int, g.ft->seen.chan, g.o->achan),
+	cr_expect(eq(int, g.ft->seen.chan, g.o->achan[0]),
 		  "the opener's own channel for written commands");
 	cr_expect(eq(int, atomic_load(&g.o->chan), -1), "not the one SG_IO takes");
 
@@ -1586,7 +1586,8 @@ Test(async, max_running_holds_the_rest_back_in_order)
 	struct fake_cmd b[4];
 
 	rig_init(&g, 4, O_RDWR);
-	g.d.max_running = 2; /* as an sg descriptor's slots */
+	g.d.max_running = 2;	 /* as an sg descriptor's slots */
+	g.d.slots_shared = true; /* one open file's (a binding's): no more channels */
 	script_good(g.ft, 512);
 	fake_target_set_gate(g.ft, true);
 	write_v3_reads(&g, b, 4, 1);
@@ -1609,6 +1610,44 @@ Test(async, max_running_holds_the_rest_back_in_order)
 		cr_expect(eq(int, out->status, 0));
 	}
 	cr_expect(eq(u32, fake_target_calls(g.ft), 4));
+	rig_fini(&g);
+}
+
+/*
+ * On descriptors of its own (a node's), a queue deeper than one channel's
+ * slots opens more channels, each within its slots; once none of the
+ * file's commands runs, the extra ones close.
+ */
+Test(async, a_deeper_queue_opens_more_channels_and_closes_them_when_idle)
+{
+	struct rig g;
+	struct fake_cmd b[5];
+	unsigned chans, per[3], open_after;
+
+	rig_init(&g, 5, O_RDWR);
+	g.d.max_running = 2; /* as an sg descriptor's slots */
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	write_v3_reads(&g, b, 5, 1);
+	cr_assert(fake_target_wait_entered(g.ft, 5), "all five at the target");
+	pthread_mutex_lock(&g.o->lock);
+	chans = g.o->nchans;
+	memcpy(per, g.o->chan_running, sizeof(per));
+	pthread_mutex_unlock(&g.o->lock);
+	cr_expect(eq(u32, chans, 3), "three channels of two slots");
+	cr_expect(eq(u32, per[0] + per[1] + per[2], 5));
+	cr_expect(per[0] <= 2 && per[1] <= 2 && per[2] <= 2, "none past its slots");
+	for (uint8_t tag = 1; tag <= 5; tag++)
+		fake_target_open(g.ft, tag);
+	wait_done(&g, 5);
+	pthread_mutex_lock(&g.o->lock);
+	chans = g.o->nchans;
+	pthread_mutex_unlock(&g.o->lock);
+	open_after = fake_target_chans_open(g.ft);
+	cr_expect(eq(u32, chans, 1), "the extra channels closed once none runs");
+	cr_expect(eq(u32, open_after, 1), "and the target has only the first open");
+	for (int i = 0; i < 5; i++)
+		cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->status, 0));
 	rig_fini(&g);
 }
 
@@ -3076,6 +3115,7 @@ Test(async, ioabort_of_a_held_command_ends_it_unrun_and_others_as_they_end)
 
 	rig_init(&g, 2, O_RDWR);
 	g.d.max_running = 1;
+	g.d.slots_shared = true; /* one channel: the second is held back */
 	script_good(g.ft, 512);
 	fake_target_set_block(g.ft, true);
 	h[0] = v4_read(&b[0], 1, 512, 1);

@@ -128,6 +128,35 @@ load() {
     done
 }
 
+# the daemon's descriptors but libfuse workers' epoll sets (they come and go)
+node_fds() { find /proc/"$NODE_PID"/fd -mindepth 1 -printf '%l\n' | grep -vc eventpoll; }
+node_fds_at_most() { [ "$(node_fds)" -le "$1" ]; }
+
+# QD 64 at a 20 ms device: the device gets more than one sg descriptor's 16
+# slots (the node opens more channels for a deeper queue), and the extra
+# channels close once the load ends
+deep() {
+    local busy=/sys/class/scsi_generic/${VM_SG#/dev/}/device/device_busy pid max=0 n fa fb out
+    fa=$(node_fds)
+    echo 20000000 >"$NDELAY" || vm_fail "cannot set scsi_debug ndelay"
+    "$V4IO" load "$NODE" 64 16 3 >/tmp/deep.out 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        n=$(cat "$busy")
+        [ "$n" -le "$max" ] || max=$n
+        sleep 0.05
+    done
+    wait "$pid"
+    out=$(cat /tmp/deep.out)
+    vm_wait 10 bash -c "echo 0 >$NDELAY" 2>/dev/null || vm_fail "cannot reset scsi_debug ndelay"
+    echo "   QD 64, batches of 16, 20 ms device: $out; at most $max commands at the device at once"
+    check "QD 64 at a 20 ms device: more than sg's 16 slots reach the device ($max)" \
+        test "$max" -gt 16 -a "$max" -le 64
+    fb=$(node_fds)
+    check "the extra channels close once the load ends (descriptors $fa before, $fb after)" \
+        vm_wait 10 node_fds_at_most "$fa"
+}
+
 vm_load_scsi_debug dev_size_mb=16
 if [ "${1:-}" = killed ]; then
     node_start bsg/v4-cuse "$VM_SG"
@@ -142,6 +171,7 @@ probe
 batches
 interrupted
 load
+deep
 node_stop
 check "no sanitizer report (queue engine)" bash -c "! grep -q Sanitizer '$NODE_LOG'"
 CUSE_BSG=$PWD/build/cuse_bsg
