@@ -286,18 +286,24 @@ static int readers(const char *node, const char *file, int n)
 	return 0;
 }
 
-static int probe_rw(const char *node)
+/* A v3 TEST UNIT READY: tur[6] zeroed, sense[32]. */
+static struct sg_io_hdr tur_hdr(unsigned char *tur, unsigned char *sense)
 {
-	unsigned char tur[6] = { 0 }, sense[32];
-	struct sg_io_hdr h = {
+	return (struct sg_io_hdr){
 		.interface_id = 'S',
 		.dxfer_direction = SG_DXFER_NONE,
-		.cmd_len = sizeof(tur),
+		.cmd_len = 6,
 		.cmdp = tur,
-		.mx_sb_len = sizeof(sense),
+		.mx_sb_len = 32,
 		.sbp = sense,
 		.timeout = 20000,
 	};
+}
+
+static int probe_rw(const char *node)
+{
+	unsigned char tur[6] = { 0 }, sense[32];
+	struct sg_io_hdr h = tur_hdr(tur, sense);
 	struct timespec t0;
 	pthread_t t;
 	int fd = open_file(node);
@@ -327,15 +333,7 @@ static int probe_rw(const char *node)
 static int probe(const char *node)
 {
 	unsigned char tur[6] = { 0 }, sense[32];
-	struct sg_io_hdr h = {
-		.interface_id = 'S',
-		.dxfer_direction = SG_DXFER_NONE,
-		.cmd_len = sizeof(tur),
-		.cmdp = tur,
-		.mx_sb_len = sizeof(sense),
-		.sbp = sense,
-		.timeout = 20000,
-	};
+	struct sg_io_hdr h = tur_hdr(tur, sense);
 	struct timespec t0, t1;
 	double open_ms;
 	int fd;

@@ -57,46 +57,6 @@ section() {
     echo "   ($((SECONDS - t)) s)"
 }
 
-# where PID: what it and its children are blocked in, for a report
-where() {
-    local p
-    for p in "$@" $(pgrep -P "$1"); do
-        printf '%s %s: syscall %s, in %s; ' "$p" "$(cat /proc/"$p"/comm 2>/dev/null)" \
-            "$(cut -d' ' -f1 /proc/"$p"/syscall 2>/dev/null)" "$(cat /proc/"$p"/wchan 2>/dev/null)"
-    done
-}
-
-# bounded SECONDS CMD...: run CMD, print its output, return its status.  A
-# client waiting for a daemon that never answers cannot even be killed (the
-# kernel's FUSE layer waits out a request the daemon has taken), so timeout,
-# which waits for what it kills, is no bound: after SECONDS, then SIGKILL
-# and 5 more, the last line says HUNG and CMD is left behind.
-bounded() {
-    local secs=$1 pid rc=0 out stuck
-    shift
-    out=$(mktemp /tmp/bounded.XXXXXX)
-    "$@" >"$out" 2>&1 </dev/null &
-    pid=$!
-    if ! timeout "$secs" tail -s 0.05 --pid="$pid" -f /dev/null; then
-        disown "$pid" # no "Killed" notice; bash still reaps it
-        stuck=$(where "$pid")
-        kill -KILL "$pid" $(pgrep -P "$pid") 2>/dev/null
-        if ! timeout 5 tail -s 0.05 --pid="$pid" -f /dev/null; then
-            cat "$out"
-            echo "HUNG: unkillable after ${secs} s ($stuck)"
-            rm -f "$out"
-            return 125
-        fi
-        cat "$out"
-        echo "HUNG: killed after ${secs} s ($stuck)"
-        rm -f "$out"
-        return 124
-    fi
-    wait "$pid" 2>/dev/null || rc=$?
-    cat "$out"
-    rm -f "$out"
-    return "$rc"
-}
 
 # raw CMD...: sg_raw's outcome in one word (EPERM, ok, open-failed:ERRNO,
 # sent: what the device said, HUNG)

@@ -47,27 +47,6 @@ section() {
     "$@"
 }
 
-# bounded SECONDS CMD...: CMD's output; after SECONDS it is killed and the
-# last line says HUNG (a client waiting on a FUSE answer dies only with it)
-bounded() {
-    local secs=$1 pid rc=0 out
-    shift
-    out=$(mktemp /tmp/bounded.XXXXXX)
-    "$@" >"$out" 2>&1 </dev/null &
-    pid=$!
-    if ! timeout "$secs" tail -s 0.05 --pid="$pid" -f /dev/null; then
-        kill -KILL "$pid" 2>/dev/null
-        cat "$out"
-        echo "HUNG: killed after $secs s"
-        rm -f "$out"
-        return 124
-    fi
-    wait "$pid" 2>/dev/null || rc=$?
-    cat "$out"
-    rm -f "$out"
-    return "$rc"
-}
-
 # ---- the stalling file system ----
 
 stall_events() { # stall_events begin|end: stalled calls of stallfs begun, or ended
@@ -107,18 +86,18 @@ attack() {
     vm_wait 30 grep -q started= /tmp/attack.out || vm_fail "attacker: $(cat /tmp/attack.out)"
     vm_wait 30 stalling || vm_fail "no stall began ($mode on $node)"
     vm_wait 30 in_calls "$pid" "$nr" "$need" ||
-        vm_fail "not $need calls in progress ($mode on $node): $(where "$pid")"
+        vm_fail "not $need calls in progress ($mode on $node): $(wchans "$pid")"
     probe=$(bounded 30 "${AS_OTHER[@]}" "$@" | tr '\n' ' ')
     ended=$(stall_events end)
     RESULT="${probe% }, stall in progress: $([ "$ended" -eq 0 ] && echo yes || echo "no ($ended ended)")"
     touch "$STATE/release"
-    timeout 120 tail -s 0.1 --pid="$pid" -f /dev/null || vm_fail "attacker did not end: $(where "$pid")"
+    timeout 120 tail -s 0.1 --pid="$pid" -f /dev/null || vm_fail "attacker did not end: $(wchans "$pid")"
     TALLY=$(tail -n1 /tmp/attack.out)
     AFTER=$(bounded 30 "${AS_OTHER[@]}" "$@" | tr '\n' ' ')
     AFTER=${AFTER% }
 }
 
-where() { cat /proc/"$1"/task/*/wchan 2>/dev/null | sort | uniq -c | tr '\n' ' '; }
+wchans() { cat /proc/"$1"/task/*/wchan 2>/dev/null | sort | uniq -c | tr '\n' ' '; }
 
 # stall_mode MODE: the attack on the kernel's node, then on the node.  sg
 # takes 16 commands a file (SG_MAX_QUEUE) and answers EDOM past them before
@@ -202,7 +181,7 @@ copies_on() {
     ended=$(stall_events end)
     RESULT="${probe% }, stall in progress: $([ "$ended" -eq 0 ] && echo yes || echo "no ($ended ended)")"
     touch "$STATE/release"
-    timeout 120 tail -s 0.1 --pid="$pid" -f /dev/null || vm_fail "readers did not end: $(where "$pid")"
+    timeout 120 tail -s 0.1 --pid="$pid" -f /dev/null || vm_fail "readers did not end: $(wchans "$pid")"
     TALLY=$(tail -n1 /tmp/readers.out)
 }
 
