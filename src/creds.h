@@ -60,6 +60,7 @@ struct uaccess_status {
 	pid_t tid;
 	pid_t tgid;		     /* tid's process, once read; or 0 */
 	int dir, status, stat, attr; /* or -1 */
+	bool alive_seen;	     /* dir's thread was in the ident's process, alive */
 };
 
 #define UACCESS_LSM_MAX 256

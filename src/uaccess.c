@@ -7,6 +7,7 @@
 #include "uaccess.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,9 +81,13 @@ int uaccess_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
 
 void uaccess_status_init(struct uaccess_status *cache)
 {
-	*cache = (struct uaccess_status){
-		.tid = 0, .tgid = 0, .dir = -1, .status = -1, .stat = -1, .attr = -1
-	};
+	*cache = (struct uaccess_status){ .tid = 0,
+					  .tgid = 0,
+					  .dir = -1,
+					  .status = -1,
+					  .stat = -1,
+					  .attr = -1,
+					  .alive_seen = false };
 }
 
 static void close_fd(int *fd)
@@ -100,6 +105,7 @@ void uaccess_status_fini(struct uaccess_status *cache)
 	close_fd(&cache->attr);
 	cache->tid = 0;
 	cache->tgid = 0;
+	cache->alive_seen = false;
 }
 
 /*
@@ -240,21 +246,34 @@ static int read_layout(struct uaccess_status *cache, struct snap *s)
 	return creds_parse_stat(buf, len, s->layout) ? -EIO : 0;
 }
 
+/*
+ * Set once attr/current has said that no LSM keeps a label: LSMs are
+ * chosen at boot, so no thread gets one later and the file is not read
+ * again.
+ */
+static atomic_bool no_lsm;
+
 /* The LSM label; none (EINVAL: no LSM keeps one) is the empty label. */
 static int read_lsm(struct uaccess_status *cache, struct snap *s)
 {
 	ssize_t len;
-	int err = file_fd(cache, &cache->attr, "attr/current");
+	int err;
 
+	s->lsm_len = 0;
+	if (atomic_load_explicit(&no_lsm, memory_order_relaxed))
+		return 0;
+	err = file_fd(cache, &cache->attr, "attr/current");
 	if (err == -ENOENT || err == -EINVAL) {
-		s->lsm_len = 0;
+		atomic_store(&no_lsm, true);
 		return 0;
 	}
 	if (err)
 		return err;
 	len = pread(cache->attr, s->lsm, sizeof(s->lsm), 0);
-	if (len < 0 && errno == EINVAL)
+	if (len < 0 && errno == EINVAL) {
+		atomic_store(&no_lsm, true);
 		len = 0;
+	}
 	if (len < 0)
 		return -errno;
 	if ((size_t)len == sizeof(s->lsm))
@@ -281,6 +300,30 @@ static int read_inode(struct uaccess_status *cache, const char *name, uint64_t *
 	return 0;
 }
 
+/*
+ * The inode of tid's user namespace, from the name its ns/user link reads
+ * as ("user:[INODE]"): the same ptrace check as following the link, and
+ * without the nsfs inode that following it makes and drops at each call.
+ */
+static int read_userns(struct uaccess_status *cache, uint64_t *ino)
+{
+	char name[64], *end;
+	ssize_t len = readlinkat(cache->dir, "ns/user", name, sizeof(name) - 1);
+	unsigned long long v;
+
+	if (len < 0)
+		return -errno;
+	name[len] = '\0';
+	if (len < 8 || memcmp(name, "user:[", 6) || name[len - 1] != ']')
+		return -EIO;
+	errno = 0;
+	v = strtoull(name + 6, &end, 10);
+	if (errno || end != name + len - 1 || end == name + 6)
+		return -EIO;
+	*ino = v;
+	return 0;
+}
+
 static int snap_read(struct uaccess_status *cache, pid_t tid, struct snap *s, bool full)
 {
 	int err;
@@ -299,7 +342,7 @@ static int snap_read(struct uaccess_status *cache, pid_t tid, struct snap *s, bo
 			err = read_status_text(cache, s);
 	}
 	if (!err)
-		err = read_inode(cache, "ns/user", NULL, &s->userns);
+		err = read_userns(cache, &s->userns);
 	if (!err && full)
 		err = read_inode(cache, "exe", &s->exe_dev, &s->exe_ino);
 	if (!err && full)
@@ -383,12 +426,30 @@ static bool process_alive(const struct uaccess_ident *id)
 	       (syscall(SYS_pidfd_send_signal, id->pidfd, 0, NULL, 0) == 0 || errno == EPERM);
 }
 
-/* What differs between s and id, or NULL. */
-static const char *differs(const struct snap *s, const struct uaccess_ident *id, bool any_process)
+/*
+ * Is the thread of cache, read as s, in id's process?  Its tgid is the
+ * process's and that process lives; once seen, for as long as cache's
+ * /proc/TID reads: a thread that exits leaves it saying ESRCH, even if its
+ * number is taken again, so a thread still read there is the one seen in
+ * the live process, which lives while it does.
+ */
+static bool same_process(struct uaccess_status *cache, const struct snap *s,
+			 const struct uaccess_ident *id)
+{
+	if (s->c.tgid != id->c.tgid)
+		return false;
+	if (!cache->alive_seen)
+		cache->alive_seen = process_alive(id);
+	return cache->alive_seen;
+}
+
+/* What differs between s, read through cache, and id, or NULL. */
+static const char *differs(struct uaccess_status *cache, const struct snap *s,
+			   const struct uaccess_ident *id, bool any_process)
 {
 	const struct creds *a = &s->c, *b = &id->c;
 
-	if (!any_process && (a->tgid != b->tgid || !process_alive(id)))
+	if (!any_process && !same_process(cache, s, id))
 		return "another process";
 	if (memcmp(a->uid, b->uid, sizeof(a->uid)) || memcmp(a->gid, b->gid, sizeof(a->gid)))
 		return "user or group ids changed";
@@ -422,7 +483,7 @@ int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct ua
 	else if (!id->groups)
 		*why = "the opener's credentials could not be read";
 	else
-		*why = differs(&s, id, any_process);
+		*why = differs(cache, &s, id, any_process);
 	snap_fini(&s);
 	return *why ? -EPERM : 0;
 }

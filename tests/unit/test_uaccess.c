@@ -333,3 +333,37 @@ Test(uaccess, a_thread_gone_cannot_be_read)
 	cr_expect(lt(int, uaccess_ident_read(&st, tid, &id), 0));
 	uaccess_status_fini(&st);
 }
+
+/*
+ * The opener's process gone and its number taken by a thread in the same
+ * tgid (here: the caller's own, standing in for a recycled pid): refused
+ * the first time the caller's /proc/TID is read, and once its thread was
+ * seen in the live process, still accepted only through the same /proc/TID.
+ */
+Test(uaccess, a_process_gone_is_another_process)
+{
+	struct uaccess_status st;
+	struct uaccess_ident id;
+	pid_t child;
+	int dead;
+
+	read_self(&st, &id);
+	expect_same(&st, gettid(), &id);
+	child = fork();
+	cr_assert(ge(int, child, 0));
+	if (!child)
+		_exit(0);
+	dead = (int)syscall(SYS_pidfd_open, child, 0);
+	cr_assert(ge(int, dead, 0));
+	waitpid(child, NULL, 0);
+	close(id.pidfd);
+	id.pidfd = dead;
+	/* seen alive through st's /proc/TID: still this thread */
+	expect_same(&st, gettid(), &id);
+	uaccess_status_fini(&st);
+	uaccess_status_init(&st);
+	expect_refused(&st, gettid(), &id, "another process");
+	expect_refused(&st, gettid(), &id, "another process");
+	uaccess_ident_fini(&id);
+	uaccess_status_fini(&st);
+}
