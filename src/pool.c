@@ -102,23 +102,32 @@ err_stop:
  * An elastic thread's next item, or NULL: the pool stops, or the thread
  * waited POOL_IDLE_MS for one while more than POOL_KEEP_IDLE waited.
  */
+static void idle_bound(struct timespec *end)
+{
+	clock_gettime(CLOCK_MONOTONIC, end);
+	end->tv_sec += POOL_IDLE_MS / 1000;
+	end->tv_nsec += (POOL_IDLE_MS % 1000) * 1000000L;
+	if (end->tv_nsec >= 1000000000L) {
+		end->tv_sec++;
+		end->tv_nsec -= 1000000000L;
+	}
+}
+
 static struct pool_work *take_elastic(struct pool *p)
 {
 	struct timespec end;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += POOL_IDLE_MS / 1000;
-	end.tv_nsec += (POOL_IDLE_MS % 1000) * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
+	idle_bound(&end);
 	pthread_mutex_lock(&p->lock);
 	p->idle++;
-	while (list_empty(&p->queue) && !p->stopping)
-		if (pthread_cond_timedwait(&p->wake, &p->lock, &end) == ETIMEDOUT &&
-		    list_empty(&p->queue) && p->idle > POOL_KEEP_IDLE)
+	while (list_empty(&p->queue) && !p->stopping) {
+		if (pthread_cond_timedwait(&p->wake, &p->lock, &end) != ETIMEDOUT ||
+		    !list_empty(&p->queue))
+			continue;
+		if (p->idle > POOL_KEEP_IDLE)
 			break;
+		idle_bound(&end); /* kept: another period, not a wait that has already ended */
+	}
 	return stop_waiting(p);
 }
 

@@ -13,6 +13,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "pool.h"
 
@@ -404,4 +406,46 @@ Test(pool, elastic_threads_leave_once_idle)
 	pool_free(p);
 	for (int i = 0; i < 6; i++)
 		cr_expect(eq(u32, atomic_load(&it[i].runs), 1));
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/*
+ * The threads kept past the idle bound sleep: they do not wait again on a
+ * bound that has already passed (each wait would end at once, a busy loop
+ * taking whole CPUs from the commands).  The process's CPU time, not a
+ * speed: over a second asleep it stays far below the second a spinning
+ * thread takes.
+ */
+Test(pool, elastic_threads_kept_idle_sleep)
+{
+	struct item it[POOL_KEEP_IDLE] = { { .id = 1 } };
+	struct timespec rest = { POOL_IDLE_MS / 1000 + 1, 0 }, second = { 1, 0 };
+	struct pool *p;
+	struct gate g;
+	double cpu;
+
+	gate_init(&g);
+	cr_assert(zero(int, pool_new_elastic(POOL_KEEP_IDLE, &p)));
+	for (int i = 0; i < POOL_KEEP_IDLE; i++) {
+		it[i].gate = &g;
+		it[i].work.run = item_run;
+		pool_submit(p, &it[i].work);
+	}
+	gate_wait_arrived(&g, POOL_KEEP_IDLE);
+	gate_open(&g);
+	nanosleep(&rest, NULL); /* past the idle bound */
+	cr_expect(eq(u32, pool_threads(p), POOL_KEEP_IDLE), "kept");
+	cpu = cpu_seconds();
+	nanosleep(&second, NULL);
+	cpu = cpu_seconds() - cpu;
+	cr_expect(cpu < 0.2, "idle threads took %.2f s of CPU in 1 s", cpu);
+	pool_free(p);
 }
