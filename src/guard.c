@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The watchdog: one thread per node, asleep until the oldest guarded copy
- * reaches its bound.  Guards are a list under one lock, newest at the
+ * reaches its bound.  Every bound is its copy's start plus the same time,
+ * so a copy begun later is never due sooner than the wake-up already set:
+ * the thread is woken only from a sleep with nothing to watch, not once per
+ * copy.  Guards are a list under one lock, newest at the
  * tail, so the oldest running one is found from the head.  Replies are made
  * outside the lock, from copies of the guard's fields: its owner may
  * return and unlink it as soon as the lock is let go.
@@ -22,6 +25,7 @@ struct watchdog {
 	struct list_head guards; /* protected by lock: oldest first */
 	unsigned busy;		 /* protected by lock: guards registered */
 	unsigned stalled;	 /* protected by lock: of which past the bound */
+	bool idle;		 /* protected by lock: asleep with no bound to wake at */
 	bool stop;		 /* protected by lock */
 	unsigned timeout_ms;
 	const char *name;
@@ -78,6 +82,9 @@ static void *watchdog_main(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		g = expired(w, &now, &next, &have_next);
 		if (!g) {
+			/* a guard begun meanwhile is due no sooner than next:
+			 * only an idle watchdog needs a wake-up for it */
+			w->idle = !have_next;
 			if (have_next)
 				pthread_cond_timedwait(&w->cond, &w->lock, &next);
 			else
@@ -113,6 +120,7 @@ int watchdog_new(unsigned timeout_ms, const char *name, struct watchdog **ret)
 		return -ENOMEM;
 	w->timeout_ms = timeout_ms;
 	w->name = name;
+	w->idle = true;
 	list_init(&w->guards);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&attr);
@@ -184,8 +192,11 @@ int guard_begin(struct watchdog *w, struct guard *g, fuse_req_t req, int tid, at
 	clock_gettime(CLOCK_MONOTONIC, &g->start);
 	pthread_mutex_lock(&w->lock);
 	list_add_tail(&g->node, &w->guards);
-	if (w->busy++ == 0)
+	w->busy++;
+	if (w->idle) {
+		w->idle = false;
 		pthread_cond_signal(&w->cond); /* it slept with nothing to watch */
+	}
 	pthread_mutex_unlock(&w->lock);
 	return 0;
 }
