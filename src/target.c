@@ -236,31 +236,41 @@ static int real_queue_submit(struct target *t, struct target_queue *q, struct sc
 }
 
 /*
- * One ready queue: read one completion and hand it on; q may be closed by
- * the done function, so it is not touched after.  A detaching sg reports
+ * One ready queue: read what has completed and hand it on.  The done
+ * function may close q, which then stays allocated until free_closed() (this
+ * thread's) but must not be read again: each read is after a look, under
+ * the lock, that q is open and still runs commands.  A detaching sg reports
  * POLLHUP for good: stop watching a queue with nothing running, and tell
  * the caller to slow down while the SCSI layer fails the rest.
  */
+#define REAP_MAX 16 /* completions read for one wake-up */
+
 static bool reap_one(struct real_target *rt, struct target_queue *q, uint32_t events)
 {
 	struct sg_io_hdr h;
 	struct scsi_cmd *c;
+	unsigned got;
 	bool skip, idle;
 
-	pthread_mutex_lock(&rt->lock);
-	skip = q->closed || q->unwatched;
-	pthread_mutex_unlock(&rt->lock);
-	if (skip)
-		return false;
-	if (read(q->fd, &h, sizeof(h)) == (ssize_t)sizeof(h)) {
+	/* every completion there now, up to a bound, for one wake-up; q stays
+	 * open while its commands run (a queue is closed only when idle) */
+	for (got = 0;; got++) {
+		pthread_mutex_lock(&rt->lock);
+		skip = q->closed || q->unwatched || (got && (!q->running || got == REAP_MAX));
+		pthread_mutex_unlock(&rt->lock);
+		if (skip)
+			return false;
+		if (read(q->fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
+			break;
 		c = h.usr_ptr;
 		scsi_result_v3(&h, &c->res);
 		pthread_mutex_lock(&rt->lock);
 		q->running--;
 		pthread_mutex_unlock(&rt->lock);
 		rt->done(c, 0);
-		return false;
 	}
+	if (got)
+		return false; /* the rest, if any, at the next wake-up */
 	/* a detaching sg says EAGAIN while its commands are still being
 	 * failed, and POLLHUP all along: back off rather than spin */
 	if ((errno == EAGAIN || errno == EINTR) && !(events & (EPOLLHUP | EPOLLERR)))
