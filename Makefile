@@ -226,11 +226,13 @@ BENCH_CMDLINE ?= idle=poll
 # same cores moves every figure
 HOST_LOAD = @echo "host load average: $$(cut -d' ' -f1-3 /proc/loadavg)"
 bench: test-progs
-	@mkdir -p build/bench build/bench-halt
+	@mkdir -p build/bench build/bench-halt build/bench-load
 	$(HOST_LOAD)
 	$(VM_RUN) --timeout 3600 --out build/bench --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh
 	$(HOST_LOAD)
 	$(VM_RUN) --timeout 1200 --out build/bench-halt tests/vm/bench.sh qd16
+	$(HOST_LOAD)
+	$(VM_RUN) --timeout 1200 --out build/bench-load --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh load
 	$(HOST_LOAD)
 	tests/bench-plot build/bench/fio.csv build/bench/ioctl.csv >build/bench/iops-vs-qd.svg
 	@echo "plot: build/bench/iops-vs-qd.svg"
@@ -252,6 +254,14 @@ bench-iscsi: test-progs
 	@mkdir -p build/bench-iscsi
 	$(HOST_LOAD)
 	$(VM_RUN) --timeout 1800 --out build/bench-iscsi --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh iscsi
+	$(HOST_LOAD)
+
+# A loaded guest: fio at QD 16 on kernel sg, the node and the null responder,
+# idle and then beside one busy loop per vCPU (some 3 minutes)
+bench-load: test-progs
+	@mkdir -p build/bench-load
+	$(HOST_LOAD)
+	$(VM_RUN) --timeout 1200 --out build/bench-load --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh load
 	$(HOST_LOAD)
 
 # Where the time goes: CPU time and context switches per command, kernel sg,
@@ -378,6 +388,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test install-check doc-check demo bench bench-ioctl bench-iscsi bench-cost fuzz fuzz-check \
+.PHONY: all test-progs unit tsan vm-check check test install-check doc-check demo bench bench-ioctl bench-iscsi bench-cost bench-load fuzz fuzz-check \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

@@ -14,13 +14,40 @@ set -uo pipefail
 # with the guest's default idle, to show what idle=poll changes); "ioctl":
 # only the sg v4 ioctls' rows (make bench-ioctl); "iscsi": only the
 # application, tgt over iSCSI (make bench-iscsi); "cost": only the CPU time
-# and context switches per command (make bench-cost)
+# and context switches per command (make bench-cost); "load": fio at QD 16
+# on an idle guest and on one kept busy (make bench-load).  Each boot ends
+# with the command path's targets it measured, pass or miss.
 MODE=${1:-all}
 V4IO=$PWD/build/clients/sgv4io
 ROUNDS=${ROUNDS:-5}
 N=${N:-2000}
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# ratio A B: A / B to two places, or nothing if either is missing
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b + 0 > 0) printf "%.2f", a / b }'; }
+
+# target WHAT VALUE GOAL [le]: one of the command path's targets (docs/BENCHMARKS.md),
+# measured VALUE against GOAL (at least it; with le, at most it): a row of
+# targets.txt, which targets_print shows at the end of the boot
+target() {
+    awk -v w="$1" -v v="$2" -v g="$3" -v op="${4:-ge}" 'BEGIN {
+        if (v == "") r = "n/a"
+        else if (op == "le") r = v + 0 <= g + 0 ? "pass" : "miss"
+        else r = v + 0 >= g + 0 ? "pass" : "miss"
+        printf "| %-62s | %8s | %2s %-5s | %-4s |\n", w, v == "" ? "n/a" : v, op == "le" ? "<=" : ">=", g, r
+    }' >>"$VM_OUT/targets.txt"
+}
+
+targets_print() {
+    [ -s "$VM_OUT/targets.txt" ] || return 0
+    echo
+    echo "Targets, $IDLE: pass or miss (n/a: not measured, e.g. EDOM)"
+    echo
+    echo "| target                                                         | measured | goal     |      |"
+    echo "|----------------------------------------------------------------|---------:|----------|------|"
+    cat "$VM_OUT/targets.txt"
+}
 
 # one pattern: bench NAME SGCLIENT-ARGS-with-@DEV@ (devices: sg, bsg, direct, retry, null).
 # A device that refuses the pattern in any round (sgclient prints no rate) gets n/a.
@@ -43,6 +70,10 @@ bench() {
         res[$dev]=$(tr ' ' '\n' <<<"${res[$dev]:-}" | grep . | median)
         [ -z "${failed[$dev]:-}" ] || res[$dev]=''
     done
+    case $name in
+    "TEST UNIT READY" | "READ 4 KiB")
+        target "delay=0, synchronous SG_IO $name: node / null" "$(ratio "${res[direct]}" "${res[null]}")" 0.9 ;;
+    esac
     awk -v n="$name" -v s="${res[sg]}" -v b="${res[bsg]}" -v d="${res[direct]}" -v r="${res[retry]}" \
         -v z="${res[null]}" '
         function cell(v, base) {
@@ -57,6 +88,7 @@ bench() {
 
 vm_load_scsi_debug dev_size_mb=16 delay=0
 : >"$VM_OUT/sgclient.err"
+: >"$VM_OUT/targets.txt"
 declare -A DEVS=([sg]=$VM_SG [bsg]=$VM_BSG) V4=([bsg]=SGCLIENT_V4=1)
 "$CUSE_BSG" -f --name bsg/direct-cuse --copy=direct "$VM_SG" >"$VM_OUT/direct.log" 2>&1 &
 DIRECT_PID=$!
@@ -132,6 +164,13 @@ fio_sweep() {
             BEGIN { printf "| %-11s | %7d | %9s | %11s | %5s | %10s | %5s | %9s | %5s | %10s | %7s |\n", l, q,
                     val(k), val(n), ratio(n, k), val(p), ratio(p, k),
                     opt(z), ratio(n, z), opt(c), ratio(n, c) }'
+        case $label,$qd in
+        delay=0,1 | delay=0,16)
+            target "delay=0, fio QD $qd: node / null" "$(ratio "$n" "$z")" 0.9
+            target "delay=0, fio QD $qd: null with checks / null" "$(ratio "$c" "$z")" 0.9 ;;
+        ndelay=20ms,1 | ndelay=20ms,16)
+            target "20 ms device, fio QD $qd: node / kernel sg" "$(ratio "$n" "$k")" 0.95 ;;
+        esac
         [ "$qd" = 32 ] || echo "$label,$qd,$k,$n,$z,$p" >>"$VM_OUT/fio.csv"
         [ "$qd" != 16 ] || QD16[$label]=$n
     done
@@ -210,6 +249,15 @@ ioctl_sweep() {
             BEGIN { printf "| %-11s | %7d | %5d | %9s | %9s | %5s | %11s | %5s | %10s | %12s | %9s |\n",
                     l, q, b, val(k), val(n), ratio(n, k), val(v), ratio(v, k), ratio(v, n),
                     opt(z), ratio(v, z) }'
+        case $label,$qd in
+        delay=0,16)
+            target "delay=0, batched ioctls QD 16: node / null" "$(ratio "$v" "$z")" 0.9
+            target "delay=0, batched ioctls QD 16: node / kernel sg's fio" "$(ratio "$v" "$k")" 1.0 ;;
+        ndelay=20ms,1 | ndelay=20ms,16)
+            target "20 ms device, batched ioctls QD $qd: node / kernel sg's fio" "$(ratio "$v" "$k")" 0.95 ;;
+        ndelay=20ms,64 | ndelay=20ms,256)
+            target "20 ms device, batched ioctls QD $qd: IOPS / (QD / 20 ms)" "$(ratio "$v" $((qd * 50)))" 0.9 ;;
+        esac
         echo "$label,$qd,$k,$n,$v,$z" >>"$VM_OUT/ioctl.csv"
     done
 }
@@ -244,11 +292,13 @@ ioctl_cost() {
     b=$(proc_cost "$2")
     cmds=$("$V4IO" load "$3" "$4" "$5" 3 | sed -n 's/.*commands=\([0-9]*\).*/\1/p')
     a=$(proc_cost "$2")
-    awk -v l="$1" -v b="$b" -v a="$a" -v c="${cmds:-0}" -v hz="$hz" -v q="$4" -v n="$5" 'BEGIN {
+    awk -v l="$1" -v b="$b" -v a="$a" -v c="${cmds:-0}" -v hz="$hz" -v q="$4" -v n="$5" \
+        -v cost="$VM_OUT/cost.csv" 'BEGIN {
         split(b, x, " "); split(a, y, " ")
         if (c == 0) { printf "| %-14s | %3d | %5d | %8s | %7s | %8s |\n", l, q, n, "n/a", "n/a", "n/a"; exit }
         printf "| %-14s | %3d | %5d | %8d | %7.1f | %8.2f |\n", l, q, n, c,
-            (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c }'
+            (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c
+        printf "%s,%d,%.1f,%.2f\n", l, n, (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c >>cost }'
 }
 
 # fio_cost LABEL DEV QD: fio randread 4k's own CPU time and context switches
@@ -270,6 +320,7 @@ cost_table() {
     echo "(all its threads, user + system) and its threads' context switches; for kernel"
     echo "sg, fio's own (sg runs scsi_debug's work inside fio's write())"
     echo
+    : >"$VM_OUT/cost.csv"
     echo "| responder      | QD  | batch | commands | CPU us  | switches |"
     echo "|----------------|----:|------:|---------:|--------:|---------:|"
     fio_cost "kernel sg, fio" "$VM_SG" 16
@@ -277,6 +328,14 @@ cost_table() {
     ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse 16 4
     ioctl_cost "node" "$DIRECT_PID" /dev/bsg/direct-cuse 16 16
     ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse 16 16
+    local b cpu sw ncpu nsw
+    for b in 4 16; do
+        read -r cpu sw < <(awk -F, -v b=$b '$1 == "node" && $2 == b {print $3, $4}' "$VM_OUT/cost.csv")
+        read -r ncpu nsw < <(awk -F, -v b=$b '$1 == "null responder" && $2 == b {print $3, $4}' "$VM_OUT/cost.csv")
+        target "bench-cost, QD 16 in batches of $b: node's switches - null's" \
+            "$(awk -v a="$sw" -v b="$nsw" 'BEGIN { if (a != "" && b != "") printf "%.2f", a - b }')" 0.5 le
+        target "bench-cost, QD 16 in batches of $b: node's CPU / null's" "$(ratio "$cpu" "$ncpu")" 2 le
+    done
 }
 
 ioctl_tables() {
@@ -368,6 +427,8 @@ app_bench() {
             function ratio(x, base) { return num(x) && num(base) && base > 0 ? sprintf("%.2f", x / base) : "n/a" }
             BEGIN { printf "| %21d | %4d KiB | %13s | %4s | %9s | %4s | %9s |\n", q, b / 2,
                     iops(k), mbs(k), iops(n), mbs(n), ratio(n, k) }'
+        [ "$qd" != 16 ] || target "tgt + iscsi-perf, 16 in flight, $((blocks / 2)) KiB: node / kernel sg" \
+            "$(ratio "$([ "$n" = EDOM ] || echo "$n")" "$([ "$k" = EDOM ] || echo "$k")")" 0.8
         echo "$qd,$blocks,$k,$n" >>"$VM_OUT/iscsi.csv"
     done
     # tgt's one thread writes one header a write(), is woken by poll and
@@ -389,21 +450,70 @@ stop_daemons() {
         vm_fail "the benchmark's daemons did not stop"
 }
 
+# load_bench: fio QD 16 at delay=0 on kernel sg, the node and the null
+# responder, first on an idle guest, then with one busy loop per vCPU at
+# nice 0; how far each CUSE server's ratio to kernel sg falls under load
+load_bench() {
+    local phase pids=() ks ns zs
+    declare -A K=() N=() Z=()
+    echo
+    echo "fio --ioengine=sg --rw=randread --bs=4k --iodepth=16, delay=0, IOPS (medians of $ROUNDS runs of"
+    echo "${FIO_TIME} s); loaded: one busy loop per vCPU ($(nproc)) at nice 0 beside fio and the servers"
+    echo
+    echo "| guest  | kernel sg | node | /kern | null resp | /kern |"
+    echo "|--------|----------:|-----:|------:|----------:|------:|"
+    for phase in idle loaded; do
+        if [ "$phase" = loaded ]; then
+            for _ in $(seq "$(nproc)"); do
+                (while :; do :; done) &
+                pids+=($!)
+            done
+        fi
+        ks='' ns='' zs=''
+        for _ in $(seq "$ROUNDS"); do
+            ks+="$(fio_iops "$VM_SG" 16) "
+            ns+="$(fio_iops /dev/bsg/direct-cuse 16) "
+            zs+="$(fio_iops /dev/bsg/null-cuse 16) "
+        done
+        K[$phase]=$(med <<<"$ks") N[$phase]=$(med <<<"$ns") Z[$phase]=$(med <<<"$zs")
+        printf "| %-6s | %9s | %4s | %5s | %9s | %5s |\n" "$phase" "${K[$phase]:-n/a}" "${N[$phase]:-n/a}" \
+            "$(ratio "${N[$phase]}" "${K[$phase]}")" "${Z[$phase]:-n/a}" "$(ratio "${Z[$phase]}" "${K[$phase]}")"
+    done
+    [ ${#pids[@]} -eq 0 ] || kill "${pids[@]}"
+    wait "${pids[@]}" 2>/dev/null
+    # fall: the loaded ratio to kernel sg over the idle one; the node's may
+    # be no worse than the null responder's
+    target "loaded guest, fio QD 16: node's fall / null's fall" "$(awk \
+        -v nl="${N[loaded]}" -v ni="${N[idle]}" -v zl="${Z[loaded]}" -v zi="${Z[idle]}" \
+        -v kl="${K[loaded]}" -v ki="${K[idle]}" 'BEGIN {
+            if (nl > 0 && ni > 0 && zl > 0 && zi > 0 && kl > 0 && ki > 0)
+                printf "%.2f", (nl / kl) / (ni / ki) / ((zl / kl) / (zi / ki)) }')" 1.0
+}
+
 declare -A QD16=()
+if [ "$MODE" = load ]; then
+    load_bench
+    stop_daemons
+    targets_print
+    exit 0
+fi
 if [ "$MODE" = iscsi ]; then
     stop_daemons
     : >"$VM_OUT/iscsi.csv"
     app_bench
+    targets_print
     exit 0
 fi
 if [ "$MODE" = cost ]; then
     cost_table
     stop_daemons
+    targets_print
     exit 0
 fi
 if [ "$MODE" = ioctl ]; then
     ioctl_tables
     stop_daemons
+    targets_print
     exit 0
 fi
 echo
@@ -417,6 +527,7 @@ echo "|-------------|--------:|----------:|------------:|------:|-----------:|--
 if [ "$MODE" = qd16 ]; then
     QDS=16 fio_sweep "delay=0" null
     busy_table 16
+    targets_print
     exit 0
 fi
 fio_sweep "delay=0" null
@@ -460,3 +571,4 @@ requests_per_command 16
 stop_daemons
 : >"$VM_OUT/iscsi.csv"
 app_bench
+targets_print
