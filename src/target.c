@@ -9,6 +9,7 @@
 #include <glob.h>
 #include <linux/fs.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,6 +291,12 @@ static void *completion_thread(void *arg)
 	struct real_target *rt = arg;
 	struct epoll_event ev[32];
 	struct timespec backoff = { 0, 1000 * 1000 };
+	struct sched_param batch = { 0 };
+
+	/* SCHED_BATCH: a completion wakes it without preempting the thread
+	 * that is writing the next commands on the same CPU; it then reads
+	 * them together (an idle CPU still runs it at once) */
+	pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
 
 	for (;;) {
 		bool slow = false;
