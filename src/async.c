@@ -94,8 +94,31 @@ struct rcv {
 	int s_res;	     /* ordered: why the rest was not, or 0 */
 };
 
+struct parked;
+
+/*
+ * What one kind of parked call does, as the kernel's wait_queue_entry
+ * carries its func: the queue core (parking, serving, a gone target, a
+ * signal) calls these and names no front end.  A write() waiting for room
+ * needs only ready().
+ */
+struct parked_ops {
+	/* o->lock held: would it get on now (then it is not parked)? */
+	bool (*ready)(struct opener *o, const struct parked *p);
+	/* o->lock held: does what is done satisfy it?  Its completions then
+	 * taken into cmds (*n), its result in *res (0 or -errno). */
+	bool (*take)(struct opener *o, struct parked *p, struct cmd **cmds, unsigned *n, int *res);
+	/* No lock, p off every list: answer its call with what take() gave. */
+	void (*answer)(struct opener *o, struct parked *p, struct cmd **cmds, unsigned n, int res);
+	/* o->lock held, the target gone: is nothing left for it to wait for? */
+	bool (*gone)(struct opener *o, const struct parked *p);
+	/* No lock: its call ended with EINTR (a signal); or NULL. */
+	void (*ended)(struct opener *o, const struct parked *p);
+};
+
 /* A read(), SG_IORECEIVE or write() waiting for a completion or for room. */
 struct parked {
+	const struct parked_ops *ops;
 	struct list_head node; /* in o->readers or o->writers */
 	fuse_req_t req;
 	pid_t tid;
@@ -146,10 +169,6 @@ static void parked_free(struct opener *o, struct parked *p)
  */
 #define RCV_MAX BSGDEV_MAX_DEPTH
 
-static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool take,
-		   struct cmd **cmds, unsigned *n);
-static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmds, unsigned n);
-
 static int pack_id_of(const struct cmd *cmd)
 {
 	return cmd->r.version == 3 ? cmd->r.hdr.v3.pack_id : (int)cmd->r.hdr.v4.request_extra;
@@ -177,28 +196,15 @@ static unsigned poll_limit(struct opener *o)
 
 static struct cmd *oldest_done(struct opener *o, const struct want *w);
 static bool still_running(struct opener *o, const struct want *w);
-static bool rcv_ready(struct opener *o, const struct rcv *rc);
 
-/*
- * Caller holds o->lock: would a parked reader, or writer, get on now?  A
- * reader of a gone target waits for what is still running, as sg's does:
- * each command written gets its header, ENODEV only once none is left.
- */
-static bool reader_ready(struct opener *o, const struct parked *p)
-{
-	if (p->unresolved)
-		return atomic_load(&o->d->target_gone);
-	if (p->rcv)
-		return rcv_ready(o, p->rcv);
-	return oldest_done(o, &p->w) != NULL ||
-	       (atomic_load(&o->d->target_gone) && !still_running(o, &p->w));
-}
-
+/* Caller holds o->lock: would a parked writer get on now? */
 static bool writer_ready(struct opener *o, const struct parked *p)
 {
 	(void)p;
 	return o->queued < queue_limit(o, 4) || atomic_load(&o->d->target_gone);
 }
+
+static const struct parked_ops write_ops = { .ready = writer_ready };
 
 /* Caller holds o->lock.  The poll handle to notify, taken, or NULL. */
 static struct fuse_pollhandle *take_poller(struct opener *o)
@@ -241,7 +247,7 @@ static void serve_later(struct opener *o);
 static void mrq_release(struct opener *o, const struct parked *p)
 {
 	struct fuse_pollhandle *ph;
-	unsigned id = p->rcv ? p->rcv->w.mrq : 0;
+	unsigned id = p->rcv->w.mrq;
 
 	if (!id)
 		return;
@@ -263,7 +269,8 @@ static void parked_eintr(struct opener *o, struct parked *p)
 	stat_inc(o->d, STAT_INTERRUPT);
 	parked_uncharge(o, p);
 	fuse_reply_err(p->req, EINTR);
-	mrq_release(o, p);
+	if (p->ops->ended)
+		p->ops->ended(o, p);
 	parked_dispose(p);
 }
 
@@ -356,7 +363,7 @@ enum park_result { PARKED, ANSWERED, READY };
  * came before p was parked is judged here.  ANSWERED: p got EINTR.
  */
 static enum park_result park_call(struct opener *o, struct list_head *list, struct parked *p,
-				  bool front, bool (*ready)(struct opener *, const struct parked *))
+				  bool front)
 {
 	enum park_result res = PARKED;
 	bool ends;
@@ -366,7 +373,7 @@ static enum park_result park_call(struct opener *o, struct list_head *list, stru
 	pthread_mutex_lock(&o->lock);
 	if (ends) {
 		res = ANSWERED;
-	} else if (ready(o, p)) {
+	} else if (p->ops->ready(o, p)) {
 		res = READY;
 	} else {
 		if (front)
@@ -832,7 +839,12 @@ static struct parked *parked_write(struct opener *o, fuse_req_t req, pid_t tid, 
 		*err = -ENOMEM;
 		return NULL;
 	}
-	*p = (struct parked){ .req = req, .tid = tid, .len = size, .charged = size, .mapped = len };
+	*p = (struct parked){ .ops = &write_ops,
+			      .req = req,
+			      .tid = tid,
+			      .len = size,
+			      .charged = size,
+			      .mapped = len };
 	memcpy(p->buf, buf, size);
 	return p;
 }
@@ -862,7 +874,7 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 			p = parked_write(o, req, tid, buf, size, &n);
 		if (!p)
 			break;
-		if (park_call(o, &o->writers, p, false, writer_ready) != READY)
+		if (park_call(o, &o->writers, p, false) != READY)
 			return;
 	}
 	parked_free(o, p);
@@ -1493,6 +1505,49 @@ static unsigned read_take(struct opener *o, const struct want *w, size_t size, b
 	return n;
 }
 
+/*
+ * A parked read().  A reader of a gone target waits for what is still
+ * running, as sg's does: each command written gets its header, ENODEV only
+ * once none is left.  One whose pack_id is not read yet (the resolver's)
+ * takes nothing here.
+ */
+static bool read_parked_ready(struct opener *o, const struct parked *p)
+{
+	if (p->unresolved)
+		return atomic_load(&o->d->target_gone);
+	return oldest_done(o, &p->w) != NULL ||
+	       (atomic_load(&o->d->target_gone) && !still_running(o, &p->w));
+}
+
+static bool read_parked_take(struct opener *o, struct parked *p, struct cmd **cmds, unsigned *n,
+			     int *res)
+{
+	if (p->unresolved)
+		return false;
+	*res = 0;
+	*n = take_done(o, &p->w, p->size, cmds);
+	return *n > 0;
+}
+
+static void read_parked_answer(struct opener *o, struct parked *p, struct cmd **cmds, unsigned n,
+			       int res)
+{
+	(void)res;
+	deliver(o, p->req, p->tid, p->size, cmds, n);
+}
+
+static bool read_parked_gone(struct opener *o, const struct parked *p)
+{
+	return p->unresolved || (!oldest_done(o, &p->w) && !still_running(o, &p->w));
+}
+
+static const struct parked_ops read_ops = {
+	.ready = read_parked_ready,
+	.take = read_parked_take,
+	.answer = read_parked_answer,
+	.gone = read_parked_gone,
+};
+
 /* The read, to park: in p, or a new one if p is NULL; NULL if req was answered ENOMEM. */
 static struct parked *read_parked(struct parked *p, fuse_req_t req, pid_t tid, size_t size,
 				  const struct want *w, bool unresolved, int flags)
@@ -1503,7 +1558,8 @@ static struct parked *read_parked(struct parked *p, fuse_req_t req, pid_t tid, s
 		fuse_reply_err(req, ENOMEM);
 		return NULL;
 	}
-	*p = (struct parked){ .req = req,
+	*p = (struct parked){ .ops = &read_ops,
+			      .req = req,
 			      .tid = tid,
 			      .size = size,
 			      .w = *w,
@@ -1540,7 +1596,7 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 		p = read_parked(p, req, tid, size, &w, unresolved, flags);
 		if (!p)
 			return;
-		switch (park_call(o, &o->readers, p, false, reader_ready)) {
+		switch (park_call(o, &o->readers, p, false)) {
 		case PARKED:
 			if (unresolved && !resolve_later(o, req, tid))
 				resolve_now(o, req, tid);
@@ -1586,9 +1642,7 @@ static void take_gone_readers(struct opener *o, struct list_head *gone)
 	if (!atomic_load(&o->d->target_gone))
 		return;
 	list_for_each_entry_safe(p, next, &o->readers, node) {
-		const struct want *w = p->rcv ? &p->rcv->w : &p->w;
-
-		if (!p->unresolved && (oldest_done(o, w) || still_running(o, w)))
+		if (!p->ops->gone(o, p))
 			continue;
 		list_del(&p->node);
 		list_add(&p->node, gone);
@@ -1618,18 +1672,8 @@ static struct parked *satisfied_reader(struct opener *o, struct cmd **cmds, unsi
 	struct parked *it;
 
 	list_for_each_entry(it, &o->readers, node) {
-		if (it->unresolved)
+		if (!it->ops->take(o, it, cmds, n, res))
 			continue;
-		if (it->rcv) {
-			*res = rcv_try(o, it->rcv, false, true, cmds, n);
-			if (*res > 0)
-				continue;
-		} else {
-			*res = 0;
-			*n = take_done(o, &it->w, it->size, cmds);
-			if (!*n)
-				continue;
-		}
 		list_del(&it->node);
 		return it;
 	}
@@ -1657,13 +1701,7 @@ static void serve_readers(struct opener *o)
 			return;
 		}
 		unparked(p);
-		/* gave back: the loop serves them */
-		if (!p->rcv)
-			deliver(o, p->req, p->tid, p->size, cmds, n);
-		else if (res < 0)
-			fuse_reply_err(p->req, -res);
-		else
-			deliver_rcv(o, p->rcv, cmds, n);
+		p->ops->answer(o, p, cmds, n, res); /* what it gave back, the loop serves */
 		free(p);
 	}
 }
@@ -1768,7 +1806,7 @@ void async_room(struct opener *o)
 		unparked(p);
 		n = submit_headers(o, p->req, p->tid, p->buf, p->len, &b);
 		/* filled again meanwhile: wait on, first in line */
-		if (n == -EAGAIN && park_call(o, &o->writers, p, true, writer_ready) != READY)
+		if (n == -EAGAIN && park_call(o, &o->writers, p, true) != READY)
 			break;
 		if (n == -EAGAIN) {
 			pthread_mutex_lock(&o->lock);
@@ -2535,6 +2573,39 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmd
 	return used < n;
 }
 
+/* A parked SG_IORECEIVE(_V3). */
+static bool rcv_parked_ready(struct opener *o, const struct parked *p)
+{
+	return rcv_ready(o, p->rcv);
+}
+
+static bool rcv_parked_take(struct opener *o, struct parked *p, struct cmd **cmds, unsigned *n,
+			    int *res)
+{
+	*res = rcv_try(o, p->rcv, false, true, cmds, n);
+	return *res <= 0;
+}
+
+static void rcv_parked_answer(struct opener *o, struct parked *p, struct cmd **cmds, unsigned n,
+			      int res)
+{
+	if (res < 0)
+		fuse_reply_err(p->req, -res);
+	else
+		deliver_rcv(o, p->rcv, cmds, n);
+}
+
+static bool rcv_parked_gone(struct opener *o, const struct parked *p)
+{
+	return !oldest_done(o, &p->rcv->w) && !still_running(o, &p->rcv->w);
+}
+
+static const struct parked_ops rcv_ops = { .ready = rcv_parked_ready,
+					   .take = rcv_parked_take,
+					   .answer = rcv_parked_answer,
+					   .gone = rcv_parked_gone,
+					   .ended = mrq_release };
+
 static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 {
 	struct cmd *cmds[RCV_MAX];
@@ -2565,9 +2636,11 @@ static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 			fuse_reply_err(rc->req, ENOMEM);
 			return;
 		}
-		*p = (struct parked){ .req = rc->req, .tid = rc->tid, .rcv_self = *rc };
+		*p = (struct parked){
+			.ops = &rcv_ops, .req = rc->req, .tid = rc->tid, .rcv_self = *rc
+		};
 		p->rcv = &p->rcv_self;
-		switch (park_call(o, &o->readers, p, false, reader_ready)) {
+		switch (park_call(o, &o->readers, p, false)) {
 		case PARKED:
 		case ANSWERED:
 			return;
