@@ -35,6 +35,7 @@
 #include "async.h"
 #include "bsgdev.h"
 #include "cmd.h"
+#include "cmdq.h"
 #include "guard.h"
 #include "ioctx.h"
 #include "log.h"
@@ -67,76 +68,6 @@
 #define SPLIT_PIECE_MIN ((31u << 12) + 1)
 
 /*
- * Which completions a call may take: its process's (a command's owner,
- * whose memory its data-in and sense addresses name), of its header
- * version, and the one of its pack_id or tag if it names one.
- */
-struct want {
-	int id;		  /* pack_id, or tag (by_tag); -1: any */
-	bool by_tag;	  /* id is a tag (SG_SET_GET_EXTENDED's TAG_FOR_PACK_ID) */
-	pid_t owner;	  /* the caller's process */
-	unsigned version; /* 3 or 4; 0: either (read()) */
-	unsigned mrq;	  /* a blocking array's own commands, or 0: every other */
-};
-
-/* An SG_IORECEIVE(_V3) call: where its completions go. */
-struct rcv {
-	fuse_req_t req;
-	pid_t tid;
-	uint64_t arg; /* its header */
-	struct want w;
-	bool mrq;	     /* a control object: an array of completions */
-	unsigned max;	     /* mrq: the room in the array at cop.din_xferp */
-	struct sg_io_v4 cop; /* mrq: the control object as given */
-	bool ordered;	     /* a blocking array: each at its place in the array */
-	unsigned total;	     /* ordered: requests in the array */
-	unsigned submitted;  /* ordered: of which taken */
-	int s_res;	     /* ordered: why the rest was not, or 0 */
-};
-
-struct parked;
-
-/*
- * What one kind of parked call does, as the kernel's wait_queue_entry
- * carries its func: the queue core (parking, serving, a gone target, a
- * signal) calls these and names no front end.  A write() waiting for room
- * needs only ready().
- */
-struct parked_ops {
-	/* o->lock held: would it get on now (then it is not parked)? */
-	bool (*ready)(struct opener *o, const struct parked *p);
-	/* o->lock held: does what is done satisfy it?  Its completions then
-	 * taken into cmds (*n), its result in *res (0 or -errno). */
-	bool (*take)(struct opener *o, struct parked *p, struct cmd **cmds, unsigned *n, int *res);
-	/* No lock, p off every list: answer its call with what take() gave. */
-	void (*answer)(struct opener *o, struct parked *p, struct cmd **cmds, unsigned n, int res);
-	/* o->lock held, the target gone: is nothing left for it to wait for? */
-	bool (*gone)(struct opener *o, const struct parked *p);
-	/* No lock: its call ended with EINTR (a signal); or NULL. */
-	void (*ended)(struct opener *o, const struct parked *p);
-};
-
-/* A read(), SG_IORECEIVE or write() waiting for a completion or for room. */
-struct parked {
-	const struct parked_ops *ops;
-	struct list_head node; /* in o->readers or o->writers */
-	fuse_req_t req;
-	pid_t tid;
-	size_t size;	 /* read: room in the reader's buffer */
-	struct want w;	 /* read: the completions it may take */
-	struct rcv *rcv; /* SG_IORECEIVE: this call, or NULL for a read() */
-	bool unresolved; /* read: pack_id forced but not read yet (resolver) */
-	bool nonblock;	 /* read: O_NONBLOCK, once pack_id is known */
-	size_t len;	 /* write: bytes of headers in buf */
-	size_t charged;	 /* write: buf's bytes, charged to the opener (opener_mem_charge) */
-	size_t mapped;	 /* write: p is a mapping of this size (parked_write()); else malloc()'s */
-	bool watched;	 /* protected by o->lock: interrupted, in the signal watcher */
-	struct sigwatch_entry watch;
-	struct rcv rcv_self; /* SG_IORECEIVE: what rcv points to */
-	unsigned char buf[]; /* write: the headers, copied out of the request */
-};
-
-/*
  * Give back p's charge: before its call is answered, as the answer may let
  * the file, and o, go.
  */
@@ -163,13 +94,7 @@ static void parked_free(struct opener *o, struct parked *p)
 	parked_dispose(p);
 }
 
-/*
- * The most completions one SG_IORECEIVE of a control object takes: as
- * many as an open file may have outstanding.
- */
-#define RCV_MAX BSGDEV_MAX_DEPTH
-
-static int pack_id_of(const struct cmd *cmd)
+int cmdq_pack_id_of(const struct cmd *cmd)
 {
 	return cmd->r.version == 3 ? cmd->r.hdr.v3.pack_id : (int)cmd->r.hdr.v4.request_extra;
 }
@@ -194,8 +119,8 @@ static unsigned poll_limit(struct opener *o)
 	return queue_limit(o, atomic_load(&o->wrote) == 3 ? 3 : 4);
 }
 
-static struct cmd *oldest_done(struct opener *o, const struct want *w);
-static bool still_running(struct opener *o, const struct want *w);
+struct cmd *cmdq_oldest_done(struct opener *o, const struct want *w);
+bool cmdq_still_running(struct opener *o, const struct want *w);
 
 /* Caller holds o->lock: would a parked writer get on now? */
 static bool writer_ready(struct opener *o, const struct parked *p)
@@ -207,7 +132,7 @@ static bool writer_ready(struct opener *o, const struct parked *p)
 static const struct parked_ops write_ops = { .ready = writer_ready };
 
 /* Caller holds o->lock.  The poll handle to notify, taken, or NULL. */
-static struct fuse_pollhandle *take_poller(struct opener *o)
+struct fuse_pollhandle *cmdq_take_poller(struct opener *o)
 {
 	struct fuse_pollhandle *ph = o->ph;
 
@@ -215,7 +140,7 @@ static struct fuse_pollhandle *take_poller(struct opener *o)
 	return ph;
 }
 
-static void wake_poller(struct fuse_pollhandle *ph)
+void cmdq_wake_poller(struct fuse_pollhandle *ph)
 {
 	if (!ph)
 		return;
@@ -237,31 +162,7 @@ static struct parked *unpark(struct list_head *list, fuse_req_t req)
 	return NULL;
 }
 
-static void serve_later(struct opener *o);
-
-/*
- * A blocking array's call ends without its completions (a signal): they
- * become the file's like any other, for a later SG_IORECEIVE or read(), as
- * sg leaves them.  Its parked receivers are served on the elastic pool.
- */
-static void mrq_release(struct opener *o, const struct parked *p)
-{
-	struct fuse_pollhandle *ph;
-	unsigned id = p->rcv->w.mrq;
-
-	if (!id)
-		return;
-	pthread_mutex_lock(&o->lock);
-	struct cmd *c;
-
-	list_for_each_entry(c, &o->cmds, node)
-		if (c->mrq == id)
-			c->mrq = 0;
-	ph = take_poller(o);
-	pthread_mutex_unlock(&o->lock);
-	wake_poller(ph);
-	serve_later(o);
-}
+void cmdq_serve_later(struct opener *o);
 
 /* p, taken off its list, ends with EINTR: a signal. */
 static void parked_eintr(struct opener *o, struct parked *p)
@@ -353,8 +254,6 @@ static void parked_interrupted(fuse_req_t req, void *data)
 	parked_eintr(o, p);
 }
 
-enum park_result { PARKED, ANSWERED, READY };
-
 /*
  * Park p on list (at its head if front), unless ready() says, under the
  * same lock that a completion or a freed slot takes, that it can go on now
@@ -362,8 +261,7 @@ enum park_result { PARKED, ANSWERED, READY };
  * signal arriving at any point is seen by one of the two: an interrupt that
  * came before p was parked is judged here.  ANSWERED: p got EINTR.
  */
-static enum park_result park_call(struct opener *o, struct list_head *list, struct parked *p,
-				  bool front)
+enum park_result cmdq_park(struct opener *o, struct list_head *list, struct parked *p, bool front)
 {
 	enum park_result res = PARKED;
 	bool ends;
@@ -409,7 +307,7 @@ static void unparked(struct parked *p)
  * many it hands over.  The caller's /proc/TID stays open for its next
  * call; another thread of the file meanwhile reads its own.
  */
-static int check_caller(struct opener *o, pid_t tid, const char *call)
+int cmdq_check_caller(struct opener *o, pid_t tid, const char *call)
 {
 	struct uaccess_status own;
 	const char *why;
@@ -442,8 +340,8 @@ static int check_caller(struct opener *o, pid_t tid, const char *call)
 }
 
 static void run_async(struct pool_work *w, unsigned slot);
-static void serve_readers(struct opener *o);
-static void serve_later(struct opener *o);
+void cmdq_serve_readers(struct opener *o);
+void cmdq_serve_later(struct opener *o);
 
 /* A new channel for written commands (a target queue where the node has them). */
 static int chan_new(struct opener *o, int *chan, struct target_queue **tq)
@@ -481,7 +379,7 @@ static void chan_install(struct opener *o, int chan, struct target_queue *tq)
 }
 
 /* The first channel written commands take, opened at the first write(). */
-static int open_async_chan(struct opener *o)
+int cmdq_open_chan(struct opener *o)
 {
 	struct target_queue *tq;
 	bool have;
@@ -505,7 +403,7 @@ static int open_async_chan(struct opener *o)
 	return 0;
 }
 
-static void complete_async(struct cmd *cmd, int err, bool placed);
+void cmdq_complete(struct cmd *cmd, int err, bool placed);
 
 /* Start cmd at the target: on its queue, or on a pool worker. */
 static void dispatch(struct cmd *cmd)
@@ -524,19 +422,11 @@ static void dispatch(struct cmd *cmd)
 		      : d->target->ops->queue_submit(d->target, cmd->o->tq[cmd->chan_idx], &cmd->c);
 	if (err) {
 		atomic_fetch_sub(&d->at_target, 1); /* it never got there */
-		complete_async(cmd, cmd_target_failed(d, err), true);
+		cmdq_complete(cmd, cmd_target_failed(d, err), true);
 	}
 }
 
-/*
- * The commands one write() took, in order, started once it is answered.
- * Linked through pend, which take_place() reuses once a command leaves.
- */
-struct batch {
-	struct list_head cmds;
-};
-
-static void batch_init(struct batch *b)
+void cmdq_batch_init(struct batch *b)
 {
 	list_init(&b->cmds);
 }
@@ -559,7 +449,7 @@ static struct cmd *batch_take(struct batch *b)
 static bool take_place(struct opener *o, struct cmd *cmd);
 
 /* After the write's answer: each command to the target, or to wait for its place. */
-static void batch_start(struct batch *b)
+void cmdq_batch_start(struct batch *b)
 {
 	struct cmd *cmd;
 
@@ -588,7 +478,7 @@ static int free_chan(struct opener *o)
 }
 
 /* Caller holds o->lock: cmd takes a slot of channel i. */
-static void place(struct opener *o, struct cmd *cmd, int i)
+void cmdq_place(struct opener *o, struct cmd *cmd, int i)
 {
 	cmd->chan_idx = (unsigned)i;
 	cmd->chan = o->achan[i];
@@ -612,7 +502,7 @@ static void place_pending(struct opener *o, struct list_head *out)
 	while ((cmd = list_first_entry_or_null(&o->pend, struct cmd, pend)) &&
 	       (i = free_chan(o)) >= 0) {
 		list_del(&cmd->pend);
-		place(o, cmd, i);
+		cmdq_place(o, cmd, i);
 		list_add_tail(&cmd->pend, out);
 	}
 }
@@ -643,7 +533,7 @@ static bool take_place(struct opener *o, struct cmd *cmd)
 	while (!go) {
 		i = list_empty(&o->pend) ? free_chan(o) : -1; /* in order */
 		if (i >= 0) {
-			place(o, cmd, i);
+			cmdq_place(o, cmd, i);
 			go = true;
 			break;
 		}
@@ -673,7 +563,7 @@ static bool take_place(struct opener *o, struct cmd *cmd)
 }
 
 /* Undo what b took: the write that took them was answered with an error. */
-static void batch_cancel(struct opener *o, struct batch *b)
+void cmdq_batch_cancel(struct opener *o, struct batch *b)
 {
 	struct cmd *cmd;
 
@@ -685,7 +575,7 @@ static void batch_cancel(struct opener *o, struct batch *b)
 		pthread_mutex_unlock(&o->lock);
 		cmd_recycle(cmd);
 	}
-	batch_init(b);
+	cmdq_batch_init(b);
 }
 
 /* The CDB and data-out of cmd from the writer of req, during its write(). */
@@ -699,13 +589,6 @@ static int fetch_guarded(struct opener *o, fuse_req_t req, struct cmd *cmd)
 	err = cmd_fetch(cmd);
 	return guard_end(o->d->wd, &g) ? err : CMD_ANSWERED;
 }
-
-/* Who submits: a write() (the opener's process) or an SG_IOSUBMIT of owner's. */
-struct origin {
-	pid_t owner;
-	bool ioctl;
-	unsigned mrq, mrq_ind; /* a blocking array's id and the place in it, or 0 */
-};
 
 /*
  * Take one header into the opener's queue and into b, to start once the
@@ -758,8 +641,8 @@ static void note_version(struct opener *o, unsigned version, bool by_ioctl)
 		atomic_compare_exchange_strong(&o->cmd_q, &off, 1); /* as sg_new_write() */
 }
 
-static int submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr, size_t len,
-		      struct batch *b, const struct origin *from, int *ret_tag)
+int cmdq_submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr, size_t len,
+		    struct batch *b, const struct origin *from, int *ret_tag)
 {
 	struct cmd *cmd;
 	struct scsi_req r;
@@ -807,12 +690,12 @@ static long submit_headers(struct opener *o, fuse_req_t req, pid_t tid, const un
 	int err = 0;
 
 	for (off = 0; off + hdr_len <= len; off += hdr_len) {
-		err = submit_one(o, req, tid, buf + off, hdr_len, b, &from, NULL);
+		err = cmdq_submit_one(o, req, tid, buf + off, hdr_len, b, &from, NULL);
 		if (err)
 			break;
 	}
 	if (err == CMD_ANSWERED) {
-		batch_cancel(o, b);
+		cmdq_batch_cancel(o, b);
 		return err;
 	}
 	return off ? (long)off : err;
@@ -856,7 +739,7 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 	struct parked *p = NULL;
 	long n;
 
-	batch_init(&b);
+	cmdq_batch_init(&b);
 	/* bsg took whole arrays only; a piece of a longer write may end inside
 	 * a header: its whole headers are taken and the write is short, so
 	 * the writer sends the rest again from a header's start */
@@ -874,7 +757,7 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 			p = parked_write(o, req, tid, buf, size, &n);
 		if (!p)
 			break;
-		if (park_call(o, &o->writers, p, false) != READY)
+		if (cmdq_park(o, &o->writers, p, false) != READY)
 			return;
 	}
 	parked_free(o, p);
@@ -884,7 +767,7 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 		fuse_reply_err(req, -n);
 	else
 		fuse_reply_write(req, n);
-	batch_start(&b);
+	cmdq_batch_start(&b);
 }
 
 void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size, int flags)
@@ -893,12 +776,12 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	struct batch b;
 	int version, err, reply_len;
 
-	batch_init(&b);
-	err = check_caller(o, tid, "write()");
+	cmdq_batch_init(&b);
+	err = cmdq_check_caller(o, tid, "write()");
 	if (!err && atomic_load(&o->d->target_gone))
 		err = -ENODEV;
 	if (!err)
-		err = open_async_chan(o);
+		err = cmdq_open_chan(o);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -922,22 +805,22 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	const struct origin from = { .owner = o->ident.c.tgid };
 	err = size < SCSI_V3_HDR_LEN
 		      ? -EINVAL
-		      : submit_one(o, req, tid, buf, SCSI_V3_HDR_LEN, &b, &from, NULL);
+		      : cmdq_submit_one(o, req, tid, buf, SCSI_V3_HDR_LEN, &b, &from, NULL);
 	if (err == CMD_ANSWERED)
 		return;
 	if (err)
 		fuse_reply_err(req, -err);
 	else
 		fuse_reply_write(req, size); /* sg takes one header and says count */
-	batch_start(&b);
+	cmdq_batch_start(&b);
 }
 
 /*
- * May a call that wants w take c?  The call passed check_caller(): c's
+ * May a call that wants w take c?  The call passed cmdq_check_caller(): c's
  * owner is the process that wrote or kept it (0: any); --shared-queue's
  * files share every completion, as pre-4.19 bsg did.
  */
-static bool wanted(const struct opener *o, const struct cmd *c, const struct want *w)
+bool cmdq_wanted(const struct opener *o, const struct cmd *c, const struct want *w)
 {
 	if (c->mrq != w->mrq)
 		return false;
@@ -945,35 +828,34 @@ static bool wanted(const struct opener *o, const struct cmd *c, const struct wan
 		return false;
 	if (c->owner && c->owner != w->owner && !o->shared)
 		return false;
-	return w->id == -1 || (w->by_tag ? c->tag : pack_id_of(c)) == w->id;
+	return w->id == -1 || (w->by_tag ? c->tag : cmdq_pack_id_of(c)) == w->id;
 }
 
 /*
  * Caller holds o->lock.  The oldest command from pos (a node of o->cmds, or
  * the head itself: none) on that w wants, done or not.
  */
-static struct cmd *find_from(struct opener *o, struct list_head *pos, const struct want *w,
-			     bool done)
+struct cmd *cmdq_find_from(struct opener *o, struct list_head *pos, const struct want *w, bool done)
 {
 	for (; pos != &o->cmds; pos = pos->next) {
 		struct cmd *c = list_entry(pos, struct cmd, node);
 
-		if (c->done == done && wanted(o, c, w))
+		if (c->done == done && cmdq_wanted(o, c, w))
 			return c;
 	}
 	return NULL;
 }
 
 /* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
-static struct cmd *oldest_done(struct opener *o, const struct want *w)
+struct cmd *cmdq_oldest_done(struct opener *o, const struct want *w)
 {
-	return find_from(o, o->cmds.next, w, true);
+	return cmdq_find_from(o, o->cmds.next, w, true);
 }
 
 /* Caller holds o->lock: is a command w wants still running? */
-static bool still_running(struct opener *o, const struct want *w)
+bool cmdq_still_running(struct opener *o, const struct want *w)
 {
-	return find_from(o, o->cmds.next, w, false) != NULL;
+	return cmdq_find_from(o, o->cmds.next, w, false) != NULL;
 }
 
 /* The want of a read() of pack_id (-1: any): the opener's process is the reader's. */
@@ -990,7 +872,7 @@ static struct want read_want(const struct opener *o, int pack_id)
 static unsigned take_done(struct opener *o, const struct want *w, size_t room, struct cmd **cmds)
 {
 	struct want v4 = *w;
-	struct cmd *c = oldest_done(o, w);
+	struct cmd *c = cmdq_oldest_done(o, w);
 	unsigned n = 0;
 
 	v4.version = 4;
@@ -1004,13 +886,13 @@ static unsigned take_done(struct opener *o, const struct want *w, size_t room, s
 		if (c->r.version == 3 || (n + 1) * SCSI_V4_HDR_LEN > room || w->id != -1 ||
 		    n == READ_MAX_HDRS)
 			break;
-		c = find_from(o, next, &v4, true);
+		c = cmdq_find_from(o, next, &v4, true);
 	}
 	return n;
 }
 
 /* Data-in and sense into the reader; the header into out.  0 or -errno. */
-static int deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out)
+int cmdq_deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out)
 {
 	unsigned sense_len;
 	int err;
@@ -1032,7 +914,7 @@ static int deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out)
 }
 
 /* Caller holds o->lock: give back completions a reader did not take. */
-static void put_back(struct opener *o, struct cmd **cmds, unsigned n)
+void cmdq_put_back(struct opener *o, struct cmd **cmds, unsigned n)
 {
 	while (n--) {
 		struct cmd *c = cmds[n];
@@ -1049,8 +931,8 @@ static void put_back(struct opener *o, struct cmd **cmds, unsigned n)
  * was the first, else given back with the rest, as is whatever was not
  * reached.  True if any was given back.
  */
-static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, struct cmd **cmds,
-		    unsigned n)
+bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, struct cmd **cmds,
+		  unsigned n)
 {
 	unsigned char out[READ_MAX_HDRS * SCSI_V4_HDR_LEN];
 	size_t len = 0;
@@ -1065,7 +947,7 @@ static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, st
 		err = guard_begin(o->d->wd, &g, req, tid, &o->stuck);
 	if (!err) {
 		for (; i < n && !err; i++) {
-			err = deliver_one(cmds[i], tid, out + len);
+			err = cmdq_deliver_one(cmds[i], tid, out + len);
 			if (!err)
 				len += cmds[i]->r.hdr_len;
 		}
@@ -1076,7 +958,7 @@ static bool deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, st
 		used = i; /* answered EFAULT meanwhile: what it reached is lost, as sg's */
 	if (used < n) {
 		pthread_mutex_lock(&o->lock);
-		put_back(o, cmds + used, n - used);
+		cmdq_put_back(o, cmds + used, n - used);
 		pthread_mutex_unlock(&o->lock);
 	}
 	for (unsigned k = 0; k < used; k++)
@@ -1498,9 +1380,9 @@ static unsigned read_take(struct opener *o, const struct want *w, size_t size, b
 	pthread_mutex_lock(&o->lock);
 	n = unresolved ? 0 : take_done(o, w, size, cmds);
 	if (n)
-		o->refs++; /* deliver() goes on after its answer, when the
+		o->refs++; /* cmdq_deliver() goes on after its answer, when the
 			    * client may already have closed the file */
-	*gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !still_running(o, w));
+	*gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !cmdq_still_running(o, w));
 	pthread_mutex_unlock(&o->lock);
 	return n;
 }
@@ -1515,8 +1397,8 @@ static bool read_parked_ready(struct opener *o, const struct parked *p)
 {
 	if (p->unresolved)
 		return atomic_load(&o->d->target_gone);
-	return oldest_done(o, &p->w) != NULL ||
-	       (atomic_load(&o->d->target_gone) && !still_running(o, &p->w));
+	return cmdq_oldest_done(o, &p->w) != NULL ||
+	       (atomic_load(&o->d->target_gone) && !cmdq_still_running(o, &p->w));
 }
 
 static bool read_parked_take(struct opener *o, struct parked *p, struct cmd **cmds, unsigned *n,
@@ -1533,12 +1415,12 @@ static void read_parked_answer(struct opener *o, struct parked *p, struct cmd **
 			       int res)
 {
 	(void)res;
-	deliver(o, p->req, p->tid, p->size, cmds, n);
+	cmdq_deliver(o, p->req, p->tid, p->size, cmds, n);
 }
 
 static bool read_parked_gone(struct opener *o, const struct parked *p)
 {
-	return p->unresolved || (!oldest_done(o, &p->w) && !still_running(o, &p->w));
+	return p->unresolved || (!cmdq_oldest_done(o, &p->w) && !cmdq_still_running(o, &p->w));
 }
 
 static const struct parked_ops read_ops = {
@@ -1582,8 +1464,8 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 		n = read_take(o, &w, size, unresolved, cmds, &gone);
 		if (n) {
 			free(p);
-			if (deliver(o, req, tid, size, cmds, n))
-				serve_readers(o);
+			if (cmdq_deliver(o, req, tid, size, cmds, n))
+				cmdq_serve_readers(o);
 			opener_put(o);
 			return;
 		}
@@ -1596,7 +1478,7 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 		p = read_parked(p, req, tid, size, &w, unresolved, flags);
 		if (!p)
 			return;
-		switch (park_call(o, &o->readers, p, false)) {
+		switch (cmdq_park(o, &o->readers, p, false)) {
 		case PARKED:
 			if (unresolved && !resolve_later(o, req, tid))
 				resolve_now(o, req, tid);
@@ -1615,7 +1497,7 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 	int err, pack_id = -1;
 	bool unresolved = false;
 
-	err = check_caller(o, tid, "read()");
+	err = cmdq_check_caller(o, tid, "read()");
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -1681,7 +1563,7 @@ static struct parked *satisfied_reader(struct opener *o, struct cmd **cmds, unsi
 }
 
 /* Serve the parked readers that a completion now satisfies. */
-static void serve_readers(struct opener *o)
+void cmdq_serve_readers(struct opener *o)
 {
 	struct cmd *cmds[RCV_MAX];
 	struct list_head gone;
@@ -1706,13 +1588,13 @@ static void serve_readers(struct opener *o)
 	}
 }
 
-/* serve_readers(o), one such job per opener at a time. */
+/* cmdq_serve_readers(o), one such job per opener at a time. */
 static void serve_run_here(struct opener *o)
 {
 	pthread_mutex_lock(&o->lock);
 	o->serve_queued = false; /* what completes from now on queues another */
 	pthread_mutex_unlock(&o->lock);
-	serve_readers(o);
+	cmdq_serve_readers(o);
 	opener_put(o);
 }
 
@@ -1736,13 +1618,13 @@ static void serve_dropped(struct copy_job *j)
 }
 
 /* A completion came: serve o's parked readers, on a copy job (above). */
-static void serve_later(struct opener *o)
+void cmdq_serve_later(struct opener *o)
 {
 	struct copy_job *j;
 	bool go;
 
 	if (!o->d->serve) {
-		serve_readers(o);
+		cmdq_serve_readers(o);
 		return;
 	}
 	pthread_mutex_lock(&o->lock);
@@ -1792,7 +1674,7 @@ void async_room(struct opener *o)
 	struct parked *p;
 	long n;
 
-	batch_init(&b);
+	cmdq_batch_init(&b);
 	for (;;) {
 		pthread_mutex_lock(&o->lock);
 		p = list_first_entry_or_null(&o->writers, struct parked, node);
@@ -1806,7 +1688,7 @@ void async_room(struct opener *o)
 		unparked(p);
 		n = submit_headers(o, p->req, p->tid, p->buf, p->len, &b);
 		/* filled again meanwhile: wait on, first in line */
-		if (n == -EAGAIN && park_call(o, &o->writers, p, true) != READY)
+		if (n == -EAGAIN && cmdq_park(o, &o->writers, p, true) != READY)
 			break;
 		if (n == -EAGAIN) {
 			pthread_mutex_lock(&o->lock);
@@ -1821,13 +1703,13 @@ void async_room(struct opener *o)
 			fuse_reply_err(p->req, -n);
 		else
 			fuse_reply_write(p->req, n);
-		batch_start(&b);
+		cmdq_batch_start(&b);
 		parked_dispose(p);
 	}
 	pthread_mutex_lock(&o->lock);
-	ph = take_poller(o);
+	ph = cmdq_take_poller(o);
 	pthread_mutex_unlock(&o->lock);
-	wake_poller(ph);
+	cmdq_wake_poller(ph);
 }
 
 /*
@@ -1854,7 +1736,7 @@ static unsigned chans_detach(struct opener *o, int *chan, struct target_queue **
  * gone, and (placed: it held a slot at the target) start the commands
  * waiting for one; the last of a busy spell closes the extra channels.
  */
-static void complete_async(struct cmd *cmd, int err, bool placed)
+void cmdq_complete(struct cmd *cmd, int err, bool placed)
 {
 	struct opener *o = cmd->o;
 	struct fuse_pollhandle *ph = NULL;
@@ -1894,14 +1776,14 @@ static void complete_async(struct cmd *cmd, int err, bool placed)
 		list_add_tail(&cmd->node, &o->cmds);
 		cmd->done = true;
 		o->done++;
-		ph = take_poller(o);
+		ph = cmdq_take_poller(o);
 	}
 	pthread_mutex_unlock(&o->lock);
 	if (orphan)
 		cmd_free(cmd); /* its opener is gone: nobody may read it */
 	else
-		serve_later(o);
-	wake_poller(ph);
+		cmdq_serve_later(o);
+	cmdq_wake_poller(ph);
 	dispatch_all(&next);
 	for (unsigned i = 0; i < idle; i++)
 		chan_close(o, extra[i], extra_tq[i]);
@@ -1963,7 +1845,7 @@ static void run_async(struct pool_work *w, unsigned slot)
 	struct cmd *cmd = (struct cmd *)((char *)w - offsetof(struct cmd, work));
 
 	(void)slot;
-	complete_async(cmd, cmd_run_target(cmd), true);
+	cmdq_complete(cmd, cmd_run_target(cmd), true);
 }
 
 void async_target_done(struct scsi_cmd *c, int err)
@@ -1971,12 +1853,12 @@ void async_target_done(struct scsi_cmd *c, int err)
 	struct cmd *cmd = (struct cmd *)((char *)c - offsetof(struct cmd, c));
 
 	cmd->duration = stat_target_end(cmd->d, &cmd->start);
-	complete_async(cmd, err ? cmd_target_failed(cmd->d, err) : 0, true);
+	cmdq_complete(cmd, err ? cmd_target_failed(cmd->d, err) : 0, true);
 }
 
 bool async_may_keep(struct cmd *cmd)
 {
-	return check_caller(cmd->o, cmd->tid, "an interrupted SG_IO kept for read()") == 0;
+	return cmdq_check_caller(cmd->o, cmd->tid, "an interrupted SG_IO kept for read()") == 0;
 }
 
 void async_keep(struct cmd *cmd)
@@ -2006,7 +1888,7 @@ void async_kept_done(struct cmd *cmd, int err)
 {
 	bsgdev_debug(cmd->d, "tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)",
 		     cmd->tid);
-	complete_async(cmd, err, false);
+	cmdq_complete(cmd, err, false);
 }
 
 void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph)
@@ -2043,11 +1925,11 @@ static void sweep_gone(struct opener *o)
 	pthread_mutex_lock(&o->lock);
 	take_gone_readers(o, &readers);
 	list_splice_tail(&o->writers, &writers);
-	ph = take_poller(o);
+	ph = cmdq_take_poller(o);
 	pthread_mutex_unlock(&o->lock);
 	answer_all(o, &readers, ENODEV);
 	answer_all(o, &writers, ENODEV);
-	wake_poller(ph);
+	cmdq_wake_poller(ph);
 }
 
 void async_target_gone(struct bsgdev *d)
@@ -2103,7 +1985,7 @@ void async_release(struct opener *o)
 		o->queued--;
 		o->done--;
 	}
-	ph = take_poller(o);
+	ph = cmdq_take_poller(o);
 	pthread_mutex_unlock(&o->lock);
 	list_for_each_entry_safe(c, next, &done, node)
 		cmd_free(c); /* results nobody will read: no user memory touched */
@@ -2132,7 +2014,7 @@ int async_pack_id(struct opener *o)
 	pthread_mutex_lock(&o->lock);
 	list_for_each_entry(c, &o->cmds, node) {
 		if (c->done) {
-			id = pack_id_of(c);
+			id = cmdq_pack_id_of(c);
 			break;
 		}
 	}
@@ -2155,624 +2037,10 @@ void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
 		/* sg ANDs the three, as coded */
 		t[i].problem = c->done && (((res->status >> 1) & 0x7f) & res->host_status &
 					   res->driver_status);
-		t[i].pack_id = pack_id_of(c);
+		t[i].pack_id = cmdq_pack_id_of(c);
 		t[i].usr_ptr = c->r.version == 3 ? c->r.hdr.v3.usr_ptr
 						 : (void *)(uintptr_t)c->r.hdr.v4.usr_ptr;
 		t[i].duration = c->done ? c->duration : cmd_elapsed_ms(&c->start);
 	}
 	pthread_mutex_unlock(&o->lock);
-}
-
-/*
- * ---- The sg v4 driver's ioctls: SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT ----
- *
- * Each call is checked as read() and write() are, once: the caller must be
- * in the opener's security context (check_caller()), so that a completion
- * is never written into a program or a user other than the one whose
- * addresses it names (an execve() keeps the process id).  Each command
- * passes the access policy with the submitting thread's rights, as SG_IO's
- * do, and its completion goes into the memory of a thread blocked in its
- * SG_IORECEIVE or read().  Commands share the opener's list with write()'s,
- * so the calls mix.
- */
-
-/* Client memory through the watchdog: 0, -errno or CMD_ANSWERED. */
-static int copy_guarded(struct opener *o, fuse_req_t req, pid_t tid, uint64_t addr, void *buf,
-			size_t len, bool out)
-{
-	struct guard g;
-	int err = guard_begin(o->d->wd, &g, req, tid, &o->stuck);
-
-	if (err)
-		return err;
-	err = out ? uaccess_write(tid, addr, buf, len) : uaccess_read(tid, addr, buf, len);
-	if (err == -EPERM)
-		err = -EINVAL; /* out of our reach: as without the direct path */
-	return guard_end(o->d->wd, &g) ? err : CMD_ANSWERED;
-}
-
-/*
- * What every one of the ioctls needs first: 0 or -errno.  The caller must
- * be in the opener's context, as for read() and write(): a thread of the
- * process that opened the file, with its program and credentials.  Then
- * *owner is that process, whose commands the call may take.
- */
-static int ioctl_start(struct ioctx *x, const char *call, pid_t *owner, bool gone_fails)
-{
-	struct opener *o = x->o;
-
-	if (!x->direct) {
-		if (!atomic_exchange(&o->warned_path, true))
-			bsgdev_warn(o->d,
-				    "tid %d: SG_IOSUBMIT/SG_IORECEIVE refused: they need the "
-				    "direct-copy path (CAP_SYS_PTRACE over callers)",
-				    x->tid);
-		return -EINVAL;
-	}
-	if (gone_fails && atomic_load(&o->d->target_gone))
-		return -ENODEV; /* sg v4: SG_IS_DETACHING */
-	*owner = o->ident.c.tgid;
-	return check_caller(o, x->tid, call);
-}
-
-/* sg_v4h_partial_zero(): the outputs of a control object, before sg fills them. */
-static void zero_outputs(struct sg_io_v4 *h)
-{
-	size_t from = offsetof(struct sg_io_v4, driver_status);
-
-	memset((char *)h + from, 0, offsetof(struct sg_io_v4, padding) - from);
-}
-
-static void reply_ioctl(fuse_req_t req, int err)
-{
-	if (err == CMD_ANSWERED)
-		return;
-	if (err)
-		fuse_reply_err(req, -err);
-	else
-		fuse_reply_ioctl(req, 0, NULL, 0);
-}
-
-static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock);
-
-/* submit_array(): a blocking array was taken, and its call waits as *wait says */
-#define ARRAY_WAITS 1
-
-/* A blocking array's own id, which no other call's want names. */
-static unsigned mrq_id(struct opener *o)
-{
-	unsigned id;
-
-	pthread_mutex_lock(&o->lock);
-	id = ++o->next_mrq ? o->next_mrq : ++o->next_mrq;
-	pthread_mutex_unlock(&o->lock);
-	return id;
-}
-
-/*
- * An array (SGV4_FLAG_MULTIPLE_REQS): every request is checked first, then
- * each taken in turn until one cannot be; the control object says how many
- * (info, dout_resid) and, with a din_xferp, why the rest was not
- * (spare_out).  Submitted without waiting (IMMED, or an O_NONBLOCK file),
- * that is the answer; otherwise (sg's "variable blocking") the call waits
- * for every command taken, whose completions no other call sees, and gets
- * them at their places in din_xferp: ARRAY_WAITS, with *wait set up.
- */
-/* The array's n requests from the caller into *ret, each checked: 0 or -errno (or CMD_ANSWERED). */
-static int array_fetch(struct ioctx *x, const struct sg_io_v4 *cop, unsigned n, unsigned cdb_len,
-		       bool immed, struct sg_io_v4 **ret)
-{
-	struct sg_io_v4 *hdrs = NULL;
-	int err = 0;
-
-	if (n && !(hdrs = calloc(n, sizeof(*hdrs))))
-		return -ENOMEM;
-	if (n)
-		err = copy_guarded(x->o, x->req, x->tid, cop->dout_xferp, hdrs, n * sizeof(*hdrs),
-				   false);
-	if (!err)
-		err = scsi_mrq_decode(cop, cdb_len, immed, hdrs, n);
-	if (err) {
-		free(hdrs);
-		return err;
-	}
-	*ret = hdrs;
-	return 0;
-}
-
-/* Each of hdrs[0..n) into b in turn until one cannot be: how many (*k), and why not (s_res). */
-static int array_take(struct ioctx *x, const struct sg_io_v4 *hdrs, unsigned n, struct origin *from,
-		      struct batch *b, unsigned *k)
-{
-	int s_res = 0;
-
-	for (*k = 0; *k < n; (*k)++) {
-		from->mrq_ind = *k;
-		s_res = submit_one(x->o, x->req, x->tid, &hdrs[*k], sizeof(hdrs[*k]), b, from,
-				   NULL);
-		if (s_res)
-			break;
-	}
-	return s_res;
-}
-
-/* A blocking array's call, to wait for its k commands taken of n. */
-static void array_wait(const struct ioctx *x, const struct sg_io_v4 *cop, const struct origin *from,
-		       unsigned n, unsigned k, int s_res, struct rcv *wait)
-{
-	*wait = (struct rcv){
-		.req = x->req,
-		.tid = x->tid,
-		.arg = x->arg,
-		.w = { .id = -1, .owner = from->owner, .version = 4, .mrq = from->mrq },
-		.mrq = true,
-		.max = k,
-		.cop = *cop,
-		.ordered = true,
-		.total = n,
-		.submitted = k,
-		.s_res = s_res
-	};
-}
-
-/* The control object's answer: k of n taken, the rest not for s_res. */
-static int array_answer(struct ioctx *x, struct sg_io_v4 *cop, bool immed, unsigned n, unsigned k,
-			int s_res)
-{
-	zero_outputs(cop);
-	cop->info = immed ? k : 0; /* sg: taken, or completed */
-	cop->dout_resid = (int32_t)(n - k);
-	if (cop->din_xfer_len) {
-		cop->din_resid = (int32_t)n;
-		cop->spare_out = (uint32_t)-s_res;
-	}
-	return copy_guarded(x->o, x->req, x->tid, x->arg, cop, sizeof(*cop), true);
-}
-
-static int submit_array(struct ioctx *x, struct sg_io_v4 *cop, const struct origin *from0,
-			struct batch *b, struct rcv *wait)
-{
-	struct opener *o = x->o;
-	bool immed = (cop->flags & SGV4_FLAG_IMMED) || (o->open_flags & O_NONBLOCK);
-	struct origin from = *from0;
-	struct sg_io_v4 *hdrs = NULL;
-	unsigned n, cdb_len, k = 0;
-	int err, s_res = 0;
-
-	err = scsi_mrq_submit_check(cop, &n, &cdb_len);
-	if (!err && n && !immed)
-		from.mrq = mrq_id(o);
-	if (!err)
-		err = array_fetch(x, cop, n, cdb_len, immed, &hdrs);
-	if (!err)
-		s_res = array_take(x, hdrs, n, &from, b, &k);
-	free(hdrs);
-	if (s_res == CMD_ANSWERED) {
-		batch_cancel(o, b);
-		return s_res;
-	}
-	if (err)
-		return err;
-	if (!immed && k) {
-		array_wait(x, cop, &from, n, k, s_res, wait);
-		return ARRAY_WAITS;
-	}
-	return array_answer(x, cop, immed, n, k, s_res);
-}
-
-/* One v3 or v4 header; with SGV4_FLAG_YIELD_TAG its generated_tag written back. */
-static int submit_single(struct ioctx *x, const union scsi_hdr *h, unsigned version,
-			 const struct origin *from, struct batch *b)
-{
-	struct opener *o = x->o;
-	size_t len = version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN;
-	uint64_t tag;
-	int err, t = 0;
-
-	err = submit_one(o, x->req, x->tid, h->raw, len, b, from, &t);
-	if (err || version == 3 || !(h->v4.flags & SGV4_FLAG_YIELD_TAG))
-		return err;
-	tag = (uint64_t)t;
-	return copy_guarded(o, x->req, x->tid, x->arg + offsetof(struct sg_io_v4, generated_tag),
-			    &tag, sizeof(tag), true);
-}
-
-void async_iosubmit(struct ioctx *x, unsigned version)
-{
-	struct opener *o = x->o;
-	struct origin from = { .ioctl = true };
-	union scsi_hdr h;
-	struct batch b;
-	struct rcv wait;
-	int err;
-
-	batch_init(&b);
-	err = ioctl_start(x, version == 3 ? "SG_IOSUBMIT_V3" : "SG_IOSUBMIT", &from.owner, true);
-	if (!err)
-		err = open_async_chan(o);
-	if (!err)
-		err = copy_guarded(o, x->req, x->tid, x->arg, h.raw,
-				   version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN, false);
-	/* sg_ctl_iosubmit(): the wrong interface is EPERM */
-	if (!err && (version == 3 ? h.v3.interface_id != 'S' : h.v4.guard != 'Q'))
-		err = -EPERM;
-	if (!err && version == 4 && (h.v4.flags & SGV4_FLAG_MULTIPLE_REQS))
-		err = submit_array(x, &h.v4, &from, &b, &wait);
-	else if (!err)
-		err = submit_single(x, &h, version, &from, &b);
-	if (err == ARRAY_WAITS) {
-		batch_start(&b);
-		rcv_go(o, &wait, false); /* answered once all are done */
-		return;
-	}
-	reply_ioctl(x->req, err);
-	batch_start(&b); /* what was taken runs, whatever the answer */
-}
-
-/* Caller holds o->lock: take c off the list for a receiver. */
-static void take_cmd(struct opener *o, struct cmd *c)
-{
-	list_del(&c->node);
-	o->queued--;
-	o->done--;
-}
-
-/*
- * Caller holds o->lock.  Can rc go on: 0 (with take, the completions it
- * gets are in cmds, *n of them; an array may get none), 1 (it waits), or
- * the errno it gets.  A single receive takes the oldest it may, or waits
- * (sg: EAGAIN when not blocking); an array takes what is done, or, when
- * blocking, waits until as many are done as it has room for or as are
- * outstanding (sg_mrq_iorec_complets()); with nothing outstanding it gets
- * ENODATA.  The device gone, waiting with nothing left to wait for is ENODEV.
- */
-static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool take,
-		   struct cmd **cmds, unsigned *n)
-{
-	bool gone = atomic_load(&o->d->target_gone);
-	unsigned done = 0, all = 0, max = rc->max < RCV_MAX ? rc->max : RCV_MAX;
-	struct cmd *c;
-
-	*n = 0;
-	if (!rc->mrq) {
-		c = oldest_done(o, &rc->w);
-		if (c && take) {
-			take_cmd(o, c);
-			cmds[(*n)++] = c;
-		}
-		if (c)
-			return 0;
-		if (gone && !still_running(o, &rc->w))
-			return -ENODEV;
-		return nonblock ? -EAGAIN : 1;
-	}
-	list_for_each_entry(c, &o->cmds, node) {
-		if (!wanted(o, c, &rc->w))
-			continue;
-		all++;
-		done += c->done;
-	}
-	if (!all)
-		return gone ? -ENODEV : -ENODATA;
-	if (!nonblock && done < (max < all ? max : all))
-		return 1;
-	c = take ? oldest_done(o, &rc->w) : NULL;
-	while (c && *n < max) {
-		struct list_head *next = c->node.next;
-
-		take_cmd(o, c);
-		cmds[(*n)++] = c;
-		c = find_from(o, next, &rc->w, true);
-	}
-	return 0;
-}
-
-static bool rcv_ready(struct opener *o, const struct rcv *rc)
-{
-	unsigned n;
-
-	return rcv_try(o, rc, false, false, NULL, &n) != 1;
-}
-
-/*
- * A blocking array's answer: each completion at its request's place in
- * din_xferp (what fits), then the control object, as sg_mrq_arr_flush().
- */
-static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct cmd **cmds,
-			     unsigned used)
-{
-	struct sg_io_v4 cop = rc->cop;
-	int err = 0;
-
-	for (unsigned i = 0; i < used && !err; i++) {
-		struct sg_io_v4 *h = (struct sg_io_v4 *)(out + i * SCSI_V4_HDR_LEN);
-		uint64_t at = (uint64_t)cmds[i]->mrq_ind * SCSI_V4_HDR_LEN;
-
-		h->info |= SG_INFO_MRQ_FINI;
-		if (cop.din_xferp && at + SCSI_V4_HDR_LEN <= cop.din_xfer_len)
-			err = uaccess_write(rc->tid, cop.din_xferp + at, h, sizeof(*h));
-	}
-	zero_outputs(&cop);
-	cop.info = used;
-	cop.dout_resid = (int32_t)(rc->total - rc->submitted);
-	if (cop.din_xfer_len) {
-		cop.din_resid = (int32_t)(rc->total - used);
-		cop.spare_out = (uint32_t)-rc->s_res;
-	}
-	return err ? err : uaccess_write(rc->tid, rc->arg, &cop, sizeof(cop));
-}
-
-/* The headers of what rc took (used of them) and, for an array, its control object. */
-static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct cmd **cmds, unsigned used)
-{
-	struct sg_io_v4 cop = rc->cop;
-	int err = 0;
-
-	if (rc->ordered)
-		return ordered_write_out(rc, out, cmds, used);
-	if (!rc->mrq)
-		return uaccess_write(rc->tid, rc->arg, out,
-				     rc->w.version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN);
-	for (unsigned i = 0; i < used; i++) {
-		struct sg_io_v4 *h = (struct sg_io_v4 *)(out + i * SCSI_V4_HDR_LEN);
-
-		h->info |= SG_INFO_MRQ_FINI;
-	}
-	if (used)
-		err = uaccess_write(rc->tid, cop.din_xferp, out, used * SCSI_V4_HDR_LEN);
-	zero_outputs(&cop);
-	cop.info = used;
-	cop.din_resid = (int32_t)(rc->max - used);
-	return err ? err : uaccess_write(rc->tid, rc->arg, &cop, sizeof(cop));
-}
-
-/*
- * Answer rc with cmds[0..n): data-in and sense of each into the caller,
- * then the headers, as deliver() does for a read(): a failure part-way
- * answers the completions before it, the failed one is dropped if it was
- * the first, else given back with the rest.  True if any was given back.
- */
-static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmds, unsigned n)
-{
-	size_t hlen = rc->w.version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN;
-	unsigned char *out = malloc(n ? n * hlen : 1);
-	unsigned i = 0, ok = 0, used;
-	struct guard g;
-	bool mine = true;
-	int err = out ? guard_begin(o->d->wd, &g, rc->req, rc->tid, &o->stuck) : -ENOMEM;
-	int werr = 0;
-
-	if (!err) {
-		for (; i < n && !err; i++) {
-			err = deliver_one(cmds[i], rc->tid, out + i * hlen);
-			ok += !err;
-			if (!err && rc->w.version == 4)
-				((struct sg_io_v4 *)(out + i * hlen))->generated_tag =
-					(uint64_t)cmds[i]->tag;
-		}
-		if (ok || !n)
-			werr = rcv_write_out(rc, out, cmds, ok);
-		mine = guard_end(o->d->wd, &g);
-	}
-	used = ok ? ok : n ? 1 : 0; /* a first that failed is dropped, as sg's */
-	if (!mine)
-		used = i; /* answered EFAULT meanwhile: what it reached is lost */
-	if (used < n) {
-		pthread_mutex_lock(&o->lock);
-		for (unsigned k = used; k < n; k++)
-			cmds[k]->mrq = 0; /* its array's call is over: anyone's */
-		put_back(o, cmds + used, n - used);
-		pthread_mutex_unlock(&o->lock);
-	}
-	for (unsigned k = 0; k < used; k++)
-		cmd_recycle(cmds[k]);
-	free(out);
-	if (mine)
-		reply_ioctl(rc->req, werr ? werr : ok ? 0 : err);
-	async_room(o);
-	return used < n;
-}
-
-/* A parked SG_IORECEIVE(_V3). */
-static bool rcv_parked_ready(struct opener *o, const struct parked *p)
-{
-	return rcv_ready(o, p->rcv);
-}
-
-static bool rcv_parked_take(struct opener *o, struct parked *p, struct cmd **cmds, unsigned *n,
-			    int *res)
-{
-	*res = rcv_try(o, p->rcv, false, true, cmds, n);
-	return *res <= 0;
-}
-
-static void rcv_parked_answer(struct opener *o, struct parked *p, struct cmd **cmds, unsigned n,
-			      int res)
-{
-	if (res < 0)
-		fuse_reply_err(p->req, -res);
-	else
-		deliver_rcv(o, p->rcv, cmds, n);
-}
-
-static bool rcv_parked_gone(struct opener *o, const struct parked *p)
-{
-	return !oldest_done(o, &p->rcv->w) && !still_running(o, &p->rcv->w);
-}
-
-static const struct parked_ops rcv_ops = { .ready = rcv_parked_ready,
-					   .take = rcv_parked_take,
-					   .answer = rcv_parked_answer,
-					   .gone = rcv_parked_gone,
-					   .ended = mrq_release };
-
-static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
-{
-	struct cmd *cmds[RCV_MAX];
-	struct parked *p = NULL;
-	unsigned n;
-	int res;
-
-	for (;;) {
-		pthread_mutex_lock(&o->lock);
-		res = rcv_try(o, rc, nonblock, true, cmds, &n);
-		if (!res)
-			o->refs++; /* deliver_rcv() goes on after its answer */
-		pthread_mutex_unlock(&o->lock);
-		if (res <= 0) {
-			free(p);
-			if (res < 0) {
-				fuse_reply_err(rc->req, -res);
-				return;
-			}
-			if (deliver_rcv(o, rc, cmds, n))
-				serve_readers(o);
-			opener_put(o);
-			return;
-		}
-		if (!p)
-			p = malloc(sizeof(*p));
-		if (!p) {
-			fuse_reply_err(rc->req, ENOMEM);
-			return;
-		}
-		*p = (struct parked){
-			.ops = &rcv_ops, .req = rc->req, .tid = rc->tid, .rcv_self = *rc
-		};
-		p->rcv = &p->rcv_self;
-		switch (park_call(o, &o->readers, p, false)) {
-		case PARKED:
-		case ANSWERED:
-			return;
-		case READY:
-			break;
-		}
-	}
-}
-
-/* The header of an SG_IORECEIVE(_V3): what it wants; 0 or sg's errno. */
-static int rcv_setup(struct opener *o, const union scsi_hdr *h, unsigned version, struct rcv *rc,
-		     bool *nonblock)
-{
-	uint32_t flags;
-	int id;
-
-	if (version == 3) {
-		if (h->v3.interface_id != 'S')
-			return -EPERM;
-		if (h->v3.flags & SGV4_FLAG_MULTIPLE_REQS)
-			return -EINVAL;
-		flags = h->v3.flags;
-		id = h->v3.pack_id;
-	} else {
-		if (h->v4.guard != 'Q' || h->v4.protocol || h->v4.subprotocol)
-			return -EPERM;
-		flags = h->v4.flags;
-		id = (int)h->v4.request_extra;
-		rc->mrq = flags & SGV4_FLAG_MULTIPLE_REQS;
-		rc->cop = h->v4;
-	}
-	if (rc->mrq) {
-		int err = scsi_mrq_receive_check(&rc->cop, &rc->max);
-
-		if (err)
-			return err;
-	}
-	rc->w.version = version;
-	rc->w.id = -1;
-	/* sg: the id counts only under SG_SET_FORCE_PACK_ID; a tag if preferred */
-	if (!rc->mrq && atomic_load(&o->force_pack_id)) {
-		rc->w.by_tag = version == 4 && atomic_load(&o->prefer_tag);
-		rc->w.id = rc->w.by_tag ? (int)h->v4.request_tag : id;
-	}
-	/* CUSE passes no file flags with an ioctl: O_NONBLOCK as at open() */
-	*nonblock = (o->open_flags & O_NONBLOCK) || (flags & SGV4_FLAG_IMMED);
-	return 0;
-}
-
-void async_ioreceive(struct ioctx *x, unsigned version)
-{
-	struct opener *o = x->o;
-	struct rcv rc = { .req = x->req, .tid = x->tid, .arg = x->arg };
-	union scsi_hdr h;
-	bool nonblock = false;
-	int err;
-
-	err = ioctl_start(x, version == 3 ? "SG_IORECEIVE_V3" : "SG_IORECEIVE", &rc.w.owner, false);
-	if (!err)
-		err = copy_guarded(o, x->req, x->tid, x->arg, h.raw,
-				   version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN, false);
-	if (!err)
-		err = rcv_setup(o, &h, version, &rc, &nonblock);
-	if (err) {
-		reply_ioctl(x->req, err);
-		return;
-	}
-	rcv_go(o, &rc, nonblock);
-}
-
-/* Caller holds o->lock: take c off the list of commands waiting for a place. */
-static bool unpend(struct opener *o, struct cmd *c)
-{
-	struct cmd *p;
-
-	list_for_each_entry(p, &o->pend, pend) {
-		if (p == c) {
-			list_del(&c->pend);
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * SG_IOABORT: the file's oldest command of the pack_id (or tag) given.
- * Done already: nothing to do (sg: 0).  Still waiting in the daemon for
- * its place at the device: it never goes there and completes now, host
- * status DID_ABORT.  At the device: it runs to its end (the daemon's
- * SG_IO cannot be called back) and completes marked SG_INFO_ABORTED.
- */
-void async_ioabort(struct ioctx *x)
-{
-	struct opener *o = x->o;
-	struct sg_io_v4 h;
-	struct cmd *c = NULL, *it;
-	bool by_tag, held = false;
-	pid_t owner;
-	int err, id;
-
-	err = ioctl_start(x, "SG_IOABORT", &owner, true);
-	if (!err && (o->open_flags & O_ACCMODE) == O_RDONLY)
-		err = -EPERM; /* sg: not on a read-only file */
-	if (!err)
-		err = copy_guarded(o, x->req, x->tid, x->arg, &h, sizeof(h), false);
-	if (!err && h.guard != 'Q')
-		err = -EPERM;
-	if (!err && (h.flags & SGV4_FLAG_MULTIPLE_REQS))
-		err = -ENODATA; /* no array here has an id to abort by */
-	if (err) {
-		reply_ioctl(x->req, err);
-		return;
-	}
-	by_tag = atomic_load(&o->prefer_tag);
-	id = by_tag ? (int)h.request_tag : (int)h.request_extra;
-	pthread_mutex_lock(&o->lock);
-	list_for_each_entry(it, &o->cmds, node) {
-		if (id == -1 || (by_tag ? it->tag : pack_id_of(it)) == id) {
-			c = it;
-			break;
-		}
-	}
-	if (c && !c->done) {
-		c->aborted = true;
-		held = unpend(o, c);
-	}
-	pthread_mutex_unlock(&o->lock);
-	if (held) {
-		c->c.res = (struct scsi_result){ .host_status = SCSI_DID_ABORT,
-						 .driver_status = SCSI_DRIVER_SOFT,
-						 .resid = (int32_t)c->c.data_len };
-		complete_async(c, 0, false);
-	}
-	reply_ioctl(x->req, c ? 0 : -ENODATA);
 }
