@@ -3,14 +3,15 @@
  * The opener's command queue, inside the asynchronous interface: the
  * commands of one open file (running, then done in completion order), the
  * calls parked on it without a thread, and the hand-over of completions
- * into a caller's memory.  async.c holds it with its write()/read()/poll()
- * front end; sgv4.c's ioctls (SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT) use
- * it through this header.  A parked call carries its own functions
- * (struct parked_ops): the core names no front end.  Not for other modules:
- * async.h is the interface.
+ * into a caller's memory (cmdq.c).  Its front ends use it through this
+ * header: async.c (write(), read(), poll()) and sgv4.c (SG_IOSUBMIT,
+ * SG_IORECEIVE, SG_IOABORT).  A parked call carries its own functions
+ * (struct parked_ops), so the queue names no front end; the one call it
+ * makes the other way is async_room(), which lets writers waiting for room
+ * go on.  Not for other modules: async.h is the interface.
  *
- * Locking as in async.c: o->lock guards the lists, the parked calls and
- * the poll handle; no fuse_reply_*, SG_IO or client copy under it.
+ * Locking (cmdq.c): o->lock guards the lists, the parked calls and the
+ * poll handle; no fuse_reply_*, SG_IO or client copy under it.
  */
 #ifndef CUSE_BSG_CMDQ_H
 #define CUSE_BSG_CMDQ_H
@@ -25,6 +26,8 @@
 #include "cmd.h"
 #include "list.h"
 #include "opener.h"
+#include "pool.h"
+#include "share.h"
 #include "sigwatch.h"
 
 /*
@@ -107,6 +110,46 @@ enum park_result { PARKED, ANSWERED, READY };
 #define RCV_MAX BSGDEV_MAX_DEPTH
 
 /*
+ * The most completions one read() returns (v4; v3 returns one), whatever
+ * the queue's depth: what its stack arrays hold.  A deeper queue is read in
+ * more calls.
+ */
+#define READ_MAX_HDRS SG_MAX_QUEUE
+
+/*
+ * A copy into a parked reader's memory, which may stall, asked for on a
+ * thread every opener shares (a pool worker, the target's queue, the
+ * resolver): done on a thread of the elastic pool, holding a share of the
+ * reader's file's and user's threads (share.h), as the call it serves
+ * would, so that one user's copies that stall hold at most its own share.
+ * Past the share it waits parked, without a thread, until a call of that
+ * user gives one back.  It holds a reference to o.
+ */
+struct copy_job {
+	struct pool_work work;
+	struct opener *o;
+	struct share_wait w;
+	struct list_head node;		  /* protected by o->lock: in o->copy_waits while parked */
+	bool listed;			  /* protected by o->lock */
+	void (*run)(struct copy_job *j);  /* the copy, then frees j and its reference */
+	void (*drop)(struct copy_job *j); /* will not run (file or node gone): frees them */
+};
+
+/* j, with run, drop and o set: to the elastic pool, with its share or parked for one. */
+void cmdq_copy_submit(struct copy_job *j);
+
+/* How many commands o may have written and not read: for v3 or v4 headers; POLLOUT's. */
+unsigned cmdq_queue_limit(struct opener *o, unsigned version);
+unsigned cmdq_poll_limit(struct opener *o);
+
+/* p's charge given back, before its call is answered; p freed (its call not answered yet). */
+void cmdq_parked_uncharge(struct opener *o, struct parked *p);
+void cmdq_parked_dispose(struct parked *p);
+void cmdq_parked_free(struct opener *o, struct parked *p);
+/* Taken off a list to be answered: wait out a running interrupt callback. */
+void cmdq_unparked(struct parked *p);
+
+/*
  * sg's sg_check_file_access(), once per call that takes or hands over a
  * command of o: 0, or -EPERM (-EINVAL without the direct-copy path).
  */
@@ -156,6 +199,8 @@ void cmdq_place(struct opener *o, struct cmd *cmd, int i);
 /* cmd ended at the target with err (placed: it held a channel's slot). */
 void cmdq_complete(struct cmd *cmd, int err, bool placed);
 
+/* o->lock held: the completions w may take that fit in room bytes, into cmds: how many. */
+unsigned cmdq_take_done(struct opener *o, const struct want *w, size_t room, struct cmd **cmds);
 /* A completion's header into out (hlen bytes), its data-in and sense into tid: 0 or -errno. */
 int cmdq_deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out);
 /* o->lock held: n taken commands back on o's done list, oldest first. */

@@ -1,0 +1,1338 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The opener's command queue (cmdq.h): its commands from the queue to the
+ * target and back to its done list, the calls parked on it and their
+ * interrupts, the hand-over of completions (cmdq_check_caller() once per
+ * call, the copy into the caller's memory, copy jobs for readers that
+ * waited), the target's channels, and the file's end.  The front ends,
+ * async.c (write(), read(), poll()) and sgv4.c (the sg v4 ioctls), park
+ * their calls here with their own functions (struct parked_ops).
+ *
+ * Locking: o->lock guards the lists, the parked calls and the poll handle.
+ * No fuse_reply_*, SG_IO or client copy happens under it.  libfuse calls an
+ * interrupt callback with its request lock held and the callback takes
+ * o->lock, so o->lock is never held while calling into libfuse's request
+ * functions, except fuse_req_interrupted(), which takes only the session
+ * lock.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "async.h"
+#include "bsgdev.h"
+#include "cmd.h"
+#include "cmdq.h"
+#include "guard.h"
+#include "ioctx.h"
+#include "log.h"
+#include "opener.h"
+#include "sgio.h"
+#include "sigwatch.h"
+#include "uaccess.h"
+
+/*
+ * Give back p's charge: before its call is answered, as the answer may let
+ * the file, and o, go.
+ */
+void cmdq_parked_uncharge(struct opener *o, struct parked *p)
+{
+	if (p && p->charged)
+		opener_mem_uncharge(o, p->charged);
+	if (p)
+		p->charged = 0;
+}
+
+void cmdq_parked_dispose(struct parked *p)
+{
+	if (p && p->mapped)
+		munmap(p, p->mapped);
+	else
+		free(p);
+}
+
+/* Free p, a call no list has any more, its call not answered yet. */
+void cmdq_parked_free(struct opener *o, struct parked *p)
+{
+	cmdq_parked_uncharge(o, p);
+	cmdq_parked_dispose(p);
+}
+
+int cmdq_pack_id_of(const struct cmd *cmd)
+{
+	return cmd->r.version == 3 ? cmd->r.hdr.v3.pack_id : (int)cmd->r.hdr.v4.request_extra;
+}
+
+/*
+ * How many commands an opener may have written and not yet read: for v3
+ * the node's --queue-depth, sg's 16 by default (cmd_q is sg's switch, which
+ * a v3 write turns on); for v4 bsg's depth, SG_SET_COMMAND_Q's.
+ */
+unsigned cmdq_queue_limit(struct opener *o, unsigned version)
+{
+	int q = atomic_load(&o->cmd_q);
+
+	if (version == 3)
+		return o->d->queue_depth ? o->d->queue_depth : SG_MAX_QUEUE;
+	return q > 1 ? (unsigned)q : SG_MAX_QUEUE;
+}
+
+/* POLLOUT's limit: that of the headers the file writes (v4 before any write). */
+unsigned cmdq_poll_limit(struct opener *o)
+{
+	return cmdq_queue_limit(o, atomic_load(&o->wrote) == 3 ? 3 : 4);
+}
+
+struct cmd *cmdq_oldest_done(struct opener *o, const struct want *w);
+bool cmdq_still_running(struct opener *o, const struct want *w);
+
+/* Caller holds o->lock.  The poll handle to notify, taken, or NULL. */
+struct fuse_pollhandle *cmdq_take_poller(struct opener *o)
+{
+	struct fuse_pollhandle *ph = o->ph;
+
+	o->ph = NULL;
+	return ph;
+}
+
+void cmdq_wake_poller(struct fuse_pollhandle *ph)
+{
+	if (!ph)
+		return;
+	fuse_lowlevel_notify_poll(ph);
+	fuse_pollhandle_destroy(ph);
+}
+
+/* Caller holds o->lock.  The call of req taken off list, or NULL. */
+static struct parked *unpark(struct list_head *list, fuse_req_t req)
+{
+	struct parked *p;
+
+	list_for_each_entry(p, list, node) {
+		if (p->req == req) {
+			list_del(&p->node);
+			return p;
+		}
+	}
+	return NULL;
+}
+
+void cmdq_serve_later(struct opener *o);
+
+/* p, taken off its list, ends with EINTR: a signal. */
+static void parked_eintr(struct opener *o, struct parked *p)
+{
+	stat_inc(o->d, STAT_INTERRUPT);
+	cmdq_parked_uncharge(o, p);
+	fuse_reply_err(p->req, EINTR);
+	if (p->ops->ended)
+		p->ops->ended(o, p);
+	cmdq_parked_dispose(p);
+}
+
+/* Caller holds no lock: the call of req, taken off o's lists, or NULL if it is answered. */
+static struct parked *unpark_any(struct opener *o, fuse_req_t req)
+{
+	struct parked *p;
+
+	pthread_mutex_lock(&o->lock);
+	p = unpark(&o->readers, req);
+	if (!p)
+		p = unpark(&o->writers, req);
+	pthread_mutex_unlock(&o->lock);
+	return p;
+}
+
+/* The signal watcher: a watched call's signal ends it now. */
+static void parked_fired(fuse_req_t req, void *data)
+{
+	struct opener *o = data;
+	struct parked *p = unpark_any(o, req);
+
+	if (p)
+		parked_eintr(o, p);
+}
+
+/* The call of req, parked on o's lists, or NULL.  Caller holds o->lock. */
+static struct parked *find_parked(struct opener *o, fuse_req_t req)
+{
+	struct list_head *lists[] = { &o->readers, &o->writers };
+	struct parked *p;
+
+	for (unsigned i = 0; i < 2; i++)
+		list_for_each_entry(p, lists[i], node)
+			if (p->req == req)
+				return p;
+	return NULL;
+}
+
+/*
+ * Caller holds o->lock: p, parked and interrupted, goes to the signal
+ * watcher, which answers it once a signal that ends the call is pending
+ * (sigwatch.h: a stop signal does not).  False if it cannot: the caller
+ * answers EINTR now.
+ */
+static bool watch_parked(struct opener *o, struct parked *p)
+{
+	if (p->watched)
+		return true;
+	p->watch = (struct sigwatch_entry){
+		.req = p->req, .tid = p->tid, .fire = parked_fired, .data = o
+	};
+	p->watched = !sigwatch_watch(&o->d->sigwatch, o->d->signal_ends, &p->watch);
+	return p->watched;
+}
+
+/*
+ * libfuse, with the request's lock held: a parked call got a signal.  One
+ * that ends it is answered now; another is watched.
+ */
+static void parked_interrupted(fuse_req_t req, void *data)
+{
+	struct opener *o = data;
+	struct parked *p;
+	bool watched = false;
+
+	if (!bsgdev_signal_ends(o->d, fuse_req_ctx(req)->pid)) {
+		pthread_mutex_lock(&o->lock);
+		p = find_parked(o, req);
+		watched = !p || watch_parked(o, p);
+		pthread_mutex_unlock(&o->lock);
+	}
+	if (watched)
+		return;
+	p = unpark_any(o, req);
+	if (!p)
+		return; /* being answered already */
+	if (p->watched)
+		sigwatch_cancel(&p->watch); /* watched since an earlier interrupt */
+	parked_eintr(o, p);
+}
+
+/*
+ * Park p on list (at its head if front), unless ready() says, under the
+ * same lock that a completion or a freed slot takes, that it can go on now
+ * (then the caller retries).  The interrupt callback goes first, so that a
+ * signal arriving at any point is seen by one of the two: an interrupt that
+ * came before p was parked is judged here.  ANSWERED: p got EINTR.
+ */
+enum park_result cmdq_park(struct opener *o, struct list_head *list, struct parked *p, bool front)
+{
+	enum park_result res = PARKED;
+	bool ends;
+
+	fuse_req_interrupt_func(p->req, parked_interrupted, o);
+	ends = fuse_req_interrupted(p->req) && bsgdev_signal_ends(o->d, p->tid);
+	pthread_mutex_lock(&o->lock);
+	if (ends) {
+		res = ANSWERED;
+	} else if (p->ops->ready(o, p)) {
+		res = READY;
+	} else {
+		if (front)
+			list_add(&p->node, list);
+		else
+			list_add_tail(&p->node, list);
+		/* interrupted since the look above, or by a signal that ends nothing */
+		if (fuse_req_interrupted(p->req) && !watch_parked(o, p)) {
+			list_del(&p->node);
+			res = ANSWERED;
+		}
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (res == ANSWERED)
+		parked_eintr(o, p);
+	return res;
+}
+
+/* Taken off a list to be answered: wait out a running interrupt callback. */
+void cmdq_unparked(struct parked *p)
+{
+	fuse_req_interrupt_func(p->req, NULL, NULL);
+	sigwatch_cancel(&p->watch);
+	p->watched = false; /* only its own thread has it now */
+}
+
+/*
+ * sg's sg_check_file_access(), for every call that takes or hands over a
+ * command of the file: read(), write() and the sg v4 ioctls (SG_IOSUBMIT,
+ * SG_IORECEIVE(_V3), SG_IOABORT) only from the context that opened it
+ * (README, security model).  A completion, kept SG_IO orphans included,
+ * reaches a caller only through a call this passed, once per call however
+ * many it hands over.  The caller's /proc/TID stays open for its next
+ * call; another thread of the file meanwhile reads its own.
+ */
+int cmdq_check_caller(struct opener *o, pid_t tid, const char *call)
+{
+	struct uaccess_status own;
+	const char *why;
+	int err;
+
+	if (!o->d->direct || tid <= 0) {
+		if (!atomic_exchange(&o->warned_path, true))
+			bsgdev_warn(o->d,
+				    "tid %d: %s refused: the asynchronous interface needs the "
+				    "direct-copy path (CAP_SYS_PTRACE over callers)",
+				    tid, call);
+		return -EINVAL;
+	}
+	if (pthread_mutex_trylock(&o->status_lock)) {
+		uaccess_status_init(&own);
+		err = uaccess_ident_match(&own, tid, &o->ident, o->shared, &why);
+		uaccess_status_fini(&own);
+	} else {
+		err = uaccess_ident_match(&o->status, tid, &o->ident, o->shared, &why);
+		pthread_mutex_unlock(&o->status_lock);
+	}
+	if (!err)
+		return 0;
+	if (!atomic_exchange(&o->warned, true))
+		bsgdev_warn(o->d, "tid %d: %s refused: not the opener's security context (%s)", tid,
+			    call, why);
+	else
+		bsgdev_debug(o->d, "tid %d: %s refused: %s", tid, call, why);
+	return -EPERM;
+}
+
+static void run_async(struct pool_work *w, unsigned slot);
+void cmdq_serve_readers(struct opener *o);
+void cmdq_serve_later(struct opener *o);
+
+/* A new channel for written commands (a target queue where the node has them). */
+static int chan_new(struct opener *o, int *chan, struct target_queue **tq)
+{
+	struct target *t = o->d->target;
+	int err;
+
+	*chan = -1;
+	*tq = NULL;
+	if (o->d->queue)
+		err = t->ops->queue_open(t, tq);
+	else
+		err = *chan = t->ops->chan_open(t);
+	/* the device node gone with the device is ENODEV, as sg */
+	return err < 0 ? (err == -ENOENT ? -ENODEV : err) : 0;
+}
+
+static void chan_close(struct opener *o, int chan, struct target_queue *tq)
+{
+	struct target *t = o->d->target;
+
+	if (tq)
+		t->ops->queue_close(t, tq);
+	else if (chan >= 0)
+		t->ops->chan_close(t, chan);
+}
+
+/* Caller holds o->lock: chan (or tq) becomes o's next channel. */
+static void chan_install(struct opener *o, int chan, struct target_queue *tq)
+{
+	o->achan[o->nchans] = chan;
+	o->tq[o->nchans] = tq;
+	o->chan_running[o->nchans] = 0;
+	o->nchans++;
+}
+
+/* The first channel written commands take, opened at the first write(). */
+int cmdq_open_chan(struct opener *o)
+{
+	struct target_queue *tq;
+	bool have;
+	int chan, err;
+
+	pthread_mutex_lock(&o->lock);
+	have = o->nchans > 0;
+	pthread_mutex_unlock(&o->lock);
+	if (have)
+		return 0;
+	err = chan_new(o, &chan, &tq);
+	if (err)
+		return cmd_target_failed(o->d, err);
+	pthread_mutex_lock(&o->lock);
+	have = o->nchans > 0;
+	if (!have)
+		chan_install(o, chan, tq);
+	pthread_mutex_unlock(&o->lock);
+	if (have) /* another thread of the opener was first */
+		chan_close(o, chan, tq);
+	return 0;
+}
+
+void cmdq_complete(struct cmd *cmd, int err, bool placed);
+
+/* Start cmd at the target: on its queue, or on a pool worker. */
+static void dispatch(struct cmd *cmd)
+{
+	struct bsgdev *d = cmd->d;
+	int err;
+
+	if (!d->queue || target_bulk(d->target, &cmd->c)) {
+		cmd->work.run = run_async;
+		pool_submit(d->pool, &cmd->work);
+		return;
+	}
+	stat_target_start(d);
+	err = atomic_load(&d->target_gone)
+		      ? -ENODEV
+		      : d->target->ops->queue_submit(d->target, cmd->o->tq[cmd->chan_idx], &cmd->c);
+	if (err) {
+		atomic_fetch_sub(&d->at_target, 1); /* it never got there */
+		cmdq_complete(cmd, cmd_target_failed(d, err), true);
+	}
+}
+
+void cmdq_batch_init(struct batch *b)
+{
+	list_init(&b->cmds);
+}
+
+static void batch_add(struct batch *b, struct cmd *cmd)
+{
+	list_add_tail(&cmd->pend, &b->cmds);
+}
+
+/* The batch's first command, taken off it, or NULL. */
+static struct cmd *batch_take(struct batch *b)
+{
+	struct cmd *cmd = list_first_entry_or_null(&b->cmds, struct cmd, pend);
+
+	if (cmd)
+		list_del(&cmd->pend);
+	return cmd;
+}
+
+static bool take_place(struct opener *o, struct cmd *cmd);
+
+/* After the write's answer: each command to the target, or to wait for its place. */
+void cmdq_batch_start(struct batch *b)
+{
+	struct cmd *cmd;
+
+	while ((cmd = batch_take(b)))
+		if (take_place(cmd->o, cmd))
+			dispatch(cmd);
+}
+
+/*
+ * Caller holds o->lock: a channel with a free slot for a written command,
+ * or -1.  On a binding's one open file SG_IOs take slots too, and one
+ * waiting goes first: it holds its caller, a written command nobody.
+ */
+static int free_chan(struct opener *o)
+{
+	unsigned max = o->d->max_running;
+
+	if (!max)
+		return o->nchans ? 0 : -1;
+	if (o->d->slots_shared)
+		return o->nchans && o->running + o->sync_running < max && !o->sync_waiting ? 0 : -1;
+	for (unsigned i = 0; i < o->nchans; i++)
+		if (o->chan_running[i] < max)
+			return (int)i;
+	return -1;
+}
+
+/* Caller holds o->lock: cmd takes a slot of channel i. */
+void cmdq_place(struct opener *o, struct cmd *cmd, int i)
+{
+	cmd->chan_idx = (unsigned)i;
+	cmd->chan = o->achan[i];
+	o->chan_running[i]++;
+	o->running++;
+}
+
+/* Caller holds o->lock: may o open one more channel now? */
+static bool may_grow(struct opener *o)
+{
+	return o->d->max_running && !o->d->slots_shared && o->nchans < OPENER_CHANS &&
+	       !o->chan_opening && !o->released && !atomic_load(&o->d->target_gone);
+}
+
+/* Caller holds o->lock: commands waiting for a slot that now have one, onto out. */
+static void place_pending(struct opener *o, struct list_head *out)
+{
+	struct cmd *cmd;
+	int i;
+
+	while ((cmd = list_first_entry_or_null(&o->pend, struct cmd, pend)) &&
+	       (i = free_chan(o)) >= 0) {
+		list_del(&cmd->pend);
+		cmdq_place(o, cmd, i);
+		list_add_tail(&cmd->pend, out);
+	}
+}
+
+static void dispatch_all(struct list_head *cmds)
+{
+	struct cmd *cmd, *next;
+
+	list_for_each_entry_safe(cmd, next, cmds, pend) {
+		list_del(&cmd->pend);
+		dispatch(cmd);
+	}
+}
+
+/*
+ * cmd may start now (true), or waits for one of its opener's to end.  With
+ * every channel's slots taken, one more channel opens, here, as the
+ * write() that brought cmd has been answered.
+ */
+static bool take_place(struct opener *o, struct cmd *cmd)
+{
+	struct list_head more = LIST_HEAD_INIT(more);
+	struct target_queue *tq;
+	bool go = false;
+	int i, chan, err;
+
+	pthread_mutex_lock(&o->lock);
+	while (!go) {
+		i = list_empty(&o->pend) ? free_chan(o) : -1; /* in order */
+		if (i >= 0) {
+			cmdq_place(o, cmd, i);
+			go = true;
+			break;
+		}
+		if (!may_grow(o))
+			break;
+		o->chan_opening = true;
+		pthread_mutex_unlock(&o->lock);
+		err = chan_new(o, &chan, &tq);
+		pthread_mutex_lock(&o->lock);
+		o->chan_opening = false;
+		if (err) /* it waits for a slot of those open */
+			break;
+		if (o->released || atomic_load(&o->d->target_gone)) {
+			pthread_mutex_unlock(&o->lock);
+			chan_close(o, chan, tq);
+			pthread_mutex_lock(&o->lock);
+			continue;
+		}
+		chan_install(o, chan, tq);
+		place_pending(o, &more); /* those that waited meanwhile, first */
+	}
+	if (!go)
+		list_add_tail(&cmd->pend, &o->pend);
+	pthread_mutex_unlock(&o->lock);
+	dispatch_all(&more);
+	return go;
+}
+
+/* Undo what b took: the write that took them was answered with an error. */
+void cmdq_batch_cancel(struct opener *o, struct batch *b)
+{
+	struct cmd *cmd;
+
+	while ((cmd = batch_take(b))) {
+		pthread_mutex_lock(&o->lock);
+		list_del(&cmd->node);
+		o->queued--;
+		o->refs--;
+		pthread_mutex_unlock(&o->lock);
+		cmd_recycle(cmd);
+	}
+	cmdq_batch_init(b);
+}
+
+/* The CDB and data-out of cmd from the writer of req, during its write(). */
+static int fetch_guarded(struct opener *o, fuse_req_t req, struct cmd *cmd)
+{
+	struct guard g;
+	int err = guard_begin(o->d->wd, &g, req, cmd->tid, &o->stuck);
+
+	if (err)
+		return err;
+	err = cmd_fetch(cmd);
+	return guard_end(o->d->wd, &g) ? err : CMD_ANSWERED;
+}
+
+/*
+ * Take one header into the opener's queue and into b, to start once the
+ * call is answered.  0, -EDOM or -EAGAIN when the opener's queue is full,
+ * CMD_ANSWERED, or the header's errno.  *ret_tag (if not NULL): the
+ * command's generated_tag.
+ */
+/*
+ * cmd at the tail of o's list, with its generated_tag, holding o: 0, or
+ * sg's errno for a full queue (cmd untouched).
+ */
+static int enqueue(struct opener *o, struct cmd *cmd, const struct origin *from)
+{
+	unsigned version = cmd->r.version;
+
+	pthread_mutex_lock(&o->lock);
+	/* the ioctls' bound is the file's, whatever the write()s' depth */
+	if (o->queued >= (from->ioctl ? BSGDEV_MAX_DEPTH : cmdq_queue_limit(o, version))) {
+		pthread_mutex_unlock(&o->lock);
+		/* sg: EDOM, blocking or not */
+		return version == 3 && !from->ioctl ? -EDOM : -EAGAIN;
+	}
+	o->queued++;
+	o->refs++;
+	cmd->tag = o->next_tag;
+	o->next_tag = o->next_tag == INT32_MAX ? 0 : o->next_tag + 1;
+	list_add_tail(&cmd->node, &o->cmds);
+	pthread_mutex_unlock(&o->lock);
+	return 0;
+}
+
+/* Undo enqueue(): cmd, refused before its call was answered, was never seen. */
+static void dequeue(struct opener *o, struct cmd *cmd)
+{
+	pthread_mutex_lock(&o->lock);
+	list_del(&cmd->node);
+	o->queued--;
+	o->refs--;
+	pthread_mutex_unlock(&o->lock);
+}
+
+/* What a header of version says of the file: the last written, and sg's command queuing. */
+static void note_version(struct opener *o, unsigned version, bool by_ioctl)
+{
+	int off = 0;
+
+	if (!by_ioctl)
+		atomic_store(&o->wrote, version);
+	if (version == 3)
+		atomic_compare_exchange_strong(&o->cmd_q, &off, 1); /* as sg_new_write() */
+}
+
+int cmdq_submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr, size_t len,
+		    struct batch *b, const struct origin *from, int *ret_tag)
+{
+	struct cmd *cmd;
+	struct scsi_req r;
+	int err;
+
+	err = scsi_decode(hdr, len, &r);
+	if (!err)
+		err = cmd_check_limits(o->d, true, &r);
+	if (!err)
+		err = cmd_new(o, &r, tid, &cmd);
+	if (err)
+		return err;
+	cmd->owner = from->owner;
+	cmd->mrq = from->mrq;
+	cmd->mrq_ind = from->mrq_ind;
+	err = enqueue(o, cmd, from);
+	if (err) {
+		cmd_free(cmd);
+		return err;
+	}
+	if (ret_tag)
+		*ret_tag = cmd->tag;
+	note_version(o, r.version, from->ioctl);
+	err = fetch_guarded(o, req, cmd);
+	if (!err)
+		err = cmd_check_access(cmd, !from->ioctl);
+	if (err) {
+		dequeue(o, cmd);
+		cmd_recycle(cmd);
+		return err;
+	}
+	batch_add(b, cmd);
+	return 0;
+}
+
+/*
+ * May a call that wants w take c?  The call passed cmdq_check_caller(): c's
+ * owner is the process that wrote or kept it (0: any); --shared-queue's
+ * files share every completion, as pre-4.19 bsg did.
+ */
+bool cmdq_wanted(const struct opener *o, const struct cmd *c, const struct want *w)
+{
+	if (c->mrq != w->mrq)
+		return false;
+	if (w->version && c->r.version != w->version)
+		return false;
+	if (c->owner && c->owner != w->owner && !o->shared)
+		return false;
+	return w->id == -1 || (w->by_tag ? c->tag : cmdq_pack_id_of(c)) == w->id;
+}
+
+/*
+ * Caller holds o->lock.  The oldest command from pos (a node of o->cmds, or
+ * the head itself: none) on that w wants, done or not.
+ */
+struct cmd *cmdq_find_from(struct opener *o, struct list_head *pos, const struct want *w, bool done)
+{
+	for (; pos != &o->cmds; pos = pos->next) {
+		struct cmd *c = list_entry(pos, struct cmd, node);
+
+		if (c->done == done && cmdq_wanted(o, c, w))
+			return c;
+	}
+	return NULL;
+}
+
+/* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
+struct cmd *cmdq_oldest_done(struct opener *o, const struct want *w)
+{
+	return cmdq_find_from(o, o->cmds.next, w, true);
+}
+
+/* Caller holds o->lock: is a command w wants still running? */
+bool cmdq_still_running(struct opener *o, const struct want *w)
+{
+	return cmdq_find_from(o, o->cmds.next, w, false) != NULL;
+}
+
+/*
+ * Caller holds o->lock.  Take up to room headers' worth of completions for
+ * a reader: one v3, or as many v4 as fit, at most READ_MAX_HDRS (cmds'
+ * size).  Returns how many, in cmds.
+ */
+unsigned cmdq_take_done(struct opener *o, const struct want *w, size_t room, struct cmd **cmds)
+{
+	struct want v4 = *w;
+	struct cmd *c = cmdq_oldest_done(o, w);
+	unsigned n = 0;
+
+	v4.version = 4;
+	while (c) {
+		struct list_head *next = c->node.next;
+
+		list_del(&c->node);
+		o->queued--;
+		o->done--;
+		cmds[n++] = c;
+		if (c->r.version == 3 || (n + 1) * SCSI_V4_HDR_LEN > room || w->id != -1 ||
+		    n == READ_MAX_HDRS)
+			break;
+		c = cmdq_find_from(o, next, &v4, true);
+	}
+	return n;
+}
+
+/* Data-in and sense into the reader; the header into out.  0 or -errno. */
+int cmdq_deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out)
+{
+	unsigned sense_len;
+	int err;
+
+	if (cmd->err)
+		return cmd->err; /* the target's SG_IO itself failed */
+	sense_len = scsi_complete(&cmd->r, &cmd->c.res, cmd->duration);
+	if (cmd->aborted && cmd->r.version == 3) {
+		cmd->r.hdr.v3.info |= SG_INFO_ABORTED;
+	} else if (cmd->aborted) {
+		cmd->r.hdr.v4.info |= SG_INFO_ABORTED;
+		/* bsg's rule leaves out the DRIVER_SOFT an unrun abort sets */
+		cmd->r.hdr.v4.driver_status |= cmd->c.res.driver_status;
+	}
+	err = cmd_put_data(cmd, tid, sense_len);
+	if (!err)
+		memcpy(out, cmd->r.hdr.raw, cmd->r.hdr_len);
+	return err;
+}
+
+/* Caller holds o->lock: give back completions a reader did not take. */
+void cmdq_put_back(struct opener *o, struct cmd **cmds, unsigned n)
+{
+	while (n--) {
+		struct cmd *c = cmds[n];
+
+		list_add(&c->node, &o->cmds); /* still the oldest completions */
+		o->queued++;
+		o->done++;
+	}
+}
+
+/*
+ * Answer a read with cmds[0..n), then wake writers and pollers.  A failure
+ * part-way answers the headers before it; the failed one is dropped if it
+ * was the first, else given back with the rest, as is whatever was not
+ * reached.  True if any was given back.
+ */
+bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, struct cmd **cmds,
+		  unsigned n)
+{
+	unsigned char out[READ_MAX_HDRS * SCSI_V4_HDR_LEN];
+	size_t len = 0;
+	unsigned i = 0, used;
+	struct guard g;
+	bool mine = true;
+	int err = 0;
+
+	if (cmds[0]->r.hdr_len > size)
+		err = -EINVAL; /* sg drops the completion too */
+	else
+		err = guard_begin(o->d->wd, &g, req, tid, &o->stuck);
+	if (!err) {
+		for (; i < n && !err; i++) {
+			err = cmdq_deliver_one(cmds[i], tid, out + len);
+			if (!err)
+				len += cmds[i]->r.hdr_len;
+		}
+		mine = guard_end(o->d->wd, &g);
+	}
+	used = len || !err ? i - (err ? 1 : 0) : 1;
+	if (!mine)
+		used = i; /* answered EFAULT meanwhile: what it reached is lost, as sg's */
+	if (used < n) {
+		pthread_mutex_lock(&o->lock);
+		cmdq_put_back(o, cmds + used, n - used);
+		pthread_mutex_unlock(&o->lock);
+	}
+	for (unsigned k = 0; k < used; k++)
+		cmd_recycle(cmds[k]); /* the reader's call holds the opener */
+	if (!mine)
+		;
+	else if (len)
+		fuse_reply_buf(req, (const char *)out, len);
+	else
+		fuse_reply_err(req, -err);
+	async_room(o);
+	return used < n;
+}
+
+static void copy_unlist(struct copy_job *j)
+{
+	struct opener *o = j->o;
+
+	pthread_mutex_lock(&o->lock);
+	if (j->listed)
+		list_del(&j->node);
+	j->listed = false;
+	pthread_mutex_unlock(&o->lock);
+}
+
+static void copy_run(struct pool_work *w, unsigned slot)
+{
+	struct copy_job *j = container_of(w, struct copy_job, work);
+	struct share_call call = j->w.call;
+
+	(void)slot;
+	copy_unlist(j);
+	j->run(j);
+	share_end(&call);
+}
+
+/* A share came free for j, parked: to the elastic pool (share_end()'s thread). */
+static void copy_resume(struct share_wait *w)
+{
+	struct copy_job *j = container_of(w, struct copy_job, w);
+
+	pool_submit(j->o->d->serve, &j->work);
+}
+
+static void copy_dropped(struct copy_job *j)
+{
+	copy_unlist(j);
+	j->drop(j);
+}
+
+/* The node whose pools d's copies use (a binding's: its control node's) is ending. */
+static bool copies_ending(const struct bsgdev *d)
+{
+	return atomic_load(&(d->home ? d->home : d)->serve_ending);
+}
+
+/* j, with run, drop and o set: to the elastic pool, with its share or parked for one. */
+void cmdq_copy_submit(struct copy_job *j)
+{
+	struct opener *o = j->o;
+	bool park = false;
+
+	j->work.run = copy_run;
+	j->w = (struct share_wait){ 0 };
+	j->listed = false;
+	pthread_mutex_lock(&o->lock);
+	/* a reader waiting keeps the file, and so o->sf, open */
+	if (o->sf && !share_enter(o->sf, o->uid, &j->w.call)) {
+		j->w = (struct share_wait){ .uid = o->uid,
+					    .f = o->sf,
+					    .owner = o->d->serve,
+					    .state = SHARE_NEW,
+					    .resume = copy_resume };
+		list_add_tail(&j->node, &o->copy_waits);
+		j->listed = true;
+		park = true;
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (park) {
+		switch (share_park(o->share, &j->w)) {
+		case SHARE_PARKED:
+			/* parked after async_drain_serve() looked: run it now, unshared */
+			if (!copies_ending(o->d) || !share_cancel(o->share, &j->w))
+				return; /* j is the share's now */
+			j->w.call = (struct share_call){ 0 };
+			break;
+		case SHARE_CANCELLED:
+			copy_dropped(j); /* released */
+			return;
+		default:
+			break; /* a share came free meanwhile: j holds it */
+		}
+	}
+	pool_submit(o->d->serve, &j->work);
+}
+
+/*
+ * Caller holds o->lock.  The device gone, the parked readers with nothing
+ * left to wait for, moved to the front of gone: they get ENODEV.
+ */
+static void take_gone_readers(struct opener *o, struct list_head *gone)
+{
+	struct parked *p, *next;
+
+	if (!atomic_load(&o->d->target_gone))
+		return;
+	list_for_each_entry_safe(p, next, &o->readers, node) {
+		if (!p->ops->gone(o, p))
+			continue;
+		list_del(&p->node);
+		list_add(&p->node, gone);
+	}
+}
+
+/* Answer err to every call of o on list, and free them. */
+static void answer_all(struct opener *o, struct list_head *list, int err)
+{
+	struct parked *p, *next;
+
+	list_for_each_entry_safe(p, next, list, node) {
+		cmdq_unparked(p);
+		cmdq_parked_uncharge(o, p);
+		fuse_reply_err(p->req, err);
+		cmdq_parked_dispose(p);
+	}
+}
+
+/*
+ * Under o->lock: the first parked reader a completion now satisfies, taken
+ * off the list, with its completions in cmds (*n) and, for a receive, its
+ * result (*res: 0 or -errno); or NULL.
+ */
+static struct parked *satisfied_reader(struct opener *o, struct cmd **cmds, unsigned *n, int *res)
+{
+	struct parked *it;
+
+	list_for_each_entry(it, &o->readers, node) {
+		if (!it->ops->take(o, it, cmds, n, res))
+			continue;
+		list_del(&it->node);
+		return it;
+	}
+	return NULL;
+}
+
+/* Serve the parked readers that a completion now satisfies. */
+void cmdq_serve_readers(struct opener *o)
+{
+	struct cmd *cmds[RCV_MAX];
+	struct list_head gone;
+	struct parked *p;
+	unsigned n = 0;
+	int res = 0;
+
+	for (;;) {
+		list_init(&gone);
+		pthread_mutex_lock(&o->lock);
+		p = satisfied_reader(o, cmds, &n, &res);
+		if (!p)
+			take_gone_readers(o, &gone);
+		pthread_mutex_unlock(&o->lock);
+		if (!p) {
+			answer_all(o, &gone, ENODEV);
+			return;
+		}
+		cmdq_unparked(p);
+		p->ops->answer(o, p, cmds, n, res); /* what it gave back, the loop serves */
+		free(p);
+	}
+}
+
+/* cmdq_serve_readers(o), one such job per opener at a time. */
+static void serve_run_here(struct opener *o)
+{
+	pthread_mutex_lock(&o->lock);
+	o->serve_queued = false; /* what completes from now on queues another */
+	pthread_mutex_unlock(&o->lock);
+	cmdq_serve_readers(o);
+	opener_put(o);
+}
+
+static void serve_copy(struct copy_job *j)
+{
+	struct opener *o = j->o;
+
+	free(j);
+	serve_run_here(o);
+}
+
+static void serve_dropped(struct copy_job *j)
+{
+	struct opener *o = j->o;
+
+	pthread_mutex_lock(&o->lock);
+	o->serve_queued = false;
+	pthread_mutex_unlock(&o->lock);
+	free(j);
+	opener_put(o);
+}
+
+/* A completion came: serve o's parked readers, on a copy job (above). */
+void cmdq_serve_later(struct opener *o)
+{
+	struct copy_job *j;
+	bool go;
+
+	if (!o->d->serve) {
+		cmdq_serve_readers(o);
+		return;
+	}
+	pthread_mutex_lock(&o->lock);
+	go = !list_empty(&o->readers) && !o->serve_queued;
+	if (go) {
+		o->serve_queued = true;
+		o->refs++;
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (!go)
+		return;
+	j = malloc(sizeof(*j));
+	if (!j) {
+		serve_run_here(o); /* no memory: here, then */
+		return;
+	}
+	*j = (struct copy_job){ .o = o, .run = serve_copy, .drop = serve_dropped };
+	cmdq_copy_submit(j);
+}
+
+void async_set_share(struct opener *o, struct share *s, struct share_file *sf, uid_t uid)
+{
+	o->share = s;
+	o->sf = sf;
+	o->uid = uid;
+}
+
+void async_drain_serve(struct bsgdev *d, struct share *s)
+{
+	struct list_head out = LIST_HEAD_INIT(out);
+	struct share_wait *w, *next;
+
+	if (!d->serve)
+		return;
+	atomic_store(&d->serve_ending,
+		     true);		/* before the share's lock: cmdq_copy_submit() sees it */
+	share_drain(s, d->serve, &out); /* its bindings' too: they share the pool */
+	list_for_each_entry_safe(w, next, &out, node) {
+		list_del(&w->node);
+		copy_dropped(container_of(w, struct copy_job, w));
+	}
+}
+
+/*
+ * Caller holds o->lock, none of o's written commands running: its channels
+ * but the first, taken off into chan[] and tq[] to be closed; how many.
+ */
+static unsigned chans_detach(struct opener *o, int *chan, struct target_queue **tq)
+{
+	unsigned n = 0;
+
+	while (o->nchans > 1) {
+		o->nchans--;
+		chan[n] = o->achan[o->nchans];
+		tq[n] = o->tq[o->nchans];
+		o->achan[o->nchans] = -1;
+		o->tq[o->nchans] = NULL;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * cmd ended with err: queue it for the reader, or drop it if its file is
+ * gone, and (placed: it held a slot at the target) start the commands
+ * waiting for one; the last of a busy spell closes the extra channels.
+ */
+void cmdq_complete(struct cmd *cmd, int err, bool placed)
+{
+	struct opener *o = cmd->o;
+	struct fuse_pollhandle *ph = NULL;
+	struct list_head next = LIST_HEAD_INIT(next);
+	int extra[OPENER_CHANS];
+	struct target_queue *extra_tq[OPENER_CHANS];
+	unsigned idle = 0;
+	bool orphan;
+
+	if (err == -ENODEV || err == -ENXIO) {
+		/* the device went under it: a header, as the SCSI layer ends such
+		 * a command, not an errno that would leave it unanswered */
+		cmd->c.res = (struct scsi_result){ .host_status = SCSI_DID_NO_CONNECT,
+						   .resid = (int32_t)cmd->c.data_len };
+		err = 0;
+	}
+	cmd->err = err;
+	cmd_clear_tail(cmd);
+	cmd_duration(cmd);
+	cmd_log(cmd, cmd->err);
+	pthread_mutex_lock(&o->lock);
+	if (placed) {
+		o->chan_running[cmd->chan_idx]--;
+		o->running--;
+		if (o->sync_waiting)
+			pthread_cond_broadcast(&o->slot_freed);
+		place_pending(o, &next);
+		if (!o->running && list_empty(&o->pend))
+			idle = chans_detach(o, extra, extra_tq);
+	}
+	orphan = o->released;
+	if (orphan) {
+		o->queued--;
+	} else {
+		/* the done list is in completion order: move it to the tail */
+		list_del(&cmd->node);
+		list_add_tail(&cmd->node, &o->cmds);
+		cmd->done = true;
+		o->done++;
+		ph = cmdq_take_poller(o);
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (orphan)
+		cmd_free(cmd); /* its opener is gone: nobody may read it */
+	else
+		cmdq_serve_later(o);
+	cmdq_wake_poller(ph);
+	dispatch_all(&next);
+	for (unsigned i = 0; i < idle; i++)
+		chan_close(o, extra[i], extra_tq[i]);
+	opener_put(o);
+}
+
+bool async_slot_take(struct cmd *cmd)
+{
+	struct opener *o = cmd->o;
+	unsigned max = o->d->max_running;
+	bool go = true;
+
+	if (!o->d->slots_shared)
+		return true;
+	pthread_mutex_lock(&o->lock);
+	o->sync_waiting++;
+	/* only for the written ones' slots: SG_IOs alone meet sg's own EDOM */
+	while (o->running && o->running + o->sync_running >= max) {
+		struct timespec tick;
+
+		/* a signal that ended the call is seen within a tick */
+		if (atomic_load(&cmd->state) == SGIO_INTERRUPTED) {
+			go = false;
+			break;
+		}
+		clock_gettime(CLOCK_REALTIME, &tick);
+		tick.tv_nsec += 50 * 1000 * 1000;
+		if (tick.tv_nsec >= 1000 * 1000 * 1000) {
+			tick.tv_sec++;
+			tick.tv_nsec -= 1000 * 1000 * 1000;
+		}
+		pthread_cond_timedwait(&o->slot_freed, &o->lock, &tick);
+	}
+	o->sync_waiting--;
+	if (go)
+		o->sync_running++;
+	pthread_mutex_unlock(&o->lock);
+	return go;
+}
+
+void async_slot_give(struct opener *o)
+{
+	struct list_head next = LIST_HEAD_INIT(next);
+
+	if (!o->d->slots_shared)
+		return;
+	pthread_mutex_lock(&o->lock);
+	o->sync_running--;
+	if (o->sync_waiting)
+		pthread_cond_broadcast(&o->slot_freed);
+	else
+		place_pending(o, &next);
+	pthread_mutex_unlock(&o->lock);
+	dispatch_all(&next);
+}
+
+static void run_async(struct pool_work *w, unsigned slot)
+{
+	struct cmd *cmd = (struct cmd *)((char *)w - offsetof(struct cmd, work));
+
+	(void)slot;
+	cmdq_complete(cmd, cmd_run_target(cmd), true);
+}
+
+void async_target_done(struct scsi_cmd *c, int err)
+{
+	struct cmd *cmd = (struct cmd *)((char *)c - offsetof(struct cmd, c));
+
+	cmd->duration = stat_target_end(cmd->d, &cmd->start);
+	cmdq_complete(cmd, err ? cmd_target_failed(cmd->d, err) : 0, true);
+}
+
+bool async_may_keep(struct cmd *cmd)
+{
+	return cmdq_check_caller(cmd->o, cmd->tid, "an interrupted SG_IO kept for read()") == 0;
+}
+
+void async_keep(struct cmd *cmd)
+{
+	struct opener *o = cmd->o;
+
+	cmd->owner = o->ident.c.tgid; /* async_may_keep(): the opener's process */
+	pthread_mutex_lock(&o->lock);
+	o->queued++;
+	o->refs++;
+	list_add_tail(&cmd->node, &o->cmds);
+	pthread_mutex_unlock(&o->lock);
+}
+
+void async_unkeep(struct cmd *cmd)
+{
+	struct opener *o = cmd->o;
+
+	pthread_mutex_lock(&o->lock);
+	list_del(&cmd->node);
+	o->queued--;
+	o->refs--; /* not the last: the file is open */
+	pthread_mutex_unlock(&o->lock);
+}
+
+void async_kept_done(struct cmd *cmd, int err)
+{
+	bsgdev_debug(cmd->d, "tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)",
+		     cmd->tid);
+	cmdq_complete(cmd, err, false);
+}
+
+/*
+ * The parked writers of o get ENODEV, its poller POLLHUP, and its parked
+ * readers ENODEV unless a command they may take is still running.
+ */
+static void sweep_gone(struct opener *o)
+{
+	struct list_head readers = LIST_HEAD_INIT(readers), writers = LIST_HEAD_INIT(writers);
+	struct fuse_pollhandle *ph;
+
+	pthread_mutex_lock(&o->lock);
+	take_gone_readers(o, &readers);
+	list_splice_tail(&o->writers, &writers);
+	ph = cmdq_take_poller(o);
+	pthread_mutex_unlock(&o->lock);
+	answer_all(o, &readers, ENODEV);
+	answer_all(o, &writers, ENODEV);
+	cmdq_wake_poller(ph);
+}
+
+void async_target_gone(struct bsgdev *d)
+{
+	struct opener **all = NULL, *o;
+	unsigned n = 0, i = 0;
+
+	/* hold each opener alive, then work on each outside openers_lock */
+	pthread_mutex_lock(&d->openers_lock);
+	list_for_each_entry(o, &d->opener_list, d_node)
+		n++;
+	all = n ? calloc(n, sizeof(*all)) : NULL;
+	list_for_each_entry(o, &d->opener_list, d_node) {
+		if (!all)
+			break;
+		pthread_mutex_lock(&o->lock);
+		o->refs++;
+		pthread_mutex_unlock(&o->lock);
+		all[i++] = o;
+	}
+	pthread_mutex_unlock(&d->openers_lock);
+	if (n && !all)
+		bsgdev_warn(d, "out of memory: parked calls wait for their own end");
+	for (i = 0; all && i < n; i++) {
+		sweep_gone(all[i]);
+		opener_put(all[i]);
+	}
+	free(all);
+}
+
+void async_release(struct opener *o)
+{
+	struct cmd *c, *next;
+	struct list_head done = LIST_HEAD_INIT(done);
+	struct fuse_pollhandle *ph;
+	struct list_head dropped = LIST_HEAD_INIT(dropped);
+	struct copy_job *j, *jn;
+
+	pthread_mutex_lock(&o->lock);
+	o->released = true;
+	/* copies parked for the file's share: its share_file goes after this */
+	list_for_each_entry_safe(j, jn, &o->copy_waits, node) {
+		if (!share_cancel(o->share, &j->w))
+			continue; /* running now, or parking: share_park() says cancelled */
+		list_del(&j->node);
+		list_add_tail(&j->node, &dropped);
+	}
+	list_for_each_entry_safe(c, next, &o->cmds, node) {
+		list_del(&c->node);
+		if (!c->done)
+			continue; /* still running: an orphan, freed when it completes */
+		list_add_tail(&c->node, &done);
+		o->queued--;
+		o->done--;
+	}
+	ph = cmdq_take_poller(o);
+	pthread_mutex_unlock(&o->lock);
+	list_for_each_entry_safe(c, next, &done, node)
+		cmd_free(c); /* results nobody will read: no user memory touched */
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	list_for_each_entry_safe(j, jn, &dropped, node)
+		copy_dropped(j); /* still listed: unlisted from dropped */
+	opener_put(o);
+}
+
+int async_num_waiting(struct opener *o)
+{
+	int n;
+
+	pthread_mutex_lock(&o->lock);
+	n = o->done;
+	pthread_mutex_unlock(&o->lock);
+	return n;
+}
+
+int async_pack_id(struct opener *o)
+{
+	struct cmd *c;
+	int id = -1;
+
+	pthread_mutex_lock(&o->lock);
+	list_for_each_entry(c, &o->cmds, node) {
+		if (c->done) {
+			id = cmdq_pack_id_of(c);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&o->lock);
+	return id;
+}
+
+void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
+{
+	struct cmd *c;
+	unsigned i = 0;
+
+	memset(t, 0, n * sizeof(*t));
+	pthread_mutex_lock(&o->lock);
+	for (c = list_first_entry(&o->cmds, struct cmd, node); &c->node != &o->cmds && i < n;
+	     c = list_next_entry(c, node), i++) {
+		const struct scsi_result *res = &c->c.res;
+
+		t[i].req_state = c->done ? 2 : 1;
+		/* sg ANDs the three, as coded */
+		t[i].problem = c->done && (((res->status >> 1) & 0x7f) & res->host_status &
+					   res->driver_status);
+		t[i].pack_id = cmdq_pack_id_of(c);
+		t[i].usr_ptr = c->r.version == 3 ? c->r.hdr.v3.usr_ptr
+						 : (void *)(uintptr_t)c->r.hdr.v4.usr_ptr;
+		t[i].duration = c->done ? c->duration : cmd_elapsed_ms(&c->start);
+	}
+	pthread_mutex_unlock(&o->lock);
+}
