@@ -64,7 +64,9 @@ static bool writer_ready(struct opener *o, const struct parked *p)
 	return o->queued < cmdq_queue_limit(o, 4) || atomic_load(&o->d->target_gone);
 }
 
-static const struct parked_ops write_ops = { .ready = writer_ready };
+static void write_room(struct opener *o);
+
+static const struct parked_ops write_ops = { .ready = writer_ready, .room = write_room };
 
 /*
  * Take what fits of a v4 array into b.  Bytes taken, or -errno if none was,
@@ -648,10 +650,10 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 	read_go(o, req, tid, size, flags, pack_id, unresolved);
 }
 
-void async_room(struct opener *o)
+/* The queue has room again: the parked writers go on, oldest first (write_ops.room). */
+static void write_room(struct opener *o)
 {
 	struct batch b;
-	struct fuse_pollhandle *ph;
 	struct parked *p;
 	long n;
 
@@ -687,10 +689,6 @@ void async_room(struct opener *o)
 		cmdq_batch_start(&b);
 		cmdq_parked_dispose(p);
 	}
-	pthread_mutex_lock(&o->lock);
-	ph = cmdq_take_poller(o);
-	pthread_mutex_unlock(&o->lock);
-	cmdq_wake_poller(ph);
 }
 
 void async_poll(fuse_req_t req, struct opener *o, struct fuse_pollhandle *ph)

@@ -67,9 +67,6 @@ void async_slot_give(struct opener *o);
  */
 void async_target_gone(struct bsgdev *d);
 
-/* Room may have appeared: resume parked writers, wake pollers. */
-void async_room(struct opener *o);
-
 /*
  * The file is gone: drop the unread completions, orphan the running
  * commands (their results are freed unread), release the file's reference.

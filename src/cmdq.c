@@ -785,7 +785,7 @@ bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, stru
 		fuse_reply_buf(req, (const char *)out, len);
 	else
 		fuse_reply_err(req, -err);
-	async_room(o);
+	cmdq_room(o);
 	return used < n;
 }
 
@@ -918,6 +918,24 @@ static struct parked *satisfied_reader(struct opener *o, struct cmd **cmds, unsi
 		return it;
 	}
 	return NULL;
+}
+
+void cmdq_room(struct opener *o)
+{
+	const struct parked_ops *ops;
+	struct fuse_pollhandle *ph;
+	struct parked *p;
+
+	pthread_mutex_lock(&o->lock);
+	p = list_first_entry_or_null(&o->writers, struct parked, node);
+	ops = p ? p->ops : NULL;
+	pthread_mutex_unlock(&o->lock);
+	if (ops && ops->room)
+		ops->room(o);
+	pthread_mutex_lock(&o->lock);
+	ph = cmdq_take_poller(o);
+	pthread_mutex_unlock(&o->lock);
+	cmdq_wake_poller(ph);
 }
 
 /* Serve the parked readers that a completion now satisfies. */

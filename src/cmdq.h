@@ -6,9 +6,8 @@
  * into a caller's memory (cmdq.c).  Its front ends use it through this
  * header: async.c (write(), read(), poll()) and sgv4.c (SG_IOSUBMIT,
  * SG_IORECEIVE, SG_IOABORT).  A parked call carries its own functions
- * (struct parked_ops), so the queue names no front end; the one call it
- * makes the other way is async_room(), which lets writers waiting for room
- * go on.  Not for other modules: async.h is the interface.
+ * (struct parked_ops), so the queue names no front end.  Not for other
+ * modules: async.h is the interface.
  *
  * Locking (cmdq.c): o->lock guards the lists, the parked calls and the
  * poll handle; no fuse_reply_*, SG_IO or client copy under it.
@@ -78,6 +77,9 @@ struct parked_ops {
 	bool (*gone)(struct opener *o, const struct parked *p);
 	/* No lock: its call ended with EINTR (a signal); or NULL. */
 	void (*ended)(struct opener *o, const struct parked *p);
+	/* No lock: o's queue has room again; the calls of this kind waiting in
+	 * o->writers go on (a kind that waits for room; else NULL). */
+	void (*room)(struct opener *o);
 };
 
 /* A read(), SG_IORECEIVE or write() waiting for a completion or for room. */
@@ -173,6 +175,8 @@ bool cmdq_still_running(struct opener *o, const struct want *w);
  * go on now; ANSWERED: it got EINTR.
  */
 enum park_result cmdq_park(struct opener *o, struct list_head *list, struct parked *p, bool front);
+/* Room may have appeared: the writers waiting for it go on, pollers are woken (POLLOUT). */
+void cmdq_room(struct opener *o);
 /* Serve the parked readers that what is done now satisfies. */
 void cmdq_serve_readers(struct opener *o);
 /* A completion came: serve o's parked readers on a copy job (their share). */

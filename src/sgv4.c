@@ -455,7 +455,7 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmd
 	free(out);
 	if (mine)
 		reply_ioctl(rc->req, werr ? werr : ok ? 0 : err);
-	async_room(o);
+	cmdq_room(o);
 	return used < n;
 }
 
