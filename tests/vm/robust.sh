@@ -77,6 +77,7 @@ signals() {
 # ---- write()s parked on a full queue ----
 
 daemon_rss() { awk '/VmRSS/ {print $2}' "/proc/$NODE_PID/status"; }
+rss_below() { [ "$(daemon_rss)" -lt "$1" ]; } # rss_below KIB: vm_wait's condition
 
 flood() {
     local base held after out pid waiting enomem threads
@@ -115,10 +116,13 @@ flood() {
     # the workers that took the writes, and their buffers, go once idle
     vm_wait 30 threads_at_most $((threads + IDLE_KEPT)) ||
         echo "   threads did not come down to $((threads + IDLE_KEPT))"
+    # what stays: the 16 idle libfuse workers' request buffers (132 KiB
+    # each) and 8 MiB of stacks and heap.  The heap the burst freed goes
+    # back once a worker has waited FUSE_IDLE_MS (2 s) with the extra ones
+    # gone (node.c's malloc_trim()): up to 10 s for that
+    vm_wait 10 rss_below $((base + 8192 + 16 * 132)) || true
     after=$(daemon_rss)
     echo "   daemon RSS: $after KiB once the writers were killed"
-    # what stays: the 16 idle libfuse workers' request buffers (132 KiB
-    # each) and 8 MiB of stacks and heap
     check "parked writes: their memory is given back ($after KiB)" \
         test $((after - base)) -lt $((8192 + 16 * 132))
     check "parked writes: the daemon still serves" sg_turs "$NODE"
