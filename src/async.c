@@ -390,6 +390,7 @@ static void *resolver_main(void *arg)
 	struct list_head left;
 	struct resolve_job *job, *next;
 
+	pthread_setname_np(pthread_self(), "bsg-resolver"); /* top -H, ps -L */
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop) {
 		struct timespec tick;

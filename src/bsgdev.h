@@ -82,6 +82,7 @@ struct bsgdev {
 	atomic_uint inline_busy; /* how many do now */
 	atomic_ulong stats[STAT_COUNT];
 	atomic_uint at_target; /* commands the target has now */
+	atomic_uint target_us; /* the target's time per command, a moving average (1/8) */
 	atomic_uint openers;   /* alive: open, or with a command still running */
 	pthread_mutex_t openers_lock;
 	struct list_head opener_list; /* protected by openers_lock: those alive (opener.h) */
@@ -157,12 +158,18 @@ static inline uint32_t stat_target_end(struct bsgdev *d, const struct timespec *
 {
 	struct timespec now;
 	long us;
+	uint32_t avg;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	us = (now.tv_sec - start->tv_sec) * 1000000 + (now.tv_nsec - start->tv_nsec) / 1000;
 	atomic_fetch_sub_explicit(&d->at_target, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&d->stats[STAT_LATENCY_US], us > 0 ? us : 0,
 				  memory_order_relaxed);
+	avg = atomic_load_explicit(&d->target_us, memory_order_relaxed);
+	/* racy by design: a lost update only slows the average */
+	atomic_store_explicit(&d->target_us,
+			      (uint32_t)((long)avg + ((us > 0 ? us : 0) - (long)avg) / 8),
+			      memory_order_relaxed);
 	stat_inc(d, STAT_SG_IO);
 	return us > 0 ? us / 1000 : 0; /* the command's duration, ms: one clock read */
 }

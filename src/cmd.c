@@ -165,6 +165,7 @@ int cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct cmd **
 	cmd->duration = CMD_NO_DURATION;
 	cmd->d = o->d;
 	cmd->chan = -1; /* the opener's, opened at the first command that runs */
+	cmd->tq = NULL;
 	cmd->tid = tid;
 	cmd->r = *r;
 	scsi_cmd_from_req(r, &cmd->c);
@@ -310,21 +311,25 @@ int cmd_target_failed(struct bsgdev *d, int err)
 int cmd_run_target(struct cmd *cmd)
 {
 	struct bsgdev *d = cmd->d;
+	const struct target_ops *ops = d->target->ops;
+	/* a written one on a target queue runs on its channel's descriptor and slot */
+	bool on_queue = cmd->tq && ops->queue_sg_io;
 	int ret;
 
 	if (atomic_load(&d->target_gone))
 		return -ENODEV;
-	if (cmd->chan < 0)
+	if (!on_queue && cmd->chan < 0)
 		cmd->chan = opener_chan(cmd->o);
 	/*
 	 * This opener could not reach the device by its path (gone, or the path
 	 * now leads elsewhere): its command fails, the node does not; a device
 	 * that went is told by the channels already open and by udev.
 	 */
-	if (cmd->chan < 0)
+	if (!on_queue && cmd->chan < 0)
 		return cmd->chan;
 	stat_target_start(d);
-	ret = d->target->ops->sg_io(d->target, cmd->chan, &cmd->c);
+	ret = on_queue ? ops->queue_sg_io(d->target, cmd->tq, &cmd->c)
+		       : ops->sg_io(d->target, cmd->chan, &cmd->c);
 	cmd->duration = stat_target_end(d, &cmd->start);
 	return ret ? cmd_target_failed(d, ret) : 0;
 }

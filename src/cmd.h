@@ -42,6 +42,7 @@ struct cmd {
 	struct bsgdev *d;
 	int chan;	   /* the opener's channel to the target; -1: opener_chan() at the run */
 	unsigned chan_idx; /* async: which of its opener's channels (opener.h) */
+	struct target_queue *tq; /* async: that channel's target queue, or NULL */
 	struct fuse_req *req;
 	uint64_t arg; /* the client's header */
 	pid_t tid;

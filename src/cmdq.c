@@ -363,13 +363,62 @@ int cmdq_open_chan(struct opener *o)
 }
 
 void cmdq_complete(struct cmd *cmd, int err, bool placed);
+static void complete(struct cmd *cmd, int err, bool placed, bool here);
 
-/* Start cmd at the target: on its queue, or on a pool worker. */
-static void dispatch(struct cmd *cmd)
+/*
+ * Does this thread run a call of o's file, holding its share of threads?
+ * Then o's commands and the copies into its parked readers may run on it:
+ * it is the file's own, not one that others need.
+ */
+static bool thread_is_files(const struct opener *o)
+{
+	return o->sf ? share_holds(o->sf) : !o->d->serve;
+}
+
+/*
+ * A device this fast (its moving average, bsgdev.h) runs a call's several
+ * commands here one after another; a slower one gets them all at once.
+ */
+#define RUN_HERE_US 2000
+
+/*
+ * Run cmd here, blocking, as SG_IO does (true), if this is a thread of its
+ * file's and few enough libfuse workers do so: the write() that brought it
+ * is answered, and its completion and the parked reader it satisfies need
+ * no other thread.  alone: the one command of its call; else only where the
+ * device is fast.  Otherwise (or with no blocking SG_IO on a target queue)
+ * false: it goes to the queue, where the device gets the depth.
+ */
+static bool run_here(struct cmd *cmd, bool alone)
+{
+	struct bsgdev *d = cmd->d;
+
+	if (d->queue && !d->target->ops->queue_sg_io)
+		return false;
+	if (!alone && atomic_load_explicit(&d->target_us, memory_order_relaxed) > RUN_HERE_US)
+		return false;
+	if (!thread_is_files(cmd->o))
+		return false;
+	if (atomic_fetch_add(&d->inline_busy, 1) >= d->inline_max) {
+		atomic_fetch_sub(&d->inline_busy, 1);
+		return false;
+	}
+	complete(cmd, cmd_run_target(cmd), true, true);
+	atomic_fetch_sub(&d->inline_busy, 1);
+	return true;
+}
+
+/*
+ * Start cmd at the target: here (see run_here(); not for a command some
+ * other call's end started), else on its queue or on a pool worker.
+ */
+static void dispatch(struct cmd *cmd, bool here, bool alone)
 {
 	struct bsgdev *d = cmd->d;
 	int err;
 
+	if (here && run_here(cmd, alone))
+		return;
 	if (!d->queue || target_bulk(d->target, &cmd->c)) {
 		cmd->work.run = run_async;
 		pool_submit(d->pool, &cmd->work);
@@ -378,7 +427,7 @@ static void dispatch(struct cmd *cmd)
 	stat_target_start(d);
 	err = atomic_load(&d->target_gone)
 		      ? -ENODEV
-		      : d->target->ops->queue_submit(d->target, cmd->o->tq[cmd->chan_idx], &cmd->c);
+		      : d->target->ops->queue_submit(d->target, cmd->tq, &cmd->c);
 	if (err) {
 		atomic_fetch_sub(&d->at_target, 1); /* it never got there */
 		cmdq_complete(cmd, cmd_target_failed(d, err), true);
@@ -411,10 +460,13 @@ static bool take_place(struct opener *o, struct cmd *cmd);
 void cmdq_batch_start(struct batch *b)
 {
 	struct cmd *cmd;
+	bool first = true;
 
-	while ((cmd = batch_take(b)))
+	while ((cmd = batch_take(b))) {
 		if (take_place(cmd->o, cmd))
-			dispatch(cmd);
+			dispatch(cmd, true, first && list_empty(&b->cmds));
+		first = false;
+	}
 }
 
 /*
@@ -441,6 +493,7 @@ void cmdq_place(struct opener *o, struct cmd *cmd, int i)
 {
 	cmd->chan_idx = (unsigned)i;
 	cmd->chan = o->achan[i];
+	cmd->tq = o->tq[i];
 	o->chan_running[i]++;
 	o->running++;
 }
@@ -470,9 +523,10 @@ static void dispatch_all(struct list_head *cmds)
 {
 	struct cmd *cmd, *next;
 
+	/* not here: a completion run here would start the next, and so on */
 	list_for_each_entry_safe(cmd, next, cmds, pend) {
 		list_del(&cmd->pend);
-		dispatch(cmd);
+		dispatch(cmd, false, false);
 	}
 }
 
@@ -1063,12 +1117,19 @@ static unsigned chans_detach(struct opener *o, int *chan, struct target_queue **
 	return n;
 }
 
+void cmdq_complete(struct cmd *cmd, int err, bool placed)
+{
+	complete(cmd, err, placed, false);
+}
+
 /*
  * cmd ended with err: queue it for the reader, or drop it if its file is
  * gone, and (placed: it held a slot at the target) start the commands
  * waiting for one; the last of a busy spell closes the extra channels.
+ * The parked readers it satisfies are served here (a thread of the file's,
+ * run_here()) or on a copy job.
  */
-void cmdq_complete(struct cmd *cmd, int err, bool placed)
+static void complete(struct cmd *cmd, int err, bool placed, bool here)
 {
 	struct opener *o = cmd->o;
 	struct fuse_pollhandle *ph = NULL;
@@ -1113,6 +1174,8 @@ void cmdq_complete(struct cmd *cmd, int err, bool placed)
 	pthread_mutex_unlock(&o->lock);
 	if (orphan)
 		cmd_free(cmd); /* its opener is gone: nobody may read it */
+	else if (here)
+		cmdq_serve_readers(o);
 	else
 		cmdq_serve_later(o);
 	cmdq_wake_poller(ph);

@@ -72,6 +72,7 @@ static void *watchdog_main(void *arg)
 {
 	struct watchdog *w = arg;
 
+	pthread_setname_np(pthread_self(), "bsg-watchdog"); /* top -H, ps -L */
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
 		struct timespec now, next;

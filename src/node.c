@@ -888,6 +888,7 @@ static void *node_thread(void *arg)
 	int ret = -ENOMEM;
 	bool up;
 
+	pthread_setname_np(pthread_self(), "bsg-fuse"); /* top -H, ps -L */
 	if (cfg) {
 		fuse_loop_cfg_set_max_threads(cfg, FUSE_THREADS);
 		fuse_loop_cfg_set_idle_threads(cfg, FUSE_IDLE_THREADS);

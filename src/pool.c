@@ -63,6 +63,7 @@ static void *worker_main(void *arg)
 	struct worker *wk = arg;
 	struct pool_work *w;
 
+	pthread_setname_np(pthread_self(), "bsg-pool"); /* top -H, ps -L */
 	while ((w = take(wk->pool)))
 		w->run(w, wk->slot);
 	return NULL;
@@ -137,6 +138,7 @@ static void *elastic_main(void *arg)
 	struct pool_work *w;
 	bool last_frees;
 
+	pthread_setname_np(pthread_self(), "bsg-elastic"); /* top -H, ps -L */
 	while ((w = take_elastic(p)))
 		w->run(w, 0);
 	pthread_mutex_lock(&p->lock);

@@ -270,6 +270,11 @@ void share_set_current(struct share_call *c)
 	current = c;
 }
 
+bool share_holds(const struct share_file *f)
+{
+	return current && current->s && !current->taken && current->f == f;
+}
+
 void share_take(struct share_call *ret)
 {
 	if (!current || current->taken || !current->s) {

@@ -104,6 +104,12 @@ void share_end(struct share_call *c);
 void share_set_current(struct share_call *c);
 
 /*
+ * Does the running thread run a call of the open file f, holding its share
+ * (set by share_set_current(), not taken over)?  Then the work of f's other
+ * calls may run on it too: it counts in f's and its user's share already.
+ */
+bool share_holds(const struct share_file *f);
+/*
  * Take over the running thread's current call, for a thread that ends it
  * later with share_end() (*ret: nothing held if there is none).
  */

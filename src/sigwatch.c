@@ -176,6 +176,7 @@ static void *watch_main(void *arg)
 	struct sigwatch *w = arg;
 	struct sigwatch_entry *e;
 
+	pthread_setname_np(pthread_self(), "bsg-sigwatch"); /* top -H, ps -L */
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
 		while (!w->stop && (e = take_fresh(w)))

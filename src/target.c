@@ -44,7 +44,11 @@ struct target_queue {
 	int fd;
 	unsigned running;	/* protected by lock */
 	bool closed, unwatched; /* protected by lock */
-	struct list_head link;	/* protected by lock: in closed */
+	/* protected by lock: out of the epoll set while none of its written
+	 * commands runs, since the answer of an SG_IO on its descriptor
+	 * (queue_sg_io) wakes sg's readers, so the thread, with nothing to read */
+	bool quiet;
+	struct list_head link; /* protected by lock: in closed */
 };
 
 #define to_real(t) ((struct real_target *)(t))
@@ -208,7 +212,7 @@ static void real_queue_close(struct target *t, struct target_queue *q)
 	struct real_target *rt = to_real(t);
 
 	pthread_mutex_lock(&rt->lock);
-	if (!q->unwatched)
+	if (!q->unwatched && !q->quiet)
 		epoll_ctl(rt->epfd, EPOLL_CTL_DEL, q->fd, NULL);
 	close(q->fd);
 	q->closed = true;
@@ -216,17 +220,39 @@ static void real_queue_close(struct target *t, struct target_queue *q)
 	pthread_mutex_unlock(&rt->lock);
 }
 
+/*
+ * Caller holds rt->lock: q's completions wake the thread (on), or none does.
+ * Out of the epoll set, not modified: an item keeps EPOLLHUP and EPOLLERR
+ * whatever it asks, and so every wake-up of sg's readers.  0 or -errno.
+ */
+static int queue_watch(struct real_target *rt, struct target_queue *q, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = q };
+
+	if (q->unwatched || q->quiet != on)
+		return 0;
+	if (epoll_ctl(rt->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, q->fd, &ev) < 0)
+		return -errno;
+	q->quiet = !on;
+	return 0;
+}
+
 static int real_queue_submit(struct target *t, struct target_queue *q, struct scsi_cmd *c)
 {
 	struct real_target *rt = to_real(t);
 	struct sg_io_hdr h;
 	ssize_t n;
+	int err;
 
 	scsi_build_v3(c, &h);
 	h.usr_ptr = c; /* comes back with the completion */
 	pthread_mutex_lock(&rt->lock);
-	q->running++;
+	err = queue_watch(rt, q, true); /* on again before the command is there */
+	if (!err)
+		q->running++;
 	pthread_mutex_unlock(&rt->lock);
+	if (err)
+		return err;
 	n = write(q->fd, &h, sizeof(h));
 	if (n == (ssize_t)sizeof(h))
 		return 0;
@@ -234,6 +260,18 @@ static int real_queue_submit(struct target *t, struct target_queue *q, struct sc
 	q->running--;
 	pthread_mutex_unlock(&rt->lock);
 	return n < 0 ? -errno : -EIO;
+}
+
+static int real_queue_sg_io(struct target *t, struct target_queue *q, struct scsi_cmd *c)
+{
+	struct real_target *rt = to_real(t);
+
+	/* its answer would wake the thread, in vain, if none of the queue's ran */
+	pthread_mutex_lock(&rt->lock);
+	if (!q->running)
+		queue_watch(rt, q, false);
+	pthread_mutex_unlock(&rt->lock);
+	return real_sg_io(t, q->fd, c);
 }
 
 /*
@@ -279,7 +317,8 @@ static bool reap_one(struct real_target *rt, struct target_queue *q, uint32_t ev
 	pthread_mutex_lock(&rt->lock);
 	idle = q->running == 0;
 	if (idle && !q->unwatched) {
-		epoll_ctl(rt->epfd, EPOLL_CTL_DEL, q->fd, NULL);
+		if (!q->quiet)
+			epoll_ctl(rt->epfd, EPOLL_CTL_DEL, q->fd, NULL);
 		q->unwatched = true;
 	}
 	pthread_mutex_unlock(&rt->lock);
@@ -293,6 +332,7 @@ static void *completion_thread(void *arg)
 	struct timespec backoff = { 0, 1000 * 1000 };
 	struct sched_param batch = { 0 };
 
+	pthread_setname_np(pthread_self(), "bsg-complete"); /* top -H, ps -L */
 	/* SCHED_BATCH: a completion wakes it without preempting the thread
 	 * that is writing the next commands on the same CPU; it then reads
 	 * them together (an idle CPU still runs it at once) */
@@ -331,6 +371,7 @@ static const struct target_ops real_sg_ops = {
 	.queue_open = real_queue_open,
 	.queue_close = real_queue_close,
 	.queue_submit = real_queue_submit,
+	.queue_sg_io = real_queue_sg_io,
 };
 
 int target_queue_start(struct target *t, target_done_fn *done)

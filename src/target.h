@@ -72,6 +72,13 @@ struct target_ops {
 	int (*queue_open)(struct target *t, struct target_queue **ret);
 	void (*queue_close)(struct target *t, struct target_queue *q);
 	int (*queue_submit)(struct target *t, struct target_queue *q, struct scsi_cmd *c);
+	/*
+	 * Optional: c run at once on q's own descriptor, blocking, as sg_io()
+	 * does.  It takes one of q's slots while it runs and never comes back
+	 * through the completion thread (sg keeps an SG_IO's answer for its
+	 * caller).  0 or -errno, as sg_io().
+	 */
+	int (*queue_sg_io)(struct target *t, struct target_queue *q, struct scsi_cmd *c);
 };
 
 struct target {

@@ -150,6 +150,7 @@ static void *watch_main(void *arg)
 		{ .fd = w->stopfd, .events = POLLIN },
 	};
 
+	pthread_setname_np(pthread_self(), "bsg-udev"); /* top -H, ps -L */
 	for (;;) {
 		struct udev_device *dev;
 

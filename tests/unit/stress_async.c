@@ -55,6 +55,7 @@
 #include "opener.h"
 #include "policy.h"
 #include "sgio.h"
+#include "share.h"
 
 #define POOL_THREADS  4
 #define STREAMS	      3
@@ -89,7 +90,8 @@ struct stress {
 	unsigned seed;
 	pthread_mutex_t lock;
 	atomic_uint failures;
-	char why[256]; /* protected by lock: the first failure */
+	char why[256];	     /* protected by lock: the first failure */
+	struct share *share; /* the stream openers' files' shares of threads, never full */
 };
 
 /* One stream opener and the state its threads share. */
@@ -98,7 +100,8 @@ struct stream {
 	unsigned idx;
 	struct fake_session *fs;
 	struct opener *o;
-	struct fake_cmd *b; /* per command, by seq: the low 16 bits of its pack_id */
+	struct share_file *sf; /* its file's share: its writes hold it, as node.c's calls */
+	struct fake_cmd *b;    /* per command, by seq: the low 16 bits of its pack_id */
 	unsigned total;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -359,6 +362,24 @@ static int stream_pack_id(const struct stream *sm, unsigned seq)
 }
 
 /* A v3 write takes one header; it never parks, and the credit keeps it off EDOM. */
+/*
+ * A write() as node.c runs it: holding its file's share, so that the
+ * commands it brings may run on this thread (cmdq.c), within the budget.
+ */
+static void call_write(struct stream *sm, fuse_req_t req, const void *buf, size_t len, int flags)
+{
+	struct share_call held;
+	bool in = share_enter(sm->sf, getuid(), &held);
+
+	if (in)
+		share_set_current(&held);
+	async_write(req, sm->o, buf, len, flags);
+	if (in) {
+		share_set_current(NULL);
+		share_end(&held);
+	}
+}
+
 static void write_v3(struct actor *a, unsigned seq)
 {
 	struct stream *sm = a->sm;
@@ -366,7 +387,7 @@ static void write_v3(struct actor *a, unsigned seq)
 	fuse_req_t req = new_req(a);
 	struct fake_reply *rep;
 
-	async_write(req, sm->o, (const char *)&h, V3, rnd(a) % 2 ? O_NONBLOCK : 0);
+	call_write(sm, req, &h, V3, rnd(a) % 2 ? O_NONBLOCK : 0);
 	rep = reply_of(a, req, "v3 write");
 	if (rep && (rep->kind != FAKE_WRITE || rep->count != V3))
 		fail(a->st, "stream %u: v3 write of %u answered kind %d errno %d", sm->idx, seq,
@@ -383,7 +404,7 @@ static unsigned write_v4_once(struct actor *a, const struct sg_io_v4 *h, unsigne
 	fuse_req_t req = new_req(a);
 	struct fake_reply *rep;
 
-	async_write(req, a->sm->o, (const char *)h, n * V4, flags);
+	call_write(a->sm, req, h, n * V4, flags);
 	if (!(flags & O_NONBLOCK) && rnd(a) % 4 == 0) {
 		jitter(a);
 		fake_interrupt(req);
@@ -1057,6 +1078,11 @@ static void stream_init(struct run *r, struct stream *sm, unsigned idx)
 	sm->idx = idx;
 	sm->fs = fake_session_new();
 	sm->o = new_opener(&r->st, gettid());
+	if (share_file_open(r->st.share, getuid(), &sm->sf)) {
+		fprintf(stderr, "stress_async: no share for stream %u\n", idx);
+		exit(1);
+	}
+	async_set_share(sm->o, r->st.share, sm->sf, getuid());
 	/* v4's queue depth: 4 and 2 park writers early, 0 leaves sg's 16 */
 	atomic_store(&sm->o->cmd_q, cmd_q[idx % 3]);
 	sm->total = WRITERS * PER_WRITER;
@@ -1314,6 +1340,12 @@ int main(int argc, char **argv)
 	err = policy_new(&first, &st->d.policy);
 	if (!err)
 		err = pool_new(POOL_THREADS, &st->d.pool);
+	if (!err)
+		err = share_new(&(struct share_limits){ .max_files = 64,
+							.files_per_user = 64,
+							.calls_per_file = 64,
+							.calls_per_user = 256 },
+				&st->share);
 	/* as a node on the direct path: guarded copies, parked readers served
 	 * on the elastic pool */
 	if (!err)
@@ -1327,12 +1359,15 @@ int main(int argc, char **argv)
 	start_streams(&r);
 	start_others(&r);
 	join_all(&r);
-	for (unsigned s = 0; s < STREAMS; s++)
+	for (unsigned s = 0; s < STREAMS; s++) {
 		async_release(r.sm[s].o);
+		share_file_close(r.sm[s].sf);
+	}
 	async_release(r.sgio_o);
 	async_bsgdev_fini(&st->d); /* the signal watcher: nothing is watched any more */
 	pool_free(st->d.pool);	   /* runs the orphans still queued, joins the workers */
 	pool_free(st->d.serve);
+	share_free(st->share); /* every call and copy ended with its pool */
 	if (watchdog_free(st->d.wd)) {
 		fprintf(stderr, "stress_async: a guarded copy never ended\n");
 		return 1;

@@ -409,6 +409,7 @@ static struct {
 	unsigned answers[4];
 	unsigned n;
 	int queue_ret;
+	unsigned here, here_answers; /* run by queue_sg_io(); the write's answers then */
 } handoff;
 
 static int handoff_queue_open(struct target *t, struct target_queue **ret)
@@ -433,6 +434,28 @@ static int handoff_queue_submit(struct target *t, struct target_queue *q, struct
 	return 0;
 }
 
+static int handoff_queue_sg_io(struct target *t, struct target_queue *q, struct scsi_cmd *c)
+{
+	(void)t, (void)q;
+	handoff.here++;
+	handoff.here_answers = fake_req_replies(handoff.write);
+	c->res = (struct scsi_result){ 0 };
+	return 0;
+}
+
+/* The rig's target with the hand-off queue (ops: the caller's, to outlive the rig's use). */
+static void handoff_install(struct rig *g, struct target_ops *ops)
+{
+	*ops = *g->ft->base.ops;
+	ops->queue_open = handoff_queue_open;
+	ops->queue_close = handoff_queue_close;
+	ops->queue_submit = handoff_queue_submit;
+	ops->queue_sg_io = handoff_queue_sg_io;
+	g->ft->base.ops = ops;
+	g->d.queue = true;
+	memset(&handoff, 0, sizeof(handoff));
+}
+
 Test(async, write_is_answered_before_its_commands_reach_the_target)
 {
 	struct rig g;
@@ -442,13 +465,7 @@ Test(async, write_is_answered_before_its_commands_reach_the_target)
 	struct target_ops ops;
 
 	rig_init(&g, 1, O_RDWR);
-	ops = *g.ft->base.ops;
-	ops.queue_open = handoff_queue_open;
-	ops.queue_close = handoff_queue_close;
-	ops.queue_submit = handoff_queue_submit;
-	g.ft->base.ops = &ops;
-	g.d.queue = true;
-	memset(&handoff, 0, sizeof(handoff));
+	handoff_install(&g, &ops); /* no libfuse worker may run a command: the queue */
 
 	h = v3_read(&b, 1, 512, 7);
 	handoff.write = fake_req_new(g.fs);
@@ -1005,6 +1022,86 @@ Test(async, copy_into_a_parked_reader_waits_for_its_users_share)
 	cr_expect(is_data_in(b.data, 4096, 6), "data-in copied to the parked reader");
 	share_wait_counts(&sr, 0, 0); /* the copy gave its share back */
 	cr_expect(eq(u32, fake_req_replies(r), 1));
+	share_rig_fini(&g, &sr);
+}
+
+/*
+ * On a thread of its file's, holding its share, a written command runs there,
+ * blocking, once the write() is answered, and the parked reader it satisfies
+ * is answered there too: no completion thread, no copy job.  Past the budget
+ * of workers that run commands, or on a thread that is not the file's, it
+ * goes to the target's queue.
+ */
+Test(async, a_written_command_runs_on_its_writers_thread_within_the_budget)
+{
+	struct rig g;
+	struct share_rig sr;
+	struct share_call mine;
+	struct target_ops ops;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	struct sg_io_v4 v4[3];
+	fuse_req_t r;
+
+	rig_init(&g, 1, O_RDWR);
+	share_rig_init(&g, &sr);
+	share_end(&sr.held); /* the user's one share: this thread's call on the rig's file */
+	cr_assert(share_enter(sr.sf, getuid(), &mine));
+	share_set_current(&mine);
+	handoff_install(&g, &ops);
+	g.d.inline_max = 1;
+
+	r = call_read(&g, V3, 0);
+	cr_assert(zero(u32, fake_req_replies(r)), "parked, without a reply");
+	h = v3_read(&b, 1, 512, 21);
+	handoff.write = fake_req_new(g.fs);
+	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	cr_expect(eq(u32, handoff.here, 1), "run here, blocking");
+	cr_expect(zero(u32, handoff.n), "not through the queue");
+	cr_expect(eq(u32, handoff.here_answers, 1), "after the write's answer");
+	/* a copy job would wait for the user's one share, which this thread holds */
+	cr_assert(eq(u32, fake_req_replies(r), 1), "the parked reader is answered here");
+	cr_expect(eq(int, v3_out(reply_of(r))->pack_id, 21));
+	cr_expect(zero(u32, atomic_load(&g.d.inline_busy)), "the budget given back");
+
+	/* a call's several commands: here, one after another, on a fast device only */
+	for (int i = 0; i < 3; i++)
+		v4[i] = v4_read(&b, 4, 512, 30 + i);
+	handoff.write = fake_req_new(g.fs);
+	async_write(handoff.write, g.o, (const char *)v4, sizeof(v4), 0);
+	cr_expect(eq(u32, handoff.here, 4), "three more here: the device is fast");
+	cr_expect(eq(sz, read_ok(&g, 3 * V4, 0)->len, 3 * V4));
+	atomic_store(&g.d.target_us, 5000); /* 5 ms a command: the device gets them at once */
+	handoff.write = fake_req_new(g.fs);
+	async_write(handoff.write, g.o, (const char *)v4, sizeof(v4), 0);
+	cr_expect(eq(u32, handoff.n, 3), "a slow device's: through the queue");
+	cr_expect(eq(u32, handoff.here, 4));
+	cr_expect(eq(sz, read_ok(&g, 3 * V4, 0)->len, 3 * V4));
+	h = v3_read(&b, 5, 512, 24);
+	handoff.write = fake_req_new(g.fs);
+	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	cr_expect(eq(u32, handoff.here, 5), "a call's one command: here, whatever the device");
+	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 24));
+	handoff.n = 0;
+	handoff.here = 1;
+
+	atomic_store(&g.d.inline_busy, 1); /* another worker runs a command */
+	h = v3_read(&b, 2, 512, 22);
+	handoff.write = fake_req_new(g.fs);
+	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	cr_expect(eq(u32, handoff.n, 1), "past the budget: the queue");
+	cr_expect(eq(u32, handoff.here, 1));
+	atomic_store(&g.d.inline_busy, 0);
+	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 22));
+
+	share_set_current(NULL);
+	share_end(&mine);
+	h = v3_read(&b, 3, 512, 23);
+	handoff.write = fake_req_new(g.fs);
+	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	cr_expect(eq(u32, handoff.n, 2), "not the file's thread: the queue");
+	cr_expect(eq(u32, handoff.here, 1));
+	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 23));
 	share_rig_fini(&g, &sr);
 }
 
