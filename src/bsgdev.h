@@ -154,22 +154,29 @@ static inline void stat_target_start(struct bsgdev *d)
 	atomic_fetch_add_explicit(&d->at_target, 1, memory_order_relaxed);
 }
 
+/* A command sent to the target at *sent has ended: d->target_us follows. */
+static inline void stat_target_time(struct bsgdev *d, const struct timespec *sent)
+{
+	struct timespec now;
+	long us, avg = atomic_load_explicit(&d->target_us, memory_order_relaxed);
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	us = (now.tv_sec - sent->tv_sec) * 1000000 + (now.tv_nsec - sent->tv_nsec) / 1000;
+	/* racy by design: a lost update only slows the average */
+	atomic_store_explicit(&d->target_us, (uint32_t)(avg + ((us > 0 ? us : 0) - avg) / 8),
+			      memory_order_relaxed);
+}
+
 static inline uint32_t stat_target_end(struct bsgdev *d, const struct timespec *start)
 {
 	struct timespec now;
 	long us;
-	uint32_t avg;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	us = (now.tv_sec - start->tv_sec) * 1000000 + (now.tv_nsec - start->tv_nsec) / 1000;
 	atomic_fetch_sub_explicit(&d->at_target, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&d->stats[STAT_LATENCY_US], us > 0 ? us : 0,
 				  memory_order_relaxed);
-	avg = atomic_load_explicit(&d->target_us, memory_order_relaxed);
-	/* racy by design: a lost update only slows the average */
-	atomic_store_explicit(&d->target_us,
-			      (uint32_t)((long)avg + ((us > 0 ? us : 0) - (long)avg) / 8),
-			      memory_order_relaxed);
 	stat_inc(d, STAT_SG_IO);
 	return us > 0 ? us / 1000 : 0; /* the command's duration, ms: one clock read */
 }
