@@ -32,6 +32,7 @@
 #include "bsgdev.h"
 #include "cmd.h"
 #include "cmdq.h"
+#include "deadline.h"
 #include "guard.h"
 #include "ioctx.h"
 #include "log.h"
@@ -399,12 +400,7 @@ static void *resolver_main(void *arg)
 			pthread_cond_wait(&r->cond, &r->lock);
 			continue;
 		}
-		clock_gettime(CLOCK_REALTIME, &tick);
-		tick.tv_nsec += 1000000;
-		if (tick.tv_nsec >= 1000000000) {
-			tick.tv_sec++;
-			tick.tv_nsec -= 1000000000;
-		}
+		tick = deadline_ms(CLOCK_REALTIME, 1);
 		pthread_cond_timedwait(&r->cond, &r->lock, &tick);
 		list_init(&left);
 		list_splice_tail(&r->jobs, &left);

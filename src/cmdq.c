@@ -27,6 +27,7 @@
 #include "bsgdev.h"
 #include "cmd.h"
 #include "cmdq.h"
+#include "deadline.h"
 #include "guard.h"
 #include "ioctx.h"
 #include "log.h"
@@ -1205,12 +1206,7 @@ bool async_slot_take(struct cmd *cmd)
 			go = false;
 			break;
 		}
-		clock_gettime(CLOCK_REALTIME, &tick);
-		tick.tv_nsec += 50 * 1000 * 1000;
-		if (tick.tv_nsec >= 1000 * 1000 * 1000) {
-			tick.tv_sec++;
-			tick.tv_nsec -= 1000 * 1000 * 1000;
-		}
+		tick = deadline_ms(CLOCK_REALTIME, 50);
 		pthread_cond_timedwait(&o->slot_freed, &o->lock, &tick);
 	}
 	o->sync_waiting--;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "deadline.h"
 #include "guard.h"
 #include "log.h"
 
@@ -31,16 +32,6 @@ struct watchdog {
 	const char *name;
 };
 
-static void add_ms(struct timespec *t, unsigned ms)
-{
-	t->tv_sec += ms / 1000;
-	t->tv_nsec += (long)(ms % 1000) * 1000000;
-	if (t->tv_nsec >= 1000000000) {
-		t->tv_sec++;
-		t->tv_nsec -= 1000000000;
-	}
-}
-
 static bool before(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
@@ -58,7 +49,7 @@ static struct guard *expired(struct watchdog *w, const struct timespec *now, str
 
 		if (atomic_load(&g->state) != GUARD_RUNNING)
 			continue;
-		add_ms(&end, w->timeout_ms);
+		timespec_add_ms(&end, w->timeout_ms);
 		if (!before(now, &end))
 			return g;
 		*next = end;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "deadline.h"
 #include "pool.h"
 
 struct worker {
@@ -105,13 +106,7 @@ err_stop:
  */
 static void idle_bound(struct timespec *end)
 {
-	clock_gettime(CLOCK_MONOTONIC, end);
-	end->tv_sec += POOL_IDLE_MS / 1000;
-	end->tv_nsec += (POOL_IDLE_MS % 1000) * 1000000L;
-	if (end->tv_nsec >= 1000000000L) {
-		end->tv_sec++;
-		end->tv_nsec -= 1000000000L;
-	}
+	*end = deadline_ms(CLOCK_MONOTONIC, POOL_IDLE_MS);
 }
 
 static struct pool_work *take_elastic(struct pool *p)

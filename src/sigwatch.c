@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "sigwatch.h"
 
 struct sigwatch {
@@ -156,14 +157,8 @@ static void judge(struct sigwatch *w, struct sigwatch_entry *e)
 
 static void next_tick(struct sigwatch *w)
 {
-	struct timespec t;
+	struct timespec t = deadline_ms(CLOCK_MONOTONIC, SIGWATCH_TICK_MS);
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_nsec += SIGWATCH_TICK_MS * 1000000L;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
 	while (!w->stop && list_empty(&w->fresh))
 		if (pthread_cond_timedwait(&w->wake, &w->lock, &t) == ETIMEDOUT)
 			break;

@@ -294,8 +294,7 @@ static int read_inode(struct uaccess_status *cache, const char *name, uint64_t *
 
 	if (statx(cache->dir, name, AT_STATX_DONT_SYNC, STATX_INO, &st) < 0)
 		return -errno;
-	if (dev)
-		*dev = makedev(st.stx_dev_major, st.stx_dev_minor);
+	*dev = makedev(st.stx_dev_major, st.stx_dev_minor);
 	*ino = st.stx_ino;
 	return 0;
 }

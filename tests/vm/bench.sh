@@ -272,15 +272,19 @@ ioctl_requests() {
         'BEGIN { printf "| sg v4 ioctls, QD %-3d, batches of %-3d | %5.3f |\n", q, b, d / c }'
 }
 
-# proc_cost PID: the process's CPU ticks (user + system, all threads) and
-# context switches (voluntary + not, all threads) so far
+# proc_cost PID: the process's CPU ticks (user + system, all threads),
+# context switches (voluntary + not, all threads) so far, and of those the
+# involuntary ones (a thread preempted: by the block layer's ksoftirqd
+# ending a command it issued, for one)
 proc_cost() {
-    local t ticks sw=0
+    local t ticks sw=0 nv=0 s n
     ticks=$(awk '{print $14 + $15}' "/proc/$1/stat")
     for t in /proc/"$1"/task/*/status; do
-        sw=$((sw + $(awk '/ctxt_switches/ {s += $2} END {print s}' "$t" 2>/dev/null || echo 0)))
+        read -r s n < <(awk '/^voluntary_ctxt_switches/ {v = $2} /^nonvoluntary_ctxt_switches/ {n = $2}
+            END {print v + n, n + 0}' "$t" 2>/dev/null || echo 0 0)
+        sw=$((sw + ${s:-0})) nv=$((nv + ${n:-0}))
     done
-    echo "$ticks $sw"
+    echo "$ticks $sw $nv"
 }
 
 # ioctl_cost LABEL PID DEV QD BATCH: per command of the batched ioctls, the
@@ -295,9 +299,9 @@ ioctl_cost() {
     awk -v l="$1" -v b="$b" -v a="$a" -v c="${cmds:-0}" -v hz="$hz" -v q="$4" -v n="$5" \
         -v cost="$VM_OUT/cost.csv" 'BEGIN {
         split(b, x, " "); split(a, y, " ")
-        if (c == 0) { printf "| %-14s | %3d | %5d | %8s | %7s | %8s |\n", l, q, n, "n/a", "n/a", "n/a"; exit }
-        printf "| %-14s | %3d | %5d | %8d | %7.1f | %8.2f |\n", l, q, n, c,
-            (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c
+        if (c == 0) { printf "| %-14s | %3d | %5d | %8s | %7s | %8s | %11s |\n", l, q, n, "n/a", "n/a", "n/a", "n/a"; exit }
+        printf "| %-14s | %3d | %5d | %8d | %7.1f | %8.2f | %11.2f |\n", l, q, n, c,
+            (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c, (y[3] - x[3]) / c
         printf "%s,%d,%.1f,%.2f\n", l, n, (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c >>cost }'
 }
 
@@ -309,8 +313,8 @@ fio_cost() {
         --runtime=3 --time_based --output-format=terse 2>/dev/null |
         awk -F';' -v l="$1" -v q="$3" '$5 == 0 && $8 > 0 {
             c = $8 * $9 / 1000
-            printf "| %-14s | %3d | %5s | %8d | %7.1f | %8.2f |\n", l, q, "-", c,
-                ($88 + $89) / 100 * 1e6 / $8, $90 / c }'
+            printf "| %-14s | %3d | %5s | %8d | %7.1f | %8.2f | %11s |\n", l, q, "-", c,
+                ($88 + $89) / 100 * 1e6 / $8, $90 / c, "-" }'
 }
 
 # the cost table alone (make bench-cost)
@@ -318,11 +322,12 @@ cost_table() {
     echo
     echo "Where the time goes, delay=0: per command of a 3 s load, the responder's CPU time"
     echo "(all its threads, user + system) and its threads' context switches; for kernel"
-    echo "sg, fio's own (sg runs scsi_debug's work inside fio's write())"
+    echo "sg, fio's own (sg runs scsi_debug's work inside fio's write()); involuntary: of"
+    echo "the switches, a thread preempted, as by ksoftirqd ending a command it issued"
     echo
     : >"$VM_OUT/cost.csv"
-    echo "| responder      | QD  | batch | commands | CPU us  | switches |"
-    echo "|----------------|----:|------:|---------:|--------:|---------:|"
+    echo "| responder      | QD  | batch | commands | CPU us  | switches | involuntary |"
+    echo "|----------------|----:|------:|---------:|--------:|---------:|------------:|"
     fio_cost "kernel sg, fio" "$VM_SG" 16
     ioctl_cost "node" "$DIRECT_PID" /dev/bsg/direct-cuse 16 4
     ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse 16 4
