@@ -25,6 +25,16 @@ N=${N:-2000}
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # ratio A B: A / B to two places, or nothing if either is missing
+# set_ndelay NS: scsi_debug's time per command, NS nanoseconds; 0 is delay=0,
+# the answer inside the call that submits it (scsi_debug takes ndelay=0 back
+# to its default delay of one jiffy, so delay is set too)
+set_ndelay() {
+    local d=/sys/bus/pseudo/drivers/scsi_debug
+    vm_wait 10 bash -c "echo $1 >$d/ndelay" 2>/dev/null || vm_fail "cannot set scsi_debug ndelay to $1"
+    [ "$1" != 0 ] || vm_wait 10 bash -c "echo 0 >$d/delay" 2>/dev/null ||
+        vm_fail "cannot set scsi_debug delay to 0"
+}
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b + 0 > 0) printf "%.2f", a / b }'; }
 
 # target WHAT VALUE GOAL [le]: one of the command path's targets (docs/BENCHMARKS.md),
@@ -357,9 +367,9 @@ ioctl_tables() {
     echo "|-------------|--------:|------:|----------:|----------:|------:|------------:|------:|-----------:|-------------:|----------:|"
     : >"$VM_OUT/ioctl.csv"
     ioctl_sweep "delay=0" null
-    echo 20000000 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
+    set_ndelay 20000000
     ioctl_sweep "ndelay=20ms"
-    echo 0 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
+    set_ndelay 0
     echo
     echo "| FUSE requests per command            | node  |"
     echo "|--------------------------------------|------:|"
@@ -536,10 +546,10 @@ if [ "$MODE" = qd16 ]; then
     exit 0
 fi
 fio_sweep "delay=0" null
-echo 20000000 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
+set_ndelay 20000000
 fio_sweep "ndelay=20ms"
 sync_qd1=$(SGCLIENT_V4=1 "$SGCLIENT" read-loop "$VM_BSG" 50 4096)
-echo 0 >/sys/bus/pseudo/drivers/scsi_debug/ndelay
+set_ndelay 0
 echo
 echo "EDOM: fio fails at iodepth 32, on the kernel's sg as on the node (sg's 16 slots)."
 echo "null responder: as above, no data moved; it has no device latency, so only delay=0 has its"
