@@ -87,7 +87,9 @@ void uaccess_status_init(struct uaccess_status *cache)
 					  .status = -1,
 					  .stat = -1,
 					  .attr = -1,
-					  .alive_seen = false };
+					  .alive_seen = false,
+					  .mem = -1,
+					  .mem_at = 0 };
 }
 
 static void close_fd(int *fd)
@@ -103,6 +105,8 @@ void uaccess_status_fini(struct uaccess_status *cache)
 	close_fd(&cache->status);
 	close_fd(&cache->stat);
 	close_fd(&cache->attr);
+	close_fd(&cache->mem);
+	cache->mem_at = 0;
 	cache->tid = 0;
 	cache->tgid = 0;
 	cache->alive_seen = false;
@@ -212,6 +216,7 @@ struct snap {
 	uint64_t layout[CREDS_LAYOUT_N];
 	uint32_t lsm_len;
 	char lsm[UACCESS_LSM_MAX];
+	bool same_program; /* exe and layout not read: cache's mem is still the thread's */
 };
 
 static void snap_fini(struct snap *s)
@@ -323,8 +328,31 @@ static int read_userns(struct uaccess_status *cache, uint64_t *ino)
 	return 0;
 }
 
+/*
+ * Does the thread still run the program found to match, in the same
+ * memory?  One byte read through cache's mem: an execve gives the thread
+ * new memory, and the old one's descriptor reads nothing from then on.
+ */
+static bool same_program(struct uaccess_status *cache)
+{
+	unsigned char b;
+
+	return cache->mem >= 0 && cache->mem_at > 1 &&
+	       pread(cache->mem, &b, 1, (off_t)cache->mem_at) == 1;
+}
+
+/* cache's mem, opened again before the program is read: what it holds is what is read next. */
+static void mem_open(struct uaccess_status *cache)
+{
+	close_fd(&cache->mem);
+	cache->mem_at = 0;
+	cache->mem = openat(cache->dir, "mem", O_RDONLY | O_CLOEXEC); /* -1: no probe */
+}
+
 static int snap_read(struct uaccess_status *cache, pid_t tid, struct snap *s, bool full)
 {
+	/* a thread read before through cache: its memory is worth a descriptor */
+	bool kept = cache->tid == tid && cache->dir >= 0;
 	int err;
 
 	s->size = 4096;
@@ -342,10 +370,15 @@ static int snap_read(struct uaccess_status *cache, pid_t tid, struct snap *s, bo
 	}
 	if (!err)
 		err = read_userns(cache, &s->userns);
-	if (!err && full)
+	if (!err && full && kept && same_program(cache))
+		s->same_program = true;
+	else if (!err && full) {
+		if (kept)
+			mem_open(cache);
 		err = read_inode(cache, "exe", &s->exe_dev, &s->exe_ino);
-	if (!err && full)
-		err = read_layout(cache, s);
+		if (!err)
+			err = read_layout(cache, s);
+	}
 	if (!err && full)
 		err = read_lsm(cache, s);
 	return err;
@@ -462,8 +495,9 @@ static const char *differs(struct uaccess_status *cache, const struct snap *s,
 		return "no_new_privs changed";
 	if (s->userns != id->userns)
 		return "another user namespace";
-	if (!any_process && (s->exe_dev != id->exe_dev || s->exe_ino != id->exe_ino ||
-			     memcmp(s->layout, id->layout, sizeof(s->layout))))
+	if (!any_process && !s->same_program &&
+	    (s->exe_dev != id->exe_dev || s->exe_ino != id->exe_ino ||
+	     memcmp(s->layout, id->layout, sizeof(s->layout))))
 		return "a new program (execve)";
 	if (s->lsm_len != id->lsm_len || memcmp(s->lsm, id->lsm, s->lsm_len))
 		return "LSM label changed";
@@ -483,6 +517,11 @@ int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct ua
 		*why = "the opener's credentials could not be read";
 	else
 		*why = differs(cache, &s, id, any_process);
+	/* matched as read after mem was opened: later calls probe it instead */
+	if (!*why && !s.same_program && cache->mem >= 0)
+		cache->mem_at = s.layout[0];
+	else if (*why)
+		cache->mem_at = 0;
 	snap_fini(&s);
 	return *why ? -EPERM : 0;
 }

@@ -246,6 +246,13 @@ Test(uaccess, a_new_program_is_refused)
 	uaccess_status_init(&st);
 	cr_assert(zero(int, uaccess_ident_read(&st, child, &id)));
 	expect_same(&st, child, &id);
+	expect_same(&st, child, &id);
+	/* the program matched as read after its memory's descriptor was opened:
+	 * from now on that descriptor is probed instead, and an execve is seen
+	 * all the same */
+	cr_assert(ge(int, st.mem, 0), "the child's /proc/TID/mem kept");
+	cr_assert(gt(u64, st.mem_at, 1), "an address of its code to probe");
+	expect_same(&st, child, &id);
 	cr_assert(eq(int, (int)write(go[1], "x", 1), 1));
 	cr_assert(zero(int, (int)read(exec_done[0], &c, 1)), "EOF: the child has exec'd");
 	expect_refused(&st, child, &id, "a new program");
