@@ -62,13 +62,13 @@ struct uaccess_status {
 	int dir, status, stat, attr; /* or -1 */
 	bool alive_seen;	     /* dir's thread was in the ident's process, alive */
 	/*
-	 * dir's mem, opened before the reads that found its program the
-	 * ident's: it holds that memory, and reads nothing once an execve
-	 * (or the exit) has replaced it; or -1.  mem_at: an address mapped in
-	 * it (its code's start) once those reads matched; else 0.
+	 * dir's pagemap, opened before the reads that found its program the
+	 * ident's (mm_matched): it holds the address space the thread had
+	 * then, and reads nothing once an execve (or the exit) has replaced
+	 * it; or -1.
 	 */
-	int mem;
-	uint64_t mem_at;
+	int mm;
+	bool mm_matched;
 };
 
 #define UACCESS_LSM_MAX 256

@@ -88,8 +88,8 @@ void uaccess_status_init(struct uaccess_status *cache)
 					  .stat = -1,
 					  .attr = -1,
 					  .alive_seen = false,
-					  .mem = -1,
-					  .mem_at = 0 };
+					  .mm = -1,
+					  .mm_matched = false };
 }
 
 static void close_fd(int *fd)
@@ -105,8 +105,8 @@ void uaccess_status_fini(struct uaccess_status *cache)
 	close_fd(&cache->status);
 	close_fd(&cache->stat);
 	close_fd(&cache->attr);
-	close_fd(&cache->mem);
-	cache->mem_at = 0;
+	close_fd(&cache->mm);
+	cache->mm_matched = false;
 	cache->tid = 0;
 	cache->tgid = 0;
 	cache->alive_seen = false;
@@ -216,7 +216,7 @@ struct snap {
 	uint64_t layout[CREDS_LAYOUT_N];
 	uint32_t lsm_len;
 	char lsm[UACCESS_LSM_MAX];
-	bool same_program; /* exe and layout not read: cache's mem is still the thread's */
+	bool same_program; /* exe and layout not read: cache's mm is still the thread's */
 };
 
 static void snap_fini(struct snap *s)
@@ -330,23 +330,25 @@ static int read_userns(struct uaccess_status *cache, uint64_t *ino)
 
 /*
  * Does the thread still run the program found to match, in the same
- * memory?  One byte read through cache's mem: an execve gives the thread
- * new memory, and the old one's descriptor reads nothing from then on.
+ * address space?  One pagemap entry read through cache's mm: an execve
+ * gives the thread a new address space, and the old one's descriptor reads
+ * nothing from then on.  The entry (page 0's) is read from the page
+ * tables: no page of the client is touched or faulted in.
  */
 static bool same_program(struct uaccess_status *cache)
 {
-	unsigned char b;
+	uint64_t entry;
 
-	return cache->mem >= 0 && cache->mem_at > 1 &&
-	       pread(cache->mem, &b, 1, (off_t)cache->mem_at) == 1;
+	return cache->mm >= 0 && cache->mm_matched &&
+	       pread(cache->mm, &entry, sizeof(entry), 0) == (ssize_t)sizeof(entry);
 }
 
-/* cache's mem, opened again before the program is read: what it holds is what is read next. */
-static void mem_open(struct uaccess_status *cache)
+/* cache's mm, opened again before the program is read: what it holds is what is read next. */
+static void mm_open(struct uaccess_status *cache)
 {
-	close_fd(&cache->mem);
-	cache->mem_at = 0;
-	cache->mem = openat(cache->dir, "mem", O_RDONLY | O_CLOEXEC); /* -1: no probe */
+	close_fd(&cache->mm);
+	cache->mm_matched = false;
+	cache->mm = openat(cache->dir, "pagemap", O_RDONLY | O_CLOEXEC); /* -1: no probe */
 }
 
 static int snap_read(struct uaccess_status *cache, pid_t tid, struct snap *s, bool full)
@@ -374,7 +376,7 @@ static int snap_read(struct uaccess_status *cache, pid_t tid, struct snap *s, bo
 		s->same_program = true;
 	else if (!err && full) {
 		if (kept)
-			mem_open(cache);
+			mm_open(cache);
 		err = read_inode(cache, "exe", &s->exe_dev, &s->exe_ino);
 		if (!err)
 			err = read_layout(cache, s);
@@ -517,11 +519,11 @@ int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct ua
 		*why = "the opener's credentials could not be read";
 	else
 		*why = differs(cache, &s, id, any_process);
-	/* matched as read after mem was opened: later calls probe it instead */
-	if (!*why && !s.same_program && cache->mem >= 0)
-		cache->mem_at = s.layout[0];
+	/* matched as read after mm was opened: later calls probe it instead */
+	if (!*why && !s.same_program && cache->mm >= 0 && !any_process)
+		cache->mm_matched = true;
 	else if (*why)
-		cache->mem_at = 0;
+		cache->mm_matched = false;
 	snap_fini(&s);
 	return *why ? -EPERM : 0;
 }

@@ -247,11 +247,11 @@ Test(uaccess, a_new_program_is_refused)
 	cr_assert(zero(int, uaccess_ident_read(&st, child, &id)));
 	expect_same(&st, child, &id);
 	expect_same(&st, child, &id);
-	/* the program matched as read after its memory's descriptor was opened:
-	 * from now on that descriptor is probed instead, and an execve is seen
-	 * all the same */
-	cr_assert(ge(int, st.mem, 0), "the child's /proc/TID/mem kept");
-	cr_assert(gt(u64, st.mem_at, 1), "an address of its code to probe");
+	/* the program matched as read after its address space's descriptor was
+	 * opened: from now on that descriptor is probed instead, and an execve
+	 * is seen all the same */
+	cr_assert(ge(int, st.mm, 0), "the child's /proc/TID/pagemap kept");
+	cr_assert(st.mm_matched, "its program matched: probed from now on");
 	expect_same(&st, child, &id);
 	cr_assert(eq(int, (int)write(go[1], "x", 1), 1));
 	cr_assert(zero(int, (int)read(exec_done[0], &c, 1)), "EOF: the child has exec'd");
