@@ -148,37 +148,40 @@ static inline void bsgdev_opener_put(struct bsgdev *d)
 		d->openers_gone(d);
 }
 
-/* A command reached the target (start) or came back from it (end: its ms since start). */
-static inline void stat_target_start(struct bsgdev *d)
+/* A command goes to the target now: *sent says when (for stat_target_end()). */
+static inline void stat_target_start(struct bsgdev *d, struct timespec *sent)
 {
 	atomic_fetch_add_explicit(&d->at_target, 1, memory_order_relaxed);
+	clock_gettime(CLOCK_MONOTONIC, sent);
 }
 
-/* A command sent to the target at *sent has ended: d->target_us follows. */
-static inline void stat_target_time(struct bsgdev *d, const struct timespec *sent)
+static inline long us_since(const struct timespec *t, const struct timespec *now)
+{
+	long us = (now->tv_sec - t->tv_sec) * 1000000 + (now->tv_nsec - t->tv_nsec) / 1000;
+
+	return us > 0 ? us : 0;
+}
+
+/*
+ * The command of call start, sent at *sent, has ended: its time at the
+ * target goes into d->target_us, its time since the call into the
+ * latency counter.  Its duration in ms, from one clock read.
+ */
+static inline uint32_t stat_target_end(struct bsgdev *d, const struct timespec *start,
+				       const struct timespec *sent)
 {
 	struct timespec now;
 	long us, avg = atomic_load_explicit(&d->target_us, memory_order_relaxed);
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	us = (now.tv_sec - sent->tv_sec) * 1000000 + (now.tv_nsec - sent->tv_nsec) / 1000;
 	/* racy by design: a lost update only slows the average */
-	atomic_store_explicit(&d->target_us, (uint32_t)(avg + ((us > 0 ? us : 0) - avg) / 8),
+	atomic_store_explicit(&d->target_us, (uint32_t)(avg + (us_since(sent, &now) - avg) / 8),
 			      memory_order_relaxed);
-}
-
-static inline uint32_t stat_target_end(struct bsgdev *d, const struct timespec *start)
-{
-	struct timespec now;
-	long us;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	us = (now.tv_sec - start->tv_sec) * 1000000 + (now.tv_nsec - start->tv_nsec) / 1000;
+	us = us_since(start, &now);
 	atomic_fetch_sub_explicit(&d->at_target, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&d->stats[STAT_LATENCY_US], us > 0 ? us : 0,
-				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&d->stats[STAT_LATENCY_US], us, memory_order_relaxed);
 	stat_inc(d, STAT_SG_IO);
-	return us > 0 ? us / 1000 : 0; /* the command's duration, ms: one clock read */
+	return us / 1000;
 }
 
 /* The node's transfer limit as sg reports it (BLKSECTGET, reserved size). */

@@ -327,12 +327,10 @@ int cmd_run_target(struct cmd *cmd)
 	 */
 	if (!on_queue && cmd->chan < 0)
 		return cmd->chan;
-	stat_target_start(d);
-	clock_gettime(CLOCK_MONOTONIC, &cmd->sent);
+	stat_target_start(d, &cmd->sent);
 	ret = on_queue ? ops->queue_sg_io(d->target, cmd->tq, &cmd->c)
 		       : ops->sg_io(d->target, cmd->chan, &cmd->c);
-	stat_target_time(d, &cmd->sent);
-	cmd->duration = stat_target_end(d, &cmd->start);
+	cmd->duration = stat_target_end(d, &cmd->start, &cmd->sent);
 	return ret ? cmd_target_failed(d, ret) : 0;
 }
 

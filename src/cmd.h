@@ -54,7 +54,7 @@ struct cmd {
 	struct sigwatch_entry watch; /* SG_IO: its signal, if one did not end it at once */
 	struct share_call call; /* SG_IO run by a pool: its caller's share, ended with its run */
 	struct timespec start;
-	struct timespec sent; /* when it went to the target (stat_target_time()) */
+	struct timespec sent; /* when it went to the target (stat_target_start()) */
 	struct scsi_req r;
 	struct scsi_cmd c;
 	unsigned nsegs;

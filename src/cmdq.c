@@ -425,8 +425,7 @@ static void dispatch(struct cmd *cmd, bool here, bool alone)
 		pool_submit(d->pool, &cmd->work);
 		return;
 	}
-	stat_target_start(d);
-	clock_gettime(CLOCK_MONOTONIC, &cmd->sent);
+	stat_target_start(d, &cmd->sent);
 	err = atomic_load(&d->target_gone)
 		      ? -ENODEV
 		      : d->target->ops->queue_submit(d->target, cmd->tq, &cmd->c);
@@ -1244,8 +1243,7 @@ void async_target_done(struct scsi_cmd *c, int err)
 {
 	struct cmd *cmd = (struct cmd *)((char *)c - offsetof(struct cmd, c));
 
-	stat_target_time(cmd->d, &cmd->sent);
-	cmd->duration = stat_target_end(cmd->d, &cmd->start);
+	cmd->duration = stat_target_end(cmd->d, &cmd->start, &cmd->sent);
 	cmdq_complete(cmd, err ? cmd_target_failed(cmd->d, err) : 0, true);
 }
 

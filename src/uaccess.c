@@ -339,7 +339,8 @@ static bool same_program(struct uaccess_status *cache)
 {
 	uint64_t entry;
 
-	return cache->mm >= 0 && cache->mm_matched &&
+	/* mm_matched: mm is open (mm_open() and uaccess_status_fini() clear it) */
+	return cache->mm_matched &&
 	       pread(cache->mm, &entry, sizeof(entry), 0) == (ssize_t)sizeof(entry);
 }
 
