@@ -454,7 +454,7 @@ static bool resolve_later(struct opener *o, fuse_req_t req, pid_t tid)
 	if (!job)
 		return false;
 	*job = (struct resolve_job){ .o = o, .req = req, .tid = tid };
-	clock_gettime(CLOCK_MONOTONIC, &job->since);
+	clock_gettime(TICK_CLOCK, &job->since);
 	opener_get(o);
 	pthread_mutex_lock(&r->lock);
 	list_add(&job->node, &r->jobs);

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "deadline.h"
 #include "filter.h"
 #include "list.h"
 #include "log.h"
@@ -163,21 +164,23 @@ static inline long us_since(const struct timespec *t, const struct timespec *now
 }
 
 /*
- * The command of call start, sent at *sent, has ended: its time at the
- * target goes into d->target_us, its time since the call into the
- * latency counter.  Its duration in ms, from one clock read.
+ * The command of call start (TICK_CLOCK), sent at *sent, has ended: its
+ * time at the target goes into d->target_us, its time since the call into
+ * the latency counter (in ticks: a sum of them averages true).  Its
+ * duration in ms.
  */
 static inline uint32_t stat_target_end(struct bsgdev *d, const struct timespec *start,
 				       const struct timespec *sent)
 {
-	struct timespec now;
+	struct timespec now, tick;
 	long us, avg = atomic_load_explicit(&d->target_us, memory_order_relaxed);
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	clock_gettime(TICK_CLOCK, &tick);
 	/* racy by design: a lost update only slows the average */
 	atomic_store_explicit(&d->target_us, (uint32_t)(avg + (us_since(sent, &now) - avg) / 8),
 			      memory_order_relaxed);
-	us = us_since(start, &now);
+	us = us_since(start, &tick);
 	atomic_fetch_sub_explicit(&d->at_target, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&d->stats[STAT_LATENCY_US], us, memory_order_relaxed);
 	stat_inc(d, STAT_SG_IO);

@@ -15,6 +15,7 @@
 
 #include "bsgdev.h"
 #include "cmd.h"
+#include "deadline.h"
 #include "log.h"
 #include "opener.h"
 #include "policy.h"
@@ -161,7 +162,7 @@ int cmd_new(struct opener *o, const struct scsi_req *r, pid_t tid, struct cmd **
 		}
 	}
 	opener_get(o); /* the command's: its buffer's charge, kept buffers */
-	clock_gettime(CLOCK_MONOTONIC, &cmd->start);
+	clock_gettime(TICK_CLOCK, &cmd->start);
 	cmd->duration = CMD_NO_DURATION;
 	cmd->d = o->d;
 	cmd->chan = -1; /* the opener's, opened at the first command that runs */
@@ -214,7 +215,7 @@ uint32_t cmd_elapsed_ms(const struct timespec *start)
 {
 	struct timespec now;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	clock_gettime(TICK_CLOCK, &now);
 	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
 }
 

@@ -53,8 +53,8 @@ struct cmd {
 	atomic_int state; /* SG_IO: who answers req, the worker or the interrupt (sgio.h) */
 	struct sigwatch_entry watch; /* SG_IO: its signal, if one did not end it at once */
 	struct share_call call; /* SG_IO run by a pool: its caller's share, ended with its run */
-	struct timespec start;
-	struct timespec sent; /* when it went to the target (stat_target_start()) */
+	struct timespec start;	/* when its call came (TICK_CLOCK) */
+	struct timespec sent;	/* when it went to the target (stat_target_start()) */
 	struct scsi_req r;
 	struct scsi_cmd c;
 	unsigned nsegs;

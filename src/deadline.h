@@ -9,6 +9,15 @@
 
 #include <time.h>
 
+/*
+ * The clock of a command's and a call's times: the tick clock, sg's own
+ * resolution (it counts a command's duration in jiffies).  It is read from
+ * the vDSO's data page whatever the clock source, where the precise clock
+ * costs a system call under some (hpet, acpi_pm), several per command.
+ * It never runs ahead of CLOCK_MONOTONIC, at most a tick behind it.
+ */
+#define TICK_CLOCK CLOCK_MONOTONIC_COARSE
+
 /* *t moved ms milliseconds on. */
 static inline void timespec_add_ms(struct timespec *t, unsigned ms)
 {
