@@ -368,15 +368,19 @@ static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct cm
 			     unsigned used)
 {
 	struct sg_io_v4 cop = rc->cop;
-	int err = 0;
+	struct uaccess_piece *p = malloc((used + 1) * sizeof(*p));
+	unsigned k = 0;
+	int err;
 
-	for (unsigned i = 0; i < used && !err; i++) {
+	if (!p)
+		return -ENOMEM;
+	for (unsigned i = 0; i < used; i++) {
 		struct sg_io_v4 *h = (struct sg_io_v4 *)(out + i * SCSI_V4_HDR_LEN);
 		uint64_t at = (uint64_t)cmds[i]->mrq_ind * SCSI_V4_HDR_LEN;
 
 		h->info |= SG_INFO_MRQ_FINI;
 		if (cop.din_xferp && at + SCSI_V4_HDR_LEN <= cop.din_xfer_len)
-			err = uaccess_write(rc->tid, cop.din_xferp + at, h, sizeof(*h));
+			p[k++] = (struct uaccess_piece){ cop.din_xferp + at, h, sizeof(*h) };
 	}
 	zero_outputs(&cop);
 	cop.info = used;
@@ -385,14 +389,16 @@ static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct cm
 		cop.din_resid = (int32_t)(rc->total - used);
 		cop.spare_out = (uint32_t)-rc->s_res;
 	}
-	return err ? err : uaccess_write(rc->tid, rc->arg, &cop, sizeof(cop));
+	p[k++] = (struct uaccess_piece){ rc->arg, &cop, sizeof(cop) };
+	err = uaccess_write_pieces(rc->tid, p, k); /* the headers, then the control object */
+	free(p);
+	return err;
 }
 
 /* The headers of what rc took (used of them) and, for an array, its control object. */
 static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct cmd **cmds, unsigned used)
 {
 	struct sg_io_v4 cop = rc->cop;
-	int err = 0;
 
 	if (rc->ordered)
 		return ordered_write_out(rc, out, cmds, used);
@@ -404,12 +410,15 @@ static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct cmd **
 
 		h->info |= SG_INFO_MRQ_FINI;
 	}
-	if (used)
-		err = uaccess_write(rc->tid, cop.din_xferp, out, used * SCSI_V4_HDR_LEN);
 	zero_outputs(&cop);
 	cop.info = used;
 	cop.din_resid = (int32_t)(rc->max - used);
-	return err ? err : uaccess_write(rc->tid, rc->arg, &cop, sizeof(cop));
+	/* the headers, then the control object, in one system call */
+	return uaccess_write_pieces(
+		rc->tid,
+		(struct uaccess_piece[]){ { cop.din_xferp, out, used * SCSI_V4_HDR_LEN },
+					  { rc->arg, &cop, sizeof(cop) } },
+		2);
 }
 
 /*

@@ -63,6 +63,35 @@ int uaccess_writev(pid_t tid, const struct scsi_seg *segs, unsigned n, const voi
 	return xfer(tid, segs, n, (void *)buf, true);
 }
 
+int uaccess_write_pieces(pid_t tid, const struct uaccess_piece *pieces, unsigned n)
+{
+	struct iovec remote[CHUNK], local[CHUNK];
+
+	for (unsigned i = 0; i < n;) {
+		unsigned k = 0;
+		size_t want = 0;
+		ssize_t got;
+
+		for (; i < n && k < CHUNK; i++) {
+			if (!pieces[i].len)
+				continue;
+			remote[k].iov_base = (void *)(uintptr_t)pieces[i].addr;
+			local[k].iov_base = (void *)pieces[i].buf;
+			remote[k].iov_len = local[k].iov_len = pieces[i].len;
+			want += pieces[i].len;
+			k++;
+		}
+		if (!k)
+			break;
+		got = process_vm_writev(tid, local, k, remote, k, 0);
+		if (got < 0)
+			return vm_errno(errno);
+		if ((size_t)got != want)
+			return -EFAULT;
+	}
+	return 0;
+}
+
 int uaccess_read(pid_t tid, uint64_t addr, void *buf, size_t len)
 {
 	struct scsi_seg seg = { addr, len };

@@ -23,6 +23,16 @@ int uaccess_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
 int uaccess_readv(pid_t tid, const struct scsi_seg *segs, unsigned n, void *buf);
 int uaccess_writev(pid_t tid, const struct scsi_seg *segs, unsigned n, const void *buf);
 
+/* A piece of a gathered write: len bytes at buf to the client's addr. */
+struct uaccess_piece {
+	uint64_t addr;
+	const void *buf;
+	size_t len;
+};
+
+/* pieces[0..n) in order, in one system call for up to 64 of them: as uaccess_write(). */
+int uaccess_write_pieces(pid_t tid, const struct uaccess_piece *pieces, unsigned n);
+
 /*
  * The security context of thread tid, blocked in its call, into *ret
  * (uaccess_ident_fini() frees it).  0 or -errno: any part unreadable fails
