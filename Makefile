@@ -235,7 +235,8 @@ bench: test-progs
 	$(VM_RUN) --timeout 1200 --out build/bench-load --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh load
 	$(HOST_LOAD)
 	tests/bench-plot build/bench/fio.csv build/bench/ioctl.csv >build/bench/iops-vs-qd.svg
-	@echo "plot: build/bench/iops-vs-qd.svg"
+	tests/cost-plot build/bench/cost-qd.csv >build/bench/cost-vs-qd.svg
+	@echo "plots: build/bench/iops-vs-qd.svg build/bench/cost-vs-qd.svg"
 
 # The sg v4 ioctls' rows of make bench alone (some 10 minutes), in one boot
 # with the same idle=poll.
@@ -271,6 +272,7 @@ bench-cost: test-progs
 	$(HOST_LOAD)
 	$(VM_RUN) --timeout 1200 --out build/bench-cost --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh cost
 	$(HOST_LOAD)
+	tests/cost-plot build/bench-cost/cost-qd.csv >build/bench-cost/cost-vs-qd.svg
 
 # One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
 # module it tests.  Not part of all: libFuzzer comes with clang (Debian 12:
@@ -335,7 +337,7 @@ format-check:
 # every shell script: the VM suites, their harness and libraries, setup, CI,
 # the deployment helper, the install check and the plot (.shellcheckrc lets
 # it follow the suites' libraries)
-SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl tests/install-check.sh tests/bench-plot tests/vm/vm-run \
+SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl tests/install-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
 	shellcheck $(SHELL_SCRIPTS)

@@ -299,7 +299,9 @@ proc_cost() {
 
 # ioctl_cost LABEL PID DEV QD BATCH: per command of the batched ioctls, the
 # responder's CPU time and its threads' context switches (the kernel's sg
-# runs a command with none of its own)
+# runs a command with none of its own); a row of the table and of cost.csv
+# (label,qd,batch,cpu,switches), and with batches of a quarter of QD one of
+# cost-qd.csv (label,qd,cpu,switches)
 ioctl_cost() {
     local b a cmds hz
     hz=$(getconf CLK_TCK)
@@ -307,24 +309,28 @@ ioctl_cost() {
     cmds=$("$V4IO" load "$3" "$4" "$5" 3 | sed -n 's/.*commands=\([0-9]*\).*/\1/p')
     a=$(proc_cost "$2")
     awk -v l="$1" -v b="$b" -v a="$a" -v c="${cmds:-0}" -v hz="$hz" -v q="$4" -v n="$5" \
-        -v cost="$VM_OUT/cost.csv" 'BEGIN {
+        -v cost="$VM_OUT/cost.csv" -v costqd="$VM_OUT/cost-qd.csv" 'BEGIN {
         split(b, x, " "); split(a, y, " ")
         if (c == 0) { printf "| %-14s | %3d | %5d | %8s | %7s | %8s | %11s |\n", l, q, n, "n/a", "n/a", "n/a", "n/a"; exit }
         printf "| %-14s | %3d | %5d | %8d | %7.1f | %8.2f | %11.2f |\n", l, q, n, c,
             (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c, (y[3] - x[3]) / c
-        printf "%s,%d,%.1f,%.2f\n", l, n, (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c >>cost }'
+        printf "%s,%d,%d,%.1f,%.2f\n", l, q, n, (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c >>cost
+        if (n == int((q + 3) / 4))
+            printf "%s,%d,%.1f,%.2f\n", l, q, (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c >>costqd }'
 }
 
 # fio_cost LABEL DEV QD: fio randread 4k's own CPU time and context switches
 # per command (on kernel sg this includes the device's work, which sg runs
-# in the caller's write())
+# in the caller's write()); a row of the table and one of cost-qd.csv
 fio_cost() {
     fio --name=c --filename="$2" --ioengine=sg --rw=randread --bs=4k --size=16M --iodepth="$3" \
         --runtime=3 --time_based --output-format=terse 2>/dev/null |
-        awk -F';' -v l="$1" -v q="$3" '$5 == 0 && $8 > 0 {
+        awk -F';' -v l="$1" -v q="$3" -v cost="$VM_OUT/cost-qd.csv" '$5 == 0 && $8 > 0 {
             c = $8 * $9 / 1000
             printf "| %-14s | %3d | %5s | %8d | %7.1f | %8.2f | %11s |\n", l, q, "-", c,
-                ($88 + $89) / 100 * 1e6 / $8, $90 / c, "-" }'
+                ($88 + $89) / 100 * 1e6 / $8, $90 / c, "-"
+            sub(/, fio$/, " (fio)", l)
+            printf "%s,%d,%.1f,%.2f\n", l, q, ($88 + $89) / 100 * 1e6 / $8, $90 / c >>cost }'
 }
 
 # the cost table alone (make bench-cost)
@@ -336,17 +342,23 @@ cost_table() {
     echo "the switches, a thread preempted, as by ksoftirqd ending a command it issued"
     echo
     : >"$VM_OUT/cost.csv"
+    : >"$VM_OUT/cost-qd.csv"
     echo "| responder      | QD  | batch | commands | CPU us  | switches | involuntary |"
     echo "|----------------|----:|------:|---------:|--------:|---------:|------------:|"
-    fio_cost "kernel sg, fio" "$VM_SG" 16
-    ioctl_cost "node" "$DIRECT_PID" /dev/bsg/direct-cuse 16 4
-    ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse 16 4
-    ioctl_cost "node" "$DIRECT_PID" /dev/bsg/direct-cuse 16 16
-    ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse 16 16
-    local b cpu sw ncpu nsw
+    # QD 1 to 256 for the plot (cost-vs-qd.svg), the ioctls in batches of a
+    # quarter of it, at QD 16 also of 16 (kernel sg's fio stops at sg's 16 slots)
+    local q b
+    for q in 1 4 16 64 256; do
+        [ $q -gt 16 ] || fio_cost "kernel sg, fio" "$VM_SG" $q
+        for b in $(((q + 3) / 4)) $([ $q != 16 ] || echo 16); do
+            ioctl_cost "node" "$DIRECT_PID" /dev/bsg/direct-cuse $q "$b"
+            ioctl_cost "null responder" "$NULL_PID" /dev/bsg/null-cuse $q "$b"
+        done
+    done
+    local cpu sw ncpu nsw
     for b in 4 16; do
-        read -r cpu sw < <(awk -F, -v b=$b '$1 == "node" && $2 == b {print $3, $4}' "$VM_OUT/cost.csv")
-        read -r ncpu nsw < <(awk -F, -v b=$b '$1 == "null responder" && $2 == b {print $3, $4}' "$VM_OUT/cost.csv")
+        read -r cpu sw < <(awk -F, -v b=$b '$1 == "node" && $2 == 16 && $3 == b {print $4, $5}' "$VM_OUT/cost.csv")
+        read -r ncpu nsw < <(awk -F, -v b=$b '$1 == "null responder" && $2 == 16 && $3 == b {print $4, $5}' "$VM_OUT/cost.csv")
         target "bench-cost, QD 16 in batches of $b: node's switches - null's" \
             "$(awk -v a="$sw" -v b="$nsw" 'BEGIN { if (a != "" && b != "") printf "%.2f", a - b }')" 0.5 le
         target "bench-cost, QD 16 in batches of $b: node's CPU / null's" "$(ratio "$cpu" "$ncpu")" 2 le
