@@ -58,6 +58,32 @@
  */
 #define SPLIT_PIECE_MIN ((31u << 12) + 1)
 
+/* A parked write()'s own, in its room: the headers, copied out of the request. */
+struct wr {
+	size_t len;
+	_Alignas(uint64_t) unsigned char hdrs[];
+};
+
+static inline struct wr *wr_of(const struct parked *p)
+{
+	return (struct wr *)p->buf;
+}
+
+/* A parked read()'s own, in its room. */
+struct rd {
+	size_t size;	 /* room in the reader's buffer */
+	struct want w;	 /* the completions it may take */
+	bool unresolved; /* pack_id forced but not read yet (resolver) */
+	bool nonblock;	 /* O_NONBLOCK, once pack_id is known */
+};
+
+static inline struct rd *rd_of(const struct parked *p)
+{
+	return (struct rd *)p->buf;
+}
+
+static const struct parked_ops read_ops;
+
 /* Caller holds o->lock: would a parked writer get on now? */
 static bool writer_ready(struct opener *o, const struct parked *p)
 {
@@ -101,7 +127,7 @@ static long submit_headers(struct opener *o, fuse_req_t req, pid_t tid, const un
 static struct parked *parked_write(struct opener *o, fuse_req_t req, pid_t tid, const char *buf,
 				   size_t size, long *err)
 {
-	size_t len = sizeof(struct parked) + size;
+	size_t len = sizeof(struct parked) + sizeof(struct wr) + size;
 	struct parked *p;
 
 	*err = opener_mem_charge_for(o, size, "a blocked write()'s headers");
@@ -113,13 +139,11 @@ static struct parked *parked_write(struct opener *o, fuse_req_t req, pid_t tid, 
 		*err = -ENOMEM;
 		return NULL;
 	}
-	*p = (struct parked){ .ops = &write_ops,
-			      .req = req,
-			      .tid = tid,
-			      .len = size,
-			      .charged = size,
-			      .mapped = len };
-	memcpy(p->buf, buf, size);
+	*p = (struct parked){
+		.ops = &write_ops, .req = req, .tid = tid, .charged = size, .mapped = len
+	};
+	wr_of(p)->len = size;
+	memcpy(wr_of(p)->hdrs, buf, size);
 	return p;
 }
 
@@ -271,7 +295,8 @@ static struct parked *claim_unresolved(struct opener *o, fuse_req_t req, pid_t t
 
 	pthread_mutex_lock(&o->lock);
 	list_for_each_entry(it, &o->readers, node) {
-		if (it->req == req && it->tid == tid && it->unresolved) {
+		if (it->ops == &read_ops && it->req == req && it->tid == tid &&
+		    rd_of(it)->unresolved) {
 			p = it;
 			list_del(&p->node);
 			break;
@@ -307,7 +332,7 @@ static void resume_here(struct resume *r)
 	if (!p)
 		return; /* interrupted meanwhile: answered */
 	if (r->err == -ESRCH || pack_id_guarded(r->o, p->req, p->tid, r->err, r->buf, &pack_id))
-		read_go(r->o, p->req, p->tid, p->size, p->nonblock ? O_NONBLOCK : 0,
+		read_go(r->o, p->req, p->tid, rd_of(p)->size, rd_of(p)->nonblock ? O_NONBLOCK : 0,
 			r->err == -ESRCH ? -1 : pack_id, false);
 	free(p);
 }
@@ -529,19 +554,23 @@ static unsigned read_take(struct opener *o, const struct want *w, size_t size, b
  */
 static bool read_parked_ready(struct opener *o, const struct parked *p)
 {
-	if (p->unresolved)
+	const struct rd *r = rd_of(p);
+
+	if (r->unresolved)
 		return atomic_load(&o->d->target_gone);
-	return cmdq_oldest_done(o, &p->w) != NULL ||
-	       (atomic_load(&o->d->target_gone) && !cmdq_still_running(o, &p->w));
+	return cmdq_oldest_done(o, &r->w) != NULL ||
+	       (atomic_load(&o->d->target_gone) && !cmdq_still_running(o, &r->w));
 }
 
 static bool read_parked_take(struct opener *o, struct parked *p, struct cmd **cmds, unsigned *n,
 			     int *res)
 {
-	if (p->unresolved)
+	struct rd *r = rd_of(p);
+
+	if (r->unresolved)
 		return false;
 	*res = 0;
-	*n = cmdq_take_done(o, &p->w, p->size, cmds);
+	*n = cmdq_take_done(o, &r->w, r->size, cmds);
 	return *n > 0;
 }
 
@@ -549,12 +578,14 @@ static void read_parked_answer(struct opener *o, struct parked *p, struct cmd **
 			       int res)
 {
 	(void)res;
-	cmdq_deliver(o, p->req, p->tid, p->size, cmds, n);
+	cmdq_deliver(o, p->req, p->tid, rd_of(p)->size, cmds, n);
 }
 
 static bool read_parked_gone(struct opener *o, const struct parked *p)
 {
-	return p->unresolved || (!cmdq_oldest_done(o, &p->w) && !cmdq_still_running(o, &p->w));
+	const struct rd *r = rd_of(p);
+
+	return r->unresolved || (!cmdq_oldest_done(o, &r->w) && !cmdq_still_running(o, &r->w));
 }
 
 static const struct parked_ops read_ops = {
@@ -569,18 +600,15 @@ static struct parked *read_parked(struct parked *p, fuse_req_t req, pid_t tid, s
 				  const struct want *w, bool unresolved, int flags)
 {
 	if (!p)
-		p = malloc(sizeof(*p));
+		p = malloc(sizeof(*p) + sizeof(struct rd));
 	if (!p) {
 		fuse_reply_err(req, ENOMEM);
 		return NULL;
 	}
-	*p = (struct parked){ .ops = &read_ops,
-			      .req = req,
-			      .tid = tid,
-			      .size = size,
-			      .w = *w,
-			      .unresolved = unresolved,
-			      .nonblock = flags & O_NONBLOCK };
+	*p = (struct parked){ .ops = &read_ops, .req = req, .tid = tid };
+	*rd_of(p) = (struct rd){
+		.size = size, .w = *w, .unresolved = unresolved, .nonblock = flags & O_NONBLOCK
+	};
 	return p;
 }
 
@@ -666,7 +694,7 @@ static void write_room(struct opener *o)
 		if (!p)
 			break;
 		cmdq_unparked(p);
-		n = submit_headers(o, p->req, p->tid, p->buf, p->len, &b);
+		n = submit_headers(o, p->req, p->tid, wr_of(p)->hdrs, wr_of(p)->len, &b);
 		/* filled again meanwhile: wait on, first in line */
 		if (n == -EAGAIN && cmdq_park(o, &o->writers, p, true) != READY)
 			break;

@@ -82,24 +82,21 @@ struct parked_ops {
 	void (*room)(struct opener *o);
 };
 
-/* A read(), SG_IORECEIVE or write() waiting for a completion or for room. */
+/*
+ * A read(), SG_IORECEIVE or write() waiting for a completion or for room:
+ * what the queue core needs of any of them.  Each kind keeps its own state
+ * in buf, allocated past the struct, and only its ops read it.
+ */
 struct parked {
 	const struct parked_ops *ops;
 	struct list_head node; /* in o->readers or o->writers */
 	fuse_req_t req;
 	pid_t tid;
-	size_t size;	 /* read: room in the reader's buffer */
-	struct want w;	 /* read: the completions it may take */
-	struct rcv *rcv; /* SG_IORECEIVE: this call (sgv4.c's, in buf), or NULL */
-	bool unresolved; /* read: pack_id forced but not read yet (resolver) */
-	bool nonblock;	 /* read: O_NONBLOCK, once pack_id is known */
-	size_t len;	 /* write: bytes of headers in buf */
-	size_t charged;	 /* write: buf's bytes, charged to the opener (opener_mem_charge) */
-	size_t mapped;	 /* write: p is a mapping of this size (parked_write()); else malloc()'s */
-	bool watched;	 /* protected by o->lock: interrupted, in the signal watcher */
+	size_t charged; /* bytes charged to the opener (opener_mem_charge) for it */
+	size_t mapped;	/* p is a mapping of this size; else malloc()'s */
+	bool watched;	/* protected by o->lock: interrupted, in the signal watcher */
 	struct sigwatch_entry watch;
-	/* write: the headers, copied out of the request; SG_IORECEIVE: its rcv */
-	_Alignas(uint64_t) unsigned char buf[];
+	_Alignas(uint64_t) unsigned char buf[]; /* its kind's own */
 };
 
 /* cmdq_park()'s outcome: parked, answered EINTR, or it can go on now. */

@@ -38,6 +38,12 @@ struct rcv {
 	int s_res;	     /* ordered: why the rest was not, or 0 */
 };
 
+/* A parked SG_IORECEIVE's call, kept in its room. */
+static inline struct rcv *rcv_of(const struct parked *p)
+{
+	return (struct rcv *)p->buf;
+}
+
 /*
  * A blocking array's call ends without its completions (a signal): they
  * become the file's like any other, for a later SG_IORECEIVE or read(), as
@@ -46,7 +52,7 @@ struct rcv {
 static void mrq_release(struct opener *o, const struct parked *p)
 {
 	struct fuse_pollhandle *ph;
-	unsigned id = p->rcv->w.mrq;
+	unsigned id = rcv_of(p)->w.mrq;
 
 	if (!id)
 		return;
@@ -471,13 +477,13 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmd
 /* A parked SG_IORECEIVE(_V3). */
 static bool rcv_parked_ready(struct opener *o, const struct parked *p)
 {
-	return rcv_ready(o, p->rcv);
+	return rcv_ready(o, rcv_of(p));
 }
 
 static bool rcv_parked_take(struct opener *o, struct parked *p, struct cmd **cmds, unsigned *n,
 			    int *res)
 {
-	*res = rcv_try(o, p->rcv, false, true, cmds, n);
+	*res = rcv_try(o, rcv_of(p), false, true, cmds, n);
 	return *res <= 0;
 }
 
@@ -487,12 +493,14 @@ static void rcv_parked_answer(struct opener *o, struct parked *p, struct cmd **c
 	if (res < 0)
 		fuse_reply_err(p->req, -res);
 	else
-		deliver_rcv(o, p->rcv, cmds, n);
+		deliver_rcv(o, rcv_of(p), cmds, n);
 }
 
 static bool rcv_parked_gone(struct opener *o, const struct parked *p)
 {
-	return !cmdq_oldest_done(o, &p->rcv->w) && !cmdq_still_running(o, &p->rcv->w);
+	const struct rcv *rc = rcv_of(p);
+
+	return !cmdq_oldest_done(o, &rc->w) && !cmdq_still_running(o, &rc->w);
 }
 
 static const struct parked_ops rcv_ops = { .ready = rcv_parked_ready,
@@ -532,8 +540,7 @@ static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 			return;
 		}
 		*p = (struct parked){ .ops = &rcv_ops, .req = rc->req, .tid = rc->tid };
-		p->rcv = (struct rcv *)p->buf; /* the room allocated past p */
-		*p->rcv = *rc;
+		*rcv_of(p) = *rc; /* in the room allocated past p */
 		switch (cmdq_park(o, &o->readers, p, false)) {
 		case PARKED:
 		case ANSWERED:
