@@ -43,9 +43,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tasks.h"
 
 #define BLOCK	 512
 #define NCMDS	 8
@@ -170,31 +173,6 @@ static void *sgio_thread(void *arg)
 	return NULL;
 }
 
-/* Threads of this process asleep in ioctl(). */
-static int threads_in_ioctl(void)
-{
-	char path[300], text[32];
-	struct dirent *e;
-	DIR *d = opendir("/proc/self/task");
-	int n = 0;
-	FILE *f;
-
-	if (!d)
-		die("/proc/self/task");
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", e->d_name);
-		f = fopen(path, "re");
-		if (f && fgets(text, sizeof(text), f) && atoi(text) == 16 && text[0] != 'r')
-			n++;
-		if (f)
-			fclose(f);
-	}
-	closedir(d);
-	return n;
-}
-
 static int call_share(int fd)
 {
 	static int fds[2];
@@ -208,7 +186,7 @@ static int call_share(int fd)
 			if (pthread_create(&t, NULL, sgio_thread, &fds[i]))
 				die("pthread_create");
 	}
-	while (threads_in_ioctl() < 2 * QUEUE)
+	while (threads_in_syscall(SYS_ioctl) < 2 * QUEUE)
 		usleep(10000);
 	return call_sgio(fd);
 }

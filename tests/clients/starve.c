@@ -36,7 +36,6 @@
  *                                   "opened=N errno=NAME"; with hold, keep
  *                                   them open until a signal ends it
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -49,8 +48,11 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tasks.h"
 
 #define BSG_IOC_ADD 0x8900
 #define MAX_THREADS 1024
@@ -133,31 +135,6 @@ static int attack(const char *node, const char *file, int n)
 			printf(" %s=%d", ename(e), atomic_load(&answers[e]));
 	printf("\n");
 	return 0;
-}
-
-/* Threads of this process asleep in read(). */
-static int threads_in_read(void)
-{
-	char path[300], text[32];
-	struct dirent *e;
-	DIR *d = opendir("/proc/self/task");
-	int n = 0;
-	FILE *f;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", e->d_name);
-		f = fopen(path, "re");
-		if (f && fgets(text, sizeof(text), f) && text[0] == '0' && text[1] == ' ')
-			n++;
-		if (f)
-			fclose(f);
-	}
-	closedir(d);
-	return n;
 }
 
 static bool by_pack_id;
@@ -270,7 +247,7 @@ static int readers(const char *node, const char *file, int n)
 		}
 	}
 	if (!by_pack_id) {
-		while (threads_in_read() < n)
+		while (threads_in_syscall(SYS_read) < n)
 			usleep(10000);
 		started = write_reads(n, cdb);
 	}
@@ -315,7 +292,7 @@ static int probe_rw(const char *node)
 	fds[0] = fd;
 	if (pthread_create(&t, NULL, reader, (void *)0L))
 		return 1;
-	while (threads_in_read() < 1)
+	while (threads_in_syscall(SYS_read) < 1)
 		usleep(10000);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (write(fd, &h, sizeof(h)) != sizeof(h)) {
