@@ -377,26 +377,29 @@ static bool thread_is_files(const struct opener *o)
 }
 
 /*
- * A device this fast (its moving average, bsgdev.h) runs a call's several
- * commands here one after another; a slower one gets them all at once.
+ * A device this fast (its moving average, bsgdev.h) runs a call's commands
+ * here one after another.  A slower one gets them all at once, and its
+ * commands would hold their files' threads (and shares) for as long as
+ * each takes: even a call's one command then waits at the target with no
+ * thread of the file's held, and the file's next calls go on meanwhile.
  */
 #define RUN_HERE_US 2000
 
 /*
- * Run cmd here, blocking, as SG_IO does (true), if this is a thread of its
- * file's and few enough libfuse workers do so: the write() that brought it
- * is answered, and its completion and the parked reader it satisfies need
- * no other thread.  alone: the one command of its call; else only where the
- * device is fast.  Otherwise (or with no blocking SG_IO on a target queue)
- * false: it goes to the queue, where the device gets the depth.
+ * Run cmd here, blocking, as SG_IO does (true), if the device is fast, this
+ * is a thread of its file's and few enough libfuse workers do so: the
+ * write() that brought it is answered, and its completion and the parked
+ * reader it satisfies need no other thread.  Otherwise (or with no
+ * blocking SG_IO on a target queue) false: it goes to the queue, where the
+ * device gets the depth.
  */
-static bool run_here(struct cmd *cmd, bool alone)
+static bool run_here(struct cmd *cmd)
 {
 	struct bsgdev *d = cmd->d;
 
 	if (d->queue && !d->target->ops->queue_sg_io)
 		return false;
-	if (!alone && atomic_load_explicit(&d->target_us, memory_order_relaxed) > RUN_HERE_US)
+	if (atomic_load_explicit(&d->target_us, memory_order_relaxed) > RUN_HERE_US)
 		return false;
 	if (!thread_is_files(cmd->o))
 		return false;
@@ -413,12 +416,12 @@ static bool run_here(struct cmd *cmd, bool alone)
  * Start cmd at the target: here (see run_here(); not for a command some
  * other call's end started), else on its queue or on a pool worker.
  */
-static void dispatch(struct cmd *cmd, bool here, bool alone)
+static void dispatch(struct cmd *cmd, bool here)
 {
 	struct bsgdev *d = cmd->d;
 	int err;
 
-	if (here && run_here(cmd, alone))
+	if (here && run_here(cmd))
 		return;
 	if (!d->queue || target_bulk(d->target, &cmd->c)) {
 		cmd->work.run = run_async;
@@ -461,13 +464,10 @@ static bool take_place(struct opener *o, struct cmd *cmd);
 void cmdq_batch_start(struct batch *b)
 {
 	struct cmd *cmd;
-	bool first = true;
 
-	while ((cmd = batch_take(b))) {
+	while ((cmd = batch_take(b)))
 		if (take_place(cmd->o, cmd))
-			dispatch(cmd, true, first && list_empty(&b->cmds));
-		first = false;
-	}
+			dispatch(cmd, true);
 }
 
 /*
@@ -527,7 +527,7 @@ static void dispatch_all(struct list_head *cmds)
 	/* not here: a completion run here would start the next, and so on */
 	list_for_each_entry_safe(cmd, next, cmds, pend) {
 		list_del(&cmd->pend);
-		dispatch(cmd, false, false);
+		dispatch(cmd, false);
 	}
 }
 
