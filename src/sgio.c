@@ -230,16 +230,13 @@ static void signalled(fuse_req_t req, void *data)
 }
 
 /*
- * Called by libfuse with its request lock held: the caller got a signal.
- * One that ends the call does so now; another is watched (sigwatch.h),
- * until the worker, which waits out this callback once it has the
- * command's result, cancels that.  Once per call: FUSE sends one interrupt
- * per request, and the callback is registered once.
+ * The caller got a signal: one that ends the call does so now; another is
+ * watched (sigwatch.h), until the worker, which waits out the interrupt
+ * callback once it has the command's result, cancels that.  Once per call:
+ * FUSE sends one interrupt per request, and the callback is registered once.
  */
-static void interrupted(fuse_req_t req, void *data)
+static void judge(fuse_req_t req, struct cmd *cmd)
 {
-	struct cmd *cmd = data;
-
 	if (bsgdev_signal_ends(cmd->d, cmd->tid)) {
 		signalled(req, cmd);
 		return;
@@ -251,6 +248,29 @@ static void interrupted(fuse_req_t req, void *data)
 	};
 	if (sigwatch_watch(&cmd->d->sigwatch, cmd->d->signal_ends, &cmd->watch))
 		signalled(req, cmd);
+}
+
+/*
+ * start_sgio()'s command while it registers the callback on this thread.
+ * An interrupt that came before is then judged inside
+ * fuse_req_interrupt_func(), under the request's lock and with no
+ * reference of libfuse's on it: an answer there frees the request, whose
+ * lock libfuse lets go of next (a double free under churn).  So it is only
+ * noted, and judged once the registration has returned.
+ */
+static __thread struct cmd *registering;
+static __thread bool came_early;
+
+/* Called by libfuse with its request lock held. */
+static void interrupted(fuse_req_t req, void *data)
+{
+	struct cmd *cmd = data;
+
+	if (cmd == registering) {
+		came_early = true;
+		return;
+	}
+	judge(req, cmd);
 }
 
 /*
@@ -278,7 +298,14 @@ static void start_sgio(struct cmd *cmd)
 {
 	cmd->work.run = run_and_answer;
 	atomic_store(&cmd->state, SGIO_RUNNING);
+	registering = cmd;
+	came_early = false;
 	fuse_req_interrupt_func(cmd->req, interrupted, cmd);
+	registering = NULL;
+	if (came_early) { /* FUSE sent its one interrupt: no other judge */
+		bsgdev_debug(cmd->d, "tid %d: SG_IO interrupted before it started", cmd->tid);
+		judge(cmd->req, cmd);
+	}
 	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED) {
 		cmd_free(cmd); /* the signal came first; already answered */
 		return;

@@ -3,7 +3,9 @@
  * The fake libfuse reply layer and the fake target.  Locking follows libfuse:
  * each request has its own lock, held while an interrupt callback runs; the
  * callback and reply bookkeeping sit under the session lock, which a reply
- * takes alone, so a callback may reply.  fuse_req_interrupted() and the poll
+ * takes alone, so an interrupt's callback may reply (not one that
+ * fuse_req_interrupt_func() calls: that holds no reference on the
+ * request).  fuse_req_interrupted() and the poll
  * calls take the session lock only, as libfuse's do.  Replies arrive from
  * pool workers.
  */
@@ -417,6 +419,7 @@ void fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func, void *d
 {
 	struct fake_session *s = req->s;
 	bool interrupted;
+	unsigned replies;
 
 	if (func)
 		run_hook(req);
@@ -427,9 +430,18 @@ void fuse_req_interrupt_func(fuse_req_t req, fuse_interrupt_func_t func, void *d
 	req->func = func;
 	req->data = data;
 	interrupted = req->interrupted;
+	replies = req->replies;
 	pthread_mutex_unlock(&s->lock);
-	if (interrupted && func)
+	if (interrupted && func) {
 		func(req, data);
+		/* libfuse holds no reference on req here, as it does around an
+		 * interrupt's callback: a reply freed req, and libfuse lets go
+		 * of the lock in it next */
+		pthread_mutex_lock(&s->lock);
+		if (req->replies != replies)
+			s->misuse++;
+		pthread_mutex_unlock(&s->lock);
+	}
 	pthread_mutex_unlock(&req->lock);
 }
 
