@@ -896,7 +896,13 @@ void cmdq_copy_submit(struct copy_job *j)
 	j->w = (struct share_wait){ 0 };
 	j->listed = false;
 	pthread_mutex_lock(&o->lock);
-	/* a reader waiting keeps the file, and so o->sf, open */
+	/* released: its calls have all been answered, and o->sf may be freed
+	 * (the reader a completion saw may have taken EINTR since) */
+	if (o->released) {
+		pthread_mutex_unlock(&o->lock);
+		j->drop(j);
+		return;
+	}
 	if (o->sf && !share_enter(o->sf, o->uid, &j->w.call)) {
 		j->w = (struct share_wait){ .uid = o->uid,
 					    .f = o->sf,

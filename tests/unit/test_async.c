@@ -31,6 +31,7 @@
 
 #include "async.h"
 #include "cmd.h"
+#include "cmdq.h"
 #include "fake.h"
 #include "guard.h"
 #include "ioctl.h"
@@ -1133,6 +1134,58 @@ Test(async, copy_parked_for_its_share_is_dropped_when_the_file_goes)
 	share_wait_counts(&sr, 0, 0);
 	cr_expect(eq(u32, fake_req_replies(r), 1));
 	share_file_close(sr.sf);
+	share_file_close(sr.other);
+	rig_stop(&g);
+	pool_free(g.d.serve);
+	g.d.serve = NULL;
+	rig_fini(&g);
+	share_free(sr.s);
+}
+
+struct late_job {
+	struct copy_job c;
+	bool ran, dropped;
+};
+
+static void late_ran(struct copy_job *c)
+{
+	struct late_job *j = container_of(c, struct late_job, c);
+
+	j->ran = true;
+	opener_put(c->o);
+}
+
+static void late_dropped(struct copy_job *c)
+{
+	struct late_job *j = container_of(c, struct late_job, c);
+
+	j->dropped = true;
+	opener_put(c->o);
+}
+
+/*
+ * A completion saw a reader parked and made a copy job; the reader took
+ * EINTR, and the file was released and its share_file closed, before the
+ * job was submitted.  It is dropped, without a look at the freed share_file.
+ */
+Test(async, copy_submitted_after_the_release_is_dropped)
+{
+	struct rig g;
+	struct share_rig sr;
+	struct late_job j = { 0 };
+	struct opener *o;
+
+	rig_init(&g, 2, O_RDWR);
+	share_rig_init(&g, &sr);
+	o = g.o;
+	opener_get(o); /* the job's, as cmdq_serve_later() takes it */
+	rig_release(&g);
+	share_file_close(sr.sf); /* freed: no call of the file holds a thread */
+	j.c = (struct copy_job){ .o = o, .run = late_ran, .drop = late_dropped };
+	cmdq_copy_submit(&j.c);
+	cr_expect(j.dropped, "a job of a released file runs");
+	cr_expect(not(j.ran));
+	share_end(&sr.held);
 	share_file_close(sr.other);
 	rig_stop(&g);
 	pool_free(g.d.serve);
