@@ -216,7 +216,7 @@ uint32_t cmd_elapsed_ms(const struct timespec *start)
 	struct timespec now;
 
 	clock_gettime(TICK_CLOCK, &now);
-	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+	return us_since(start, &now) / 1000;
 }
 
 uint32_t cmd_duration(struct cmd *cmd)

@@ -181,8 +181,8 @@ int guard_begin(struct watchdog *w, struct guard *g, fuse_req_t req, int tid, at
 	if (atomic_load(stuck))
 		return -EFAULT;
 	*g = (struct guard){ .req = req, .tid = tid, .stuck = stuck };
-	clock_gettime(TICK_CLOCK,
-		      &g->start); /* a tick early at most: precise enough for a timeout */
+	/* a tick early at most: precise enough for a timeout */
+	clock_gettime(TICK_CLOCK, &g->start);
 	pthread_mutex_lock(&w->lock);
 	list_add_tail(&g->node, &w->guards);
 	w->busy++;

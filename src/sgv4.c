@@ -374,20 +374,24 @@ static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct cm
 			     unsigned used)
 {
 	struct sg_io_v4 cop = rc->cop;
-	struct uaccess_piece *p = malloc((used + 1) * sizeof(*p));
+	struct uaccess_piece p[UACCESS_PIECES_MAX];
 	unsigned k = 0;
-	int err;
+	int err = 0;
 
-	if (!p)
-		return -ENOMEM;
-	for (unsigned i = 0; i < used; i++) {
+	for (unsigned i = 0; i < used && !err; i++) {
 		struct sg_io_v4 *h = (struct sg_io_v4 *)(out + i * SCSI_V4_HDR_LEN);
 		uint64_t at = (uint64_t)cmds[i]->mrq_ind * SCSI_V4_HDR_LEN;
 
 		h->info |= SG_INFO_MRQ_FINI;
 		if (cop.din_xferp && at + SCSI_V4_HDR_LEN <= cop.din_xfer_len)
 			p[k++] = (struct uaccess_piece){ cop.din_xferp + at, h, sizeof(*h) };
+		if (k == UACCESS_PIECES_MAX) { /* full: written now, room kept for cop */
+			err = uaccess_write_pieces(rc->tid, p, k);
+			k = 0;
+		}
 	}
+	if (err)
+		return err;
 	zero_outputs(&cop);
 	cop.info = used;
 	cop.dout_resid = (int32_t)(rc->total - rc->submitted);
@@ -396,9 +400,7 @@ static int ordered_write_out(const struct rcv *rc, unsigned char *out, struct cm
 		cop.spare_out = (uint32_t)-rc->s_res;
 	}
 	p[k++] = (struct uaccess_piece){ rc->arg, &cop, sizeof(cop) };
-	err = uaccess_write_pieces(rc->tid, p, k); /* the headers, then the control object */
-	free(p);
-	return err;
+	return uaccess_write_pieces(rc->tid, p, k); /* the headers, then the control object */
 }
 
 /* The headers of what rc took (used of them) and, for an array, its control object. */

@@ -18,11 +18,23 @@
 #include <unistd.h>
 
 #define CAP_SYS_PTRACE_BIT 19
-#define CHUNK		   64 /* remote segments per system call */
+#define CHUNK		   UACCESS_PIECES_MAX /* remote segments per system call */
 
 static int vm_errno(int err)
 {
 	return err == EPERM ? -EPERM : -EFAULT; /* ESRCH: the caller is gone */
+}
+
+/* One process_vm_writev() or _readv() that must move want bytes: 0 or -errno. */
+static int vm_move(pid_t tid, const struct iovec *local, unsigned nlocal,
+		   const struct iovec *remote, unsigned nremote, size_t want, bool write)
+{
+	ssize_t got = write ? process_vm_writev(tid, local, nlocal, remote, nremote, 0)
+			    : process_vm_readv(tid, local, nlocal, remote, nremote, 0);
+
+	if (got < 0)
+		return vm_errno(errno);
+	return (size_t)got == want ? 0 : -EFAULT;
 }
 
 static int xfer(pid_t tid, const struct scsi_seg *segs, unsigned n, void *buf, bool write)
@@ -33,7 +45,7 @@ static int xfer(pid_t tid, const struct scsi_seg *segs, unsigned n, void *buf, b
 	for (unsigned i = 0; i < n; i += CHUNK) {
 		unsigned k = n - i < CHUNK ? n - i : CHUNK;
 		size_t want = 0;
-		ssize_t got;
+		int err;
 
 		for (unsigned j = 0; j < k; j++) {
 			remote[j].iov_base = (void *)(uintptr_t)segs[i + j].addr;
@@ -42,12 +54,9 @@ static int xfer(pid_t tid, const struct scsi_seg *segs, unsigned n, void *buf, b
 		}
 		local.iov_base = p;
 		local.iov_len = want;
-		got = write ? process_vm_writev(tid, &local, 1, remote, k, 0)
-			    : process_vm_readv(tid, &local, 1, remote, k, 0);
-		if (got < 0)
-			return vm_errno(errno);
-		if ((size_t)got != want)
-			return -EFAULT;
+		err = vm_move(tid, &local, 1, remote, k, want, write);
+		if (err)
+			return err;
 		p += want;
 	}
 	return 0;
@@ -70,7 +79,7 @@ int uaccess_write_pieces(pid_t tid, const struct uaccess_piece *pieces, unsigned
 	for (unsigned i = 0; i < n;) {
 		unsigned k = 0;
 		size_t want = 0;
-		ssize_t got;
+		int err;
 
 		for (; i < n && k < CHUNK; i++) {
 			if (!pieces[i].len)
@@ -83,11 +92,9 @@ int uaccess_write_pieces(pid_t tid, const struct uaccess_piece *pieces, unsigned
 		}
 		if (!k)
 			break;
-		got = process_vm_writev(tid, local, k, remote, k, 0);
-		if (got < 0)
-			return vm_errno(errno);
-		if ((size_t)got != want)
-			return -EFAULT;
+		err = vm_move(tid, local, k, remote, k, want, true);
+		if (err)
+			return err;
 	}
 	return 0;
 }

@@ -30,7 +30,9 @@ struct uaccess_piece {
 	size_t len;
 };
 
-/* pieces[0..n) in order, in one system call for up to 64 of them: as uaccess_write(). */
+#define UACCESS_PIECES_MAX 64 /* pieces one system call writes */
+
+/* pieces[0..n) in order, one system call for each UACCESS_PIECES_MAX: as uaccess_write(). */
 int uaccess_write_pieces(pid_t tid, const struct uaccess_piece *pieces, unsigned n);
 
 /*
