@@ -784,16 +784,23 @@ int cmdq_deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out)
 	return err;
 }
 
-/* Caller holds o->lock: give back completions a reader did not take. */
 void cmdq_put_back(struct opener *o, struct cmd **cmds, unsigned n)
 {
-	while (n--) {
-		struct cmd *c = cmds[n];
+	bool released;
+
+	pthread_mutex_lock(&o->lock);
+	released = o->released;
+	for (unsigned i = n; !released && i--;) {
+		struct cmd *c = cmds[i];
 
 		list_add(&c->node, &o->cmds); /* still the oldest completions */
 		o->queued++;
 		o->done++;
 	}
+	pthread_mutex_unlock(&o->lock);
+	/* async_release() has swept the list: results nobody will read */
+	for (unsigned i = 0; released && i < n; i++)
+		cmd_free(cmds[i]);
 }
 
 /*
@@ -827,13 +834,10 @@ bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, stru
 	used = len || !err ? i - (err ? 1 : 0) : 1;
 	if (!mine)
 		used = i; /* answered EFAULT meanwhile: what it reached is lost, as sg's */
-	if (used < n) {
-		pthread_mutex_lock(&o->lock);
+	if (used < n)
 		cmdq_put_back(o, cmds + used, n - used);
-		pthread_mutex_unlock(&o->lock);
-	}
 	for (unsigned k = 0; k < used; k++)
-		cmd_recycle(cmds[k]); /* the reader's call holds the opener */
+		cmd_recycle(cmds[k]);
 	if (!mine)
 		;
 	else if (len)

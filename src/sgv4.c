@@ -464,8 +464,8 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmd
 		pthread_mutex_lock(&o->lock);
 		for (unsigned k = used; k < n; k++)
 			cmds[k]->mrq = 0; /* its array's call is over: anyone's */
-		cmdq_put_back(o, cmds + used, n - used);
 		pthread_mutex_unlock(&o->lock);
+		cmdq_put_back(o, cmds + used, n - used);
 	}
 	for (unsigned k = 0; k < used; k++)
 		cmd_recycle(cmds[k]);

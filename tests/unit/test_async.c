@@ -2987,6 +2987,69 @@ Test(async, a_stalled_copy_delays_no_other_opener_and_ends_in_efault)
 	rig_fini(&g);
 }
 
+struct stalled_read {
+	struct rig *g;
+	size_t size;
+	struct fake_reply *rep;
+};
+
+static void *stalled_read_thread(void *arg)
+{
+	struct stalled_read *sr = arg;
+
+	sr->rep = reply_of(call_read(sr->g, sr->size, 0));
+	return NULL;
+}
+
+/*
+ * A read of three completions stalls on the first one's data; the watchdog
+ * answers it EFAULT and its client closes the file.  Once the copy returns,
+ * the second fails and the third, not reached, would go back to the done
+ * list: the release has swept that list already, so it is freed instead.
+ */
+Test(async, completions_not_reached_after_the_release_are_freed)
+{
+	struct fake_cmd b[3];
+	struct sg_io_v4 h[3];
+	struct stalled_read sr;
+	struct opener *o;
+	struct stall s;
+	pthread_t t;
+	struct rig g;
+	bool empty;
+
+	stall_init(&s);
+	rig_init(&g, 1, O_RDWR);
+	cr_assert(zero(int, watchdog_new(300, "fake", &g.d.wd)));
+	script_good(g.ft, 512);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	h[0].din_xferp = (uintptr_t)s.page;
+	h[1].din_xferp = 8; /* no page there: EFAULT */
+	cr_assert(eq(sz, write_ok(&g, h, 3 * V4, 0), 3 * V4));
+	wait_done(&g, 3);
+	o = g.o;
+	opener_get(o);
+	sr = (struct stalled_read){ .g = &g, .size = 3 * V4 };
+	cr_assert(zero(int, pthread_create(&t, NULL, stalled_read_thread, &sr)));
+	while (!atomic_load(&o->stuck))
+		sched_yield(); /* the test's timeout bounds it */
+	rig_release(&g); /* answered: its client may close the file */
+	stall_release(&s);
+	wait_unstuck(o);
+	pthread_join(t, NULL);
+	cr_expect(eq(int, sr.rep->kind, FAKE_ERR));
+	cr_expect(eq(int, sr.rep->err, EFAULT));
+	pthread_mutex_lock(&o->lock);
+	empty = list_empty(&o->cmds) && o->queued == 0 && o->done == 0;
+	pthread_mutex_unlock(&o->lock);
+	cr_expect(empty, "a completion went back to a released file's list, where none frees it");
+	opener_put(o);
+	cr_expect(zero(u32, watchdog_free(g.d.wd)));
+	g.d.wd = NULL;
+	rig_fini(&g);
+}
+
 /* ---- the sg v4 ioctls: SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT ---- */
 
 /* An ioctl on the direct path by thread tid, left to be answered whenever. */
