@@ -162,9 +162,11 @@ build/clients/stallfs: build/clients/stallfs.o
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3) -pthread -o $@
 
 # the benchmark's null CUSE responder: the floor under the daemon
-# (with --creds, the daemon's own credentials check: uaccess.o)
+# (with --creds, the daemon's own credentials check: uaccess.o, whose
+# copies pass guard.o)
 build/clients/nullcuse.o: override CPPFLAGS += -Isrc
-build/clients/nullcuse: build/clients/nullcuse.o build/obj/uaccess.o build/obj/creds.o
+build/clients/nullcuse: build/clients/nullcuse.o build/obj/uaccess.o build/obj/creds.o \
+		build/obj/guard.o build/obj/log.o
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3) -pthread -o $@
 
 # a 32-bit caller, which the node refuses cleanly

@@ -17,7 +17,16 @@
 #include "guard.h"
 #include "log.h"
 
-enum guard_state { GUARD_RUNNING, GUARD_DONE, GUARD_EXPIRED };
+/* COPYING: in a system call into the client; the watchdog may expire RUNNING or COPYING */
+enum guard_state { GUARD_RUNNING, GUARD_COPYING, GUARD_DONE, GUARD_EXPIRED };
+
+/* The calling thread's guard, from guard_begin() to guard_end(). */
+static __thread struct guard *current;
+
+static bool live(int state)
+{
+	return state == GUARD_RUNNING || state == GUARD_COPYING;
+}
 
 struct watchdog {
 	pthread_t thread;
@@ -47,7 +56,7 @@ static struct guard *expired(struct watchdog *w, const struct timespec *now, str
 	list_for_each_entry(g, &w->guards, node) {
 		struct timespec end = g->start;
 
-		if (atomic_load(&g->state) != GUARD_RUNNING)
+		if (!live(atomic_load(&g->state)))
 			continue;
 		timespec_add_ms(&end, w->timeout_ms);
 		if (!before(now, &end))
@@ -69,7 +78,7 @@ static void *watchdog_main(void *arg)
 		struct timespec now, next;
 		struct guard *g;
 		bool have_next;
-		int expect = GUARD_RUNNING;
+		int expect;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		g = expired(w, &now, &next, &have_next);
@@ -83,7 +92,11 @@ static void *watchdog_main(void *arg)
 				pthread_cond_wait(&w->cond, &w->lock);
 			continue;
 		}
-		if (atomic_compare_exchange_strong(&g->state, &expect, GUARD_EXPIRED)) {
+		expect = atomic_load(&g->state);
+		while (live(expect) &&
+		       !atomic_compare_exchange_strong(&g->state, &expect, GUARD_EXPIRED))
+			;
+		if (live(expect)) {
 			fuse_req_t req = g->req;
 			int tid = g->tid;
 
@@ -191,6 +204,7 @@ int guard_begin(struct watchdog *w, struct guard *g, fuse_req_t req, int tid, at
 		pthread_cond_signal(&w->cond); /* it slept with nothing to watch */
 	}
 	pthread_mutex_unlock(&w->lock);
+	current = g;
 	return 0;
 }
 
@@ -201,6 +215,7 @@ bool guard_end(struct watchdog *w, struct guard *g)
 
 	if (!w)
 		return true;
+	current = NULL;
 	pthread_mutex_lock(&w->lock);
 	mine = atomic_compare_exchange_strong(&g->state, &expect, GUARD_DONE);
 	list_del(&g->node);
@@ -211,4 +226,21 @@ bool guard_end(struct watchdog *w, struct guard *g)
 	if (!mine)
 		atomic_fetch_sub(g->stuck, 1); /* answered by the watchdog: no longer stuck */
 	return mine;
+}
+
+int guard_copy_enter(void)
+{
+	int expect = GUARD_RUNNING;
+
+	if (!current)
+		return 0;
+	return atomic_compare_exchange_strong(&current->state, &expect, GUARD_COPYING) ? 0
+										       : -EFAULT;
+}
+
+bool guard_copy_leave(void)
+{
+	int expect = GUARD_COPYING;
+
+	return !current || atomic_compare_exchange_strong(&current->state, &expect, GUARD_RUNNING);
 }

@@ -11,8 +11,13 @@
  * open file holds at most one thread.
  *
  * A guard lives on the copying thread's stack from guard_begin() to
- * guard_end().  The request must be one nobody else may answer meanwhile
- * (no interrupt callback that answers it is registered).
+ * guard_end(), and is that thread's guard meanwhile: each system call into
+ * the client (uaccess.c) passes guard_copy_enter() first and
+ * guard_copy_leave() after.  Once the watchdog has answered, no new one
+ * starts: the call is over for the client, which may have run a new
+ * program since, and only the one stalled then may still end.  The request
+ * must be one nobody else may answer meanwhile (no interrupt callback that
+ * answers it is registered).
  */
 #ifndef CUSE_BSG_GUARD_H
 #define CUSE_BSG_GUARD_H
@@ -57,5 +62,13 @@ int guard_begin(struct watchdog *w, struct guard *g, fuse_req_t req, int tid, at
 
 /* After it: true if the caller still answers req, false if the watchdog did. */
 bool guard_end(struct watchdog *w, struct guard *g);
+
+/*
+ * Around each system call into a client, on the thread of a guard begun
+ * (none: nothing to check).  Enter: 0, or -EFAULT if the watchdog has
+ * answered (make no call).  Leave: false if it answered meanwhile (stop).
+ */
+int guard_copy_enter(void);
+bool guard_copy_leave(void);
 
 #endif /* CUSE_BSG_GUARD_H */

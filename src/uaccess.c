@@ -17,6 +17,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "guard.h"
+
 #define CAP_SYS_PTRACE_BIT 19
 #define CHUNK		   UACCESS_PIECES_MAX /* remote segments per system call */
 
@@ -25,16 +27,23 @@ static int vm_errno(int err)
 	return err == EPERM ? -EPERM : -EFAULT; /* ESRCH: the caller is gone */
 }
 
-/* One process_vm_writev() or _readv() that must move want bytes: 0 or -errno. */
+/*
+ * One process_vm_writev() or _readv() that must move want bytes: 0 or
+ * -errno.  Every system call into a client is made here, through the
+ * calling thread's guard (guard.h): none once the watchdog has answered.
+ */
 static int vm_move(pid_t tid, const struct iovec *local, unsigned nlocal,
 		   const struct iovec *remote, unsigned nremote, size_t want, bool write)
 {
-	ssize_t got = write ? process_vm_writev(tid, local, nlocal, remote, nremote, 0)
-			    : process_vm_readv(tid, local, nlocal, remote, nremote, 0);
+	int err = guard_copy_enter();
+	ssize_t got;
 
-	if (got < 0)
-		return vm_errno(errno);
-	return (size_t)got == want ? 0 : -EFAULT;
+	if (err)
+		return err;
+	got = write ? process_vm_writev(tid, local, nlocal, remote, nremote, 0)
+		    : process_vm_readv(tid, local, nlocal, remote, nremote, 0);
+	err = got < 0 ? vm_errno(errno) : (size_t)got == want ? 0 : -EFAULT;
+	return guard_copy_leave() ? err : -EFAULT;
 }
 
 static int xfer(pid_t tid, const struct scsi_seg *segs, unsigned n, void *buf, bool write)

@@ -2898,13 +2898,24 @@ static void stall_init(struct stall *s)
 	cr_assert(zero(int, ioctl(s->uffd, UFFDIO_REGISTER, &reg)));
 }
 
-static void stall_release(struct stall *s)
+/* The page comes: a copy stalled in it goes on, and ends well. */
+static void stall_wake(struct stall *s)
 {
 	struct uffdio_zeropage z = { .range = { (uintptr_t)s->page, 4096 } };
 
 	cr_assert(zero(int, ioctl(s->uffd, UFFDIO_ZEROPAGE, &z)));
+}
+
+static void stall_fini(struct stall *s)
+{
 	close(s->uffd);
 	munmap(s->page, 4096);
+}
+
+static void stall_release(struct stall *s)
+{
+	stall_wake(s);
+	stall_fini(s);
 }
 
 /* A second open file of g's daemon. */
@@ -3034,7 +3045,7 @@ Test(async, completions_not_reached_after_the_release_are_freed)
 	cr_assert(zero(int, pthread_create(&t, NULL, stalled_read_thread, &sr)));
 	while (!atomic_load(&o->stuck))
 		sched_yield(); /* the test's timeout bounds it */
-	rig_release(&g); /* answered: its client may close the file */
+	rig_release(&g);       /* answered: its client may close the file */
 	stall_release(&s);
 	wait_unstuck(o);
 	pthread_join(t, NULL);
@@ -3045,6 +3056,54 @@ Test(async, completions_not_reached_after_the_release_are_freed)
 	pthread_mutex_unlock(&o->lock);
 	cr_expect(empty, "a completion went back to a released file's list, where none frees it");
 	opener_put(o);
+	cr_expect(zero(u32, watchdog_free(g.d.wd)));
+	g.d.wd = NULL;
+	rig_fini(&g);
+}
+
+/*
+ * The same read, its file still open: once the watchdog has answered, the
+ * call is over for the client (which may run a new program by then), and
+ * the copy that was stalled is the last: the second completion's data is
+ * not written, and it and the third stay for a later read.
+ */
+Test(async, after_the_watchdog_answers_no_further_copy_reaches_the_client)
+{
+	struct fake_cmd b[3];
+	struct sg_io_v4 h[3];
+	struct stalled_read sr;
+	struct fake_reply *rep;
+	struct stall s;
+	pthread_t t;
+	struct rig g;
+
+	stall_init(&s);
+	rig_init(&g, 1, O_RDWR);
+	cr_assert(zero(int, watchdog_new(300, "fake", &g.d.wd)));
+	script_good(g.ft, 512);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	h[0].din_xferp = (uintptr_t)s.page;
+	cr_assert(eq(sz, write_ok(&g, h, 3 * V4, 0), 3 * V4));
+	wait_done(&g, 3);
+	sr = (struct stalled_read){ .g = &g, .size = 3 * V4 };
+	cr_assert(zero(int, pthread_create(&t, NULL, stalled_read_thread, &sr)));
+	while (!atomic_load(&g.o->stuck))
+		sched_yield(); /* the test's timeout bounds it */
+	stall_wake(&s);
+	wait_unstuck(g.o);
+	pthread_join(t, NULL);
+	stall_fini(&s);
+	cr_expect(eq(int, sr.rep->kind, FAKE_ERR));
+	cr_expect(eq(int, sr.rep->err, EFAULT));
+	cr_expect(fake_all_bytes(b[1].data, sizeof(b[1].data), FAKE_UNTOUCHED),
+		  "written after the watchdog had answered");
+	cr_expect(fake_all_bytes(b[2].data, sizeof(b[2].data), FAKE_UNTOUCHED));
+	rep = read_ok(&g, V4, O_NONBLOCK);
+	cr_expect(eq(int, v4_out(rep, 0).request_extra, 2), "the one not copied is kept");
+	cr_expect(is_data_in(b[1].data, 512, 2));
+	rep = read_ok(&g, V4, O_NONBLOCK);
+	cr_expect(eq(int, v4_out(rep, 0).request_extra, 3));
 	cr_expect(zero(u32, watchdog_free(g.d.wd)));
 	g.d.wd = NULL;
 	rig_fini(&g);
