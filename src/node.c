@@ -322,11 +322,11 @@ static struct opener *file_opener(fuse_req_t req, const struct fuse_file_info *f
 	return fi_opener(fi);
 }
 
-static void run_ioctl(struct node *n, struct call *c)
+static void run_ioctl(struct node *n, struct call *c, struct opener *o)
 {
 	struct ioctx x = {
 		.req = c->req,
-		.o = file_opener(c->req, &c->fi),
+		.o = o,
 		.arg = (uintptr_t)c->arg,
 		.in_buf = c->buf,
 		.in_len = c->len,
@@ -341,22 +341,28 @@ static void run_ioctl(struct node *n, struct call *c)
 		ioctl_dispatch(&x, (unsigned)c->cmd, c->flags);
 }
 
-/* fi->flags is the file's flags now: O_NONBLOCK set later by fcntl() shows. */
+/*
+ * fi->flags is the file's flags now: O_NONBLOCK set later by fcntl() shows.
+ * The call holds its opener while it runs: once the watchdog has answered
+ * it (guard.h), its client may close the file, whose release then lets go
+ * of the opener while this thread still waits in a copy.
+ */
 static void run_call(struct node *n, struct call *c)
 {
-	struct opener *o;
+	struct opener *o = file_opener(c->req, &c->fi);
 
-	if (c->kind == CALL_IOCTL) {
-		run_ioctl(n, c);
-		return;
-	}
-	o = file_opener(c->req, &c->fi);
-	if (!o)
+	if (o)
+		opener_get(o);
+	if (c->kind == CALL_IOCTL)
+		run_ioctl(n, c, o);
+	else if (!o)
 		fuse_reply_err(c->req, ENXIO);
 	else if (c->kind == CALL_READ)
 		async_read(c->req, o, c->len, c->fi.flags);
 	else
 		async_write(c->req, o, c->buf, c->len, c->fi.flags);
+	if (o)
+		opener_put(o);
 }
 
 /* Run c on this thread, which holds its share, then give the share back. */
