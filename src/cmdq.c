@@ -124,14 +124,18 @@ static struct parked *unpark(struct list_head *list, fuse_req_t req)
 
 void cmdq_serve_later(struct opener *o);
 
-/* p, taken off its list, ends with EINTR: a signal. */
+/*
+ * p, taken off its list, ends with EINTR: a signal.  Its call holds o only
+ * until it is answered (the client may close the file then), so what ends
+ * with it is done first.
+ */
 static void parked_eintr(struct opener *o, struct parked *p)
 {
 	stat_inc(o->d, STAT_INTERRUPT);
 	cmdq_parked_uncharge(o, p);
-	fuse_reply_err(p->req, EINTR);
 	if (p->ops->ended)
 		p->ops->ended(o, p);
+	fuse_reply_err(p->req, EINTR);
 	cmdq_parked_dispose(p);
 }
 
