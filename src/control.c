@@ -123,9 +123,13 @@ void control_stop(struct control *c)
 		all[i++] = b;
 	}
 	pthread_mutex_unlock(&c->lock);
-	/* a daemon's resolver holds a reference to its opener: b lives until it is stopped */
-	for (i = 0; all && i < n; i++)
+	/* a daemon's resolver holds a reference to its opener: b lives until
+	 * it is stopped; its completions hand work to the control node's
+	 * pools, which go next */
+	for (i = 0; all && i < n; i++) {
 		async_bsgdev_fini(&all[i]->d);
+		target_queue_stop(all[i]->d.target);
+	}
 	free(all);
 }
 

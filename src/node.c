@@ -908,6 +908,8 @@ static void *node_thread(void *arg)
 	drain_parked(n);
 	control_stop(n->ctl);
 	async_bsgdev_fini(&n->d);
+	/* a completion hands work to the pools: none comes once they go */
+	target_queue_stop(n->d.target);
 	pool_free(n->d.pool);
 	n->stuck = !pool_free_within(n->d.serve, 1000) || watchdog_busy(n->d.wd);
 	if (!n->stuck) {

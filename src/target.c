@@ -32,6 +32,7 @@ struct real_target {
 	/* sg's own queue: one completion thread over every queue's fd */
 	target_done_fn *done;
 	pthread_t thread;
+	bool stopped; /* the thread has been joined (target_queue_stop()) */
 	int epfd, stopfd;
 	pthread_mutex_t lock;
 	struct list_head closed; /* protected by lock: queues freed by the thread */
@@ -160,12 +161,9 @@ static void free_closed(struct real_target *rt)
 static void real_free(struct target *t)
 {
 	struct real_target *rt = to_real(t);
-	uint64_t one = 1;
 
 	if (rt->done) {
-		if (write(rt->stopfd, &one, sizeof(one)) != sizeof(one))
-			abort(); /* an eventfd takes this write */
-		pthread_join(rt->thread, NULL);
+		target_queue_stop(t);
 		free_closed(rt);
 		close(rt->epfd);
 		close(rt->stopfd);
@@ -405,6 +403,19 @@ err_close:
 	if (rt->stopfd >= 0)
 		close(rt->stopfd);
 	return err;
+}
+
+void target_queue_stop(struct target *t)
+{
+	struct real_target *rt = to_real(t);
+	uint64_t one = 1;
+
+	if (!t || t->ops->free != real_free || !rt->done || rt->stopped)
+		return;
+	if (write(rt->stopfd, &one, sizeof(one)) != sizeof(one))
+		abort(); /* an eventfd takes this write */
+	pthread_join(rt->thread, NULL);
+	rt->stopped = true;
 }
 
 unsigned target_max_queued(const struct target *t)

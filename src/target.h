@@ -121,6 +121,12 @@ void target_free(struct target *t);
 
 /* Start t's completion thread (-EOPNOTSUPP: t has no queue), before any queue_open(). */
 int target_queue_start(struct target *t, target_done_fn *done);
+/*
+ * Stop it, if it runs: no done call after this returns.  Commands still
+ * running stay unanswered: for a node's end, before the pools that done
+ * hands work to go.  target_free() stops it too.
+ */
+void target_queue_stop(struct target *t);
 
 /* How many commands one channel or queue may run at once; 0: no limit. */
 unsigned target_max_queued(const struct target *t);
