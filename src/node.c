@@ -891,6 +891,7 @@ static void *node_thread(void *arg)
 {
 	struct node *n = arg;
 	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	node_ended_fn *ended;
 	int ret = -ENOMEM;
 	bool up;
 
@@ -929,10 +930,11 @@ static void *node_thread(void *arg)
 	n->over = true;
 	n->result = ret;
 	up = n->up;
+	ended = n->ended; /* node_free() may have let go of it (stalled) */
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
-	if (up && n->ended)
-		n->ended(n, n->ended_arg);
+	if (up && ended)
+		ended(n, n->ended_arg);
 	return NULL;
 }
 
@@ -1279,6 +1281,22 @@ const char *node_target(const struct node *n)
 	return n->ctl ? "any device bound with BSG_IOC_ADD" : n->d.target->info.path;
 }
 
+/*
+ * n's thread waits on a stalled copy: it is left running, and tells nobody
+ * when it ends (its owner frees what ended's argument names).  False if it
+ * is past that point already: then it ends at once, and is joined.
+ */
+static bool leave_stalled(struct node *n)
+{
+	bool over;
+
+	pthread_mutex_lock(&n->lock);
+	over = n->over;
+	n->ended = NULL;
+	pthread_mutex_unlock(&n->lock);
+	return !over;
+}
+
 int node_free(struct node *n)
 {
 	int ret = 0;
@@ -1295,7 +1313,7 @@ int node_free(struct node *n)
 			end.tv_sec++;
 			if (!pthread_timedjoin_np(n->thread, NULL, &end))
 				break;
-			if (watchdog_stalled(n->d.wd)) {
+			if (watchdog_stalled(n->d.wd) && leave_stalled(n)) {
 				log_node(LOG_WARNING, n->name,
 					 "left as it is: a copy into a "
 					 "client's memory is stalled");
