@@ -45,14 +45,14 @@ static inline struct rcv *rcv_of(const struct parked *p)
 }
 
 /*
- * A blocking array's call ends without its completions (a signal): they
- * become the file's like any other, for a later SG_IORECEIVE or read(), as
- * sg leaves them.  Its parked receivers are served on the elastic pool.
+ * A blocking array's call ends without its completions (a signal, or no
+ * memory to park it): they become the file's like any other, for a later
+ * SG_IORECEIVE or read(), as sg leaves them.  Its parked receivers are
+ * served on the elastic pool.
  */
-static void mrq_release(struct opener *o, const struct parked *p)
+static void mrq_release_id(struct opener *o, unsigned id)
 {
 	struct fuse_pollhandle *ph;
-	unsigned id = rcv_of(p)->w.mrq;
 
 	if (!id)
 		return;
@@ -66,6 +66,11 @@ static void mrq_release(struct opener *o, const struct parked *p)
 	pthread_mutex_unlock(&o->lock);
 	cmdq_wake_poller(ph);
 	cmdq_serve_later(o);
+}
+
+static void mrq_release(struct opener *o, const struct parked *p)
+{
+	mrq_release_id(o, rcv_of(p)->w.mrq);
 }
 
 /* Client memory through the watchdog: 0, -errno or CMD_ANSWERED. */
@@ -538,6 +543,7 @@ static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 		if (!p)
 			p = malloc(sizeof(*p) + sizeof(*rc));
 		if (!p) {
+			mrq_release_id(o, rc->w.mrq); /* as for a signal */
 			fuse_reply_err(rc->req, ENOMEM);
 			return;
 		}
