@@ -32,6 +32,8 @@ struct fuse_req {
 	struct fuse_ctx ctx;	    /* set by the test before the call */
 	void (*hook)(void *);	    /* protected by s->lock: fake_req_on_register() */
 	void *hook_arg;		    /* protected by s->lock */
+	void (*on_reply)(void *);   /* protected by s->lock: fake_req_on_reply() */
+	void *on_reply_arg;	    /* protected by s->lock */
 };
 
 struct fuse_pollhandle {
@@ -154,6 +156,14 @@ void fake_req_on_register(fuse_req_t req, void (*fn)(void *), void *arg)
 	pthread_mutex_unlock(&req->s->lock);
 }
 
+void fake_req_on_reply(fuse_req_t req, void (*fn)(void *), void *arg)
+{
+	pthread_mutex_lock(&req->s->lock);
+	req->on_reply = fn;
+	req->on_reply_arg = arg;
+	pthread_mutex_unlock(&req->s->lock);
+}
+
 int fuse_req_interrupted(fuse_req_t req)
 {
 	int ret;
@@ -214,7 +224,16 @@ static struct fake_reply *reply_new(fuse_req_t req, enum fake_kind kind)
 static int record(struct fake_reply *r)
 {
 	struct fake_session *s = r->req->s;
+	void (*fn)(void *);
+	void *arg;
 
+	pthread_mutex_lock(&s->lock);
+	fn = r->req->on_reply;
+	arg = r->req->on_reply_arg;
+	r->req->on_reply = NULL;
+	pthread_mutex_unlock(&s->lock);
+	if (fn)
+		fn(arg);
 	pthread_mutex_lock(&s->lock);
 	if (s->n_replies == s->cap) {
 		unsigned cap = s->cap ? 2 * s->cap : 64;

@@ -88,6 +88,8 @@ struct fuse_ctx *fake_req_ctx(fuse_req_t req);
  * in the window between a caller's last check and its registration.
  */
 void fake_req_on_register(fuse_req_t req, void (*fn)(void *), void *arg);
+/* fn(arg) runs once, on the thread that answers req, just before its answer counts. */
+void fake_req_on_reply(fuse_req_t req, void (*fn)(void *), void *arg);
 
 /* The next reply not yet returned, waiting for it; NULL after FAKE_WAIT_SECONDS. */
 struct fake_reply *fake_wait_reply(struct fake_session *s);

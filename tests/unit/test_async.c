@@ -3673,8 +3673,27 @@ Test(async, blocking_array_waits_for_all_and_answers_each_at_its_place)
 	rig_fini(&g);
 }
 
+/* The opener's commands still marked as a blocking array's (on_reply hook). */
+struct marked {
+	struct opener *o;
+	int n;
+};
+
+static void count_marked(void *arg)
+{
+	struct marked *m = arg;
+	struct cmd *c;
+
+	pthread_mutex_lock(&m->o->lock);
+	m->n = 0;
+	list_for_each_entry(c, &m->o->cmds, node)
+		m->n += c->mrq != 0;
+	pthread_mutex_unlock(&m->o->lock);
+}
+
 Test(async, interrupted_blocking_array_leaves_its_completions_to_any_receive)
 {
+	struct marked m = { .n = -1 };
 	struct fake_cmd b[2];
 	struct sg_io_v4 hs[2], ctl, r;
 	struct rig g;
@@ -3689,8 +3708,12 @@ Test(async, interrupted_blocking_array_leaves_its_completions_to_any_receive)
 	req = ioctl_as(&g, gettid(), SG_IOSUBMIT, &ctl);
 	cr_assert(fake_target_wait_entered(g.ft, 2));
 	cr_assert(zero(u32, fake_req_replies(req)));
+	m.o = g.o;
+	fake_req_on_reply(req, count_marked, &m);
 	fake_interrupt(req);
 	cr_expect(eq(int, ioctl_result(req), -EINTR));
+	/* once answered, the client may close the file: nothing is left to do */
+	cr_expect(zero(int, m.n), "%d commands still the array's when its EINTR went", m.n);
 	fake_target_release(g.ft);
 	for (int i = 0; i < 2; i++) {
 		r = rcv_hdr(-1, 0);
