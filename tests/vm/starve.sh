@@ -13,8 +13,10 @@
 # judged by events (the probe answered while no stalled call has returned
 # yet), never by time; latencies are printed only.  Then nobody's 180 files
 # each with a read() whose completion's copy stalls must leave another user's
-# write() + read() answered.  Sections (cost, stall, limits, copies) after
-# the daemon run only those:
+# write() + read() answered.  Last, calls the watchdog answered while their
+# copies stall, their file closed meanwhile: when the copies end, the daemon
+# touches nothing of that file's.  Sections (cost, stall, limits, copies,
+# answered) after the daemon run only those:
 #
 #    tests/vm/vm-run tests/vm/starve.sh [/path/to/cuse_bsg [cost ...]]
 set -uo pipefail
@@ -223,6 +225,49 @@ copies() {
     fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"
 }
 
+# ---- a call the watchdog answered, its file closed, its copy still stalled ----
+
+stalls_ended() { [ "$(stall_events end)" -ge "$(stall_events begin)" ]; }
+
+released_while_stalled() {
+    local s
+    s=$(node_stats)
+    [ "$(stall_events end)" -eq 0 ] && [ "$(stats_field open "$s")" -eq "$(stats_field release "$s")" ]
+}
+
+# answered: nobody's SG_IO calls, their headers in stallfs, are answered
+# EFAULT by the watchdog (--copy-timeout 1) while their copies stall; the
+# attacker then exits and its file is released, the copies still stalled.
+# When they end, the daemon (the ASan build) must touch nothing of the
+# released file's, and serve on.
+answered() {
+    local pid tally s0 s1 bin=$CUSE_BSG
+    mount_stallfs
+    CUSE_BSG=$PWD/build/cuse_bsg.asan
+    node_start bsg/answered "$VM_SG" --mode 0666 --copy-timeout 1
+    CUSE_BSG=$bin
+    FILES=$((FILES + 1))
+    rm -f "$STATE/release" "$STATE/events"
+    "${AS_NOBODY[@]}" "$STARVE" attack sgio "$NODE" "$MNT/f$FILES" 4 >/tmp/attack.out 2>&1 &
+    pid=$!
+    vm_wait 30 stalling || vm_fail "no stall began: $(cat /tmp/attack.out)"
+    timeout 60 tail -s 0.1 --pid="$pid" -f /dev/null || vm_fail "attacker did not end: $(wchans "$pid")"
+    tally=$(tail -n1 /tmp/attack.out)
+    check "answered: each stalled SG_IO got EFAULT from the watchdog ($tally)" \
+        test "$tally" = "sgio: EFAULT=4"
+    check "answered: the attacker's file was released while its copies still stall" \
+        vm_wait 10 released_while_stalled
+    echo "   daemon, the copies still stalled: $(node_stats)"
+    touch "$STATE/release"
+    check "answered: the stalled copies end" vm_wait 30 stalls_ended
+    check "answered: then the daemon settles, the opener gone with its calls" \
+        vm_wait 30 node_settled 0
+    check "answered: and serves" bash -c "$STARVE probe $NODE | grep -q probe=OK"
+    check "answered: no memory error in the daemon (ASan)" bash -c "! grep -q AddressSanitizer '$NODE_LOG'"
+    node_stop
+    fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"
+}
+
 # ---- what an open file costs, and the bounds on them ----
 
 no_openers() { [ "$(node_stat openers)" = 0 ] && [ "$(node_stat at_target)" = 0 ]; }
@@ -312,5 +357,6 @@ section cost "what one open file costs: descriptors and kernel memory" cost
 section stall "calls stalled in a client's memory take only their own share of threads" stall
 section limits "open files per user and in all (--max-files-per-user, --max-files)" limits
 section copies "copies into parked readers take only their user's share of threads" copies
+section answered "a call the watchdog answered: its file released while its copy stalls" answered
 echo "starve suite took $((SECONDS - T0)) s in the guest"
 summary
