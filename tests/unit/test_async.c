@@ -981,17 +981,23 @@ static void share_wait_counts(struct share_rig *sr, unsigned want_busy, unsigned
 	}
 }
 
-/* As cb_release() then node's end: the opener, its share_files, the pools. */
-static void share_rig_fini(struct rig *g, struct share_rig *sr)
+/* The node's end, the rig's file released and closed: the other file, the pools, the share. */
+static void share_rig_end(struct rig *g, struct share_rig *sr)
 {
-	rig_release(g);
-	share_file_close(sr->sf);
 	share_file_close(sr->other);
 	rig_stop(g);
 	pool_free(g->d.serve);
 	g->d.serve = NULL;
 	rig_fini(g);
 	share_free(sr->s);
+}
+
+/* As cb_release() then node's end: the opener, its share_files, the pools. */
+static void share_rig_fini(struct rig *g, struct share_rig *sr)
+{
+	rig_release(g);
+	share_file_close(sr->sf);
+	share_rig_end(g, sr);
 }
 
 Test(async, copy_into_a_parked_reader_waits_for_its_users_share)
@@ -1134,12 +1140,7 @@ Test(async, copy_parked_for_its_share_is_dropped_when_the_file_goes)
 	share_wait_counts(&sr, 0, 0);
 	cr_expect(eq(u32, fake_req_replies(r), 1));
 	share_file_close(sr.sf);
-	share_file_close(sr.other);
-	rig_stop(&g);
-	pool_free(g.d.serve);
-	g.d.serve = NULL;
-	rig_fini(&g);
-	share_free(sr.s);
+	share_rig_end(&g, &sr);
 }
 
 struct late_job {
@@ -1186,12 +1187,7 @@ Test(async, copy_submitted_after_the_release_is_dropped)
 	cr_expect(j.dropped, "a job of a released file runs");
 	cr_expect(not(j.ran));
 	share_end(&sr.held);
-	share_file_close(sr.other);
-	rig_stop(&g);
-	pool_free(g.d.serve);
-	g.d.serve = NULL;
-	rig_fini(&g);
-	share_free(sr.s);
+	share_rig_end(&g, &sr);
 }
 
 Test(async, parked_write_interrupted_gets_eintr_once)
@@ -3013,15 +3009,38 @@ static void *stalled_read_thread(void *arg)
 }
 
 /*
+ * g with a 300 ms watchdog and three completions, the first one's data-in
+ * in s's page, which stalls; a read of all three on *t, stalled in that copy.
+ */
+static void stalled_read_start(struct rig *g, struct stall *s, struct fake_cmd *b,
+			       struct stalled_read *sr, pthread_t *t)
+{
+	struct sg_io_v4 h[3];
+
+	stall_init(s);
+	rig_init(g, 1, O_RDWR);
+	cr_assert(zero(int, watchdog_new(300, "fake", &g->d.wd)));
+	script_good(g->ft, 512);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	h[0].din_xferp = (uintptr_t)s->page;
+	cr_assert(eq(sz, write_ok(g, h, 3 * V4, 0), 3 * V4));
+	wait_done(g, 3);
+	*sr = (struct stalled_read){ .g = g, .size = 3 * V4 };
+	cr_assert(zero(int, pthread_create(t, NULL, stalled_read_thread, sr)));
+	while (!atomic_load(&g->o->stuck))
+		sched_yield(); /* the test's timeout bounds it */
+}
+
+/*
  * A read of three completions stalls on the first one's data; the watchdog
  * answers it EFAULT and its client closes the file.  Once the copy returns,
- * the second fails and the third, not reached, would go back to the done
- * list: the release has swept that list already, so it is freed instead.
+ * the two not reached would go back to the done list: the release has
+ * swept that list already, so they are freed instead.
  */
 Test(async, completions_not_reached_after_the_release_are_freed)
 {
 	struct fake_cmd b[3];
-	struct sg_io_v4 h[3];
 	struct stalled_read sr;
 	struct opener *o;
 	struct stall s;
@@ -3029,23 +3048,10 @@ Test(async, completions_not_reached_after_the_release_are_freed)
 	struct rig g;
 	bool empty;
 
-	stall_init(&s);
-	rig_init(&g, 1, O_RDWR);
-	cr_assert(zero(int, watchdog_new(300, "fake", &g.d.wd)));
-	script_good(g.ft, 512);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
-	h[0].din_xferp = (uintptr_t)s.page;
-	h[1].din_xferp = 8; /* no page there: EFAULT */
-	cr_assert(eq(sz, write_ok(&g, h, 3 * V4, 0), 3 * V4));
-	wait_done(&g, 3);
+	stalled_read_start(&g, &s, b, &sr, &t);
 	o = g.o;
 	opener_get(o);
-	sr = (struct stalled_read){ .g = &g, .size = 3 * V4 };
-	cr_assert(zero(int, pthread_create(&t, NULL, stalled_read_thread, &sr)));
-	while (!atomic_load(&o->stuck))
-		sched_yield(); /* the test's timeout bounds it */
-	rig_release(&g);       /* answered: its client may close the file */
+	rig_release(&g); /* answered: its client may close the file */
 	stall_release(&s);
 	wait_unstuck(o);
 	pthread_join(t, NULL);
@@ -3070,26 +3076,13 @@ Test(async, completions_not_reached_after_the_release_are_freed)
 Test(async, after_the_watchdog_answers_no_further_copy_reaches_the_client)
 {
 	struct fake_cmd b[3];
-	struct sg_io_v4 h[3];
 	struct stalled_read sr;
 	struct fake_reply *rep;
 	struct stall s;
 	pthread_t t;
 	struct rig g;
 
-	stall_init(&s);
-	rig_init(&g, 1, O_RDWR);
-	cr_assert(zero(int, watchdog_new(300, "fake", &g.d.wd)));
-	script_good(g.ft, 512);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
-	h[0].din_xferp = (uintptr_t)s.page;
-	cr_assert(eq(sz, write_ok(&g, h, 3 * V4, 0), 3 * V4));
-	wait_done(&g, 3);
-	sr = (struct stalled_read){ .g = &g, .size = 3 * V4 };
-	cr_assert(zero(int, pthread_create(&t, NULL, stalled_read_thread, &sr)));
-	while (!atomic_load(&g.o->stuck))
-		sched_yield(); /* the test's timeout bounds it */
+	stalled_read_start(&g, &s, b, &sr, &t);
 	stall_wake(&s);
 	wait_unstuck(g.o);
 	pthread_join(t, NULL);
