@@ -797,14 +797,16 @@ void cmdq_put_back(struct opener *o, struct cmd **cmds, unsigned n)
 	for (unsigned i = n; !released && i--;) {
 		struct cmd *c = cmds[i];
 
+		c->mrq = 0;		      /* a blocking array's call is over: anyone's */
 		list_add(&c->node, &o->cmds); /* still the oldest completions */
 		o->queued++;
 		o->done++;
 	}
 	pthread_mutex_unlock(&o->lock);
-	/* async_release() has swept the list: results nobody will read */
-	for (unsigned i = 0; released && i < n; i++)
-		cmd_free(cmds[i]);
+	if (!released)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		cmd_free(cmds[i]); /* async_release() has swept the list: nobody reads them */
 }
 
 /*

@@ -205,9 +205,10 @@ unsigned cmdq_take_done(struct opener *o, const struct want *w, size_t room, str
 /* A completion's header into out (hlen bytes), its data-in and sense into tid: 0 or -errno. */
 int cmdq_deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out);
 /*
- * Not under o->lock: n taken commands back on o's done list, oldest first;
- * freed instead if o's file has been released meanwhile (a reader the
- * watchdog answered: its client may have closed the file since).
+ * Not under o->lock: n taken commands back on o's done list, oldest first,
+ * anyone's (a blocking array's no more); freed instead if o's file has been
+ * released meanwhile (a reader the watchdog answered: its client may have
+ * closed the file since).
  */
 void cmdq_put_back(struct opener *o, struct cmd **cmds, unsigned n);
 /*

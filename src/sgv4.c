@@ -465,13 +465,8 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmd
 	used = ok ? ok : n ? 1 : 0; /* a first that failed is dropped, as sg's */
 	if (!mine)
 		used = i; /* answered EFAULT meanwhile: what it reached is lost */
-	if (used < n) {
-		pthread_mutex_lock(&o->lock);
-		for (unsigned k = used; k < n; k++)
-			cmds[k]->mrq = 0; /* its array's call is over: anyone's */
-		pthread_mutex_unlock(&o->lock);
+	if (used < n)
 		cmdq_put_back(o, cmds + used, n - used);
-	}
 	for (unsigned k = 0; k < used; k++)
 		cmd_recycle(cmds[k]);
 	free(out);
