@@ -205,13 +205,9 @@ churn() {
 # fio's file is never released (the session ends first), so what it holds
 # is still allocated at exit: leaks are not looked for here.
 stop_under_load() {
-    local fio_pid bin=$CUSE_BSG asan=${ASAN_OPTIONS-}
+    local fio_pid
     set_delay 1
-    CUSE_BSG=$PWD/build/cuse_bsg.asan
-    export ASAN_OPTIONS=detect_leaks=0
-    node_start bsg/robust-cuse "$VM_SG"
-    CUSE_BSG=$bin
-    ASAN_OPTIONS=$asan
+    CUSE_BSG=$PWD/build/cuse_bsg.asan ASAN_OPTIONS=detect_leaks=0 node_start bsg/robust-cuse "$VM_SG"
     fio --name=t --filename="$NODE" --ioengine=sg --bs=4k --size=4M --rw=randread \
         --iodepth=16 --time_based --runtime=60 >/tmp/fio-stop.out 2>&1 &
     fio_pid=$!

@@ -241,11 +241,9 @@ released_while_stalled() {
 # When they end, the daemon (the ASan build) must touch nothing of the
 # released file's, and serve on.
 answered() {
-    local pid tally s0 s1 bin=$CUSE_BSG
+    local pid tally
     mount_stallfs
-    CUSE_BSG=$PWD/build/cuse_bsg.asan
-    node_start bsg/answered "$VM_SG" --mode 0666 --copy-timeout 1
-    CUSE_BSG=$bin
+    CUSE_BSG=$PWD/build/cuse_bsg.asan node_start bsg/answered "$VM_SG" --mode 0666 --copy-timeout 1
     FILES=$((FILES + 1))
     rm -f "$STATE/release" "$STATE/events"
     "${AS_NOBODY[@]}" "$STARVE" attack sgio "$NODE" "$MNT/f$FILES" 4 >/tmp/attack.out 2>&1 &
