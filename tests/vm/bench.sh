@@ -282,19 +282,31 @@ ioctl_requests() {
         'BEGIN { printf "| sg v4 ioctls, QD %-3d, batches of %-3d | %5.3f |\n", q, b, d / c }'
 }
 
-# proc_cost PID: the process's CPU ticks (user + system, all threads),
-# context switches (voluntary + not, all threads) so far, and of those the
-# involuntary ones (a thread preempted: by the block layer's ksoftirqd
+# proc_cost PID: the process's CPU ticks so far (user + system, its ended
+# threads' included) on a line "cpu TICKS", then a line "TID SWITCHES
+# INVOLUNTARY" for each thread: its context switches (voluntary + not) and
+# of those the involuntary ones (preempted: by the block layer's ksoftirqd
 # ending a command it issued, for one)
 proc_cost() {
-    local t ticks sw=0 nv=0 s n
-    ticks=$(awk '{print $14 + $15}' "/proc/$1/stat")
-    for t in /proc/"$1"/task/*/status; do
-        read -r s n < <(awk '/^voluntary_ctxt_switches/ {v = $2} /^nonvoluntary_ctxt_switches/ {n = $2}
-            END {print v + n, n + 0}' "$t" 2>/dev/null || echo 0 0)
-        sw=$((sw + ${s:-0})) nv=$((nv + ${n:-0}))
+    local t
+    echo "cpu $(awk '{print $14 + $15}' "/proc/$1/stat")"
+    for t in /proc/"$1"/task/*; do
+        awk -v t="${t##*/}" '/^voluntary_ctxt_switches/ {v = $2} /^nonvoluntary_ctxt_switches/ {n = $2}
+            END {if (v != "") print t, v + n, n + 0}' "$t/status" 2>/dev/null || true
     done
-    echo "$ticks $sw $nv"
+}
+
+# cost_delta BEFORE AFTER: of two proc_cost texts, "TICKS SWITCHES
+# INVOLUNTARY ENDED": the ticks between them, the switches of each thread
+# between them (all of a thread begun since), and how many threads of
+# BEFORE had ended by AFTER: procfs keeps no count of an ended thread's
+# switches, so with ENDED > 0 the switches are a lower bound
+cost_delta() {
+    awk 'FNR == NR { if ($1 == "cpu") c0 = $2; else { s0[$1] = $2; n0[$1] = $3 }; next }
+        $1 == "cpu" { c1 = $2; next }
+        { sw += $2 - s0[$1]; nv += $3 - n0[$1]; seen[$1] = 1 }
+        END { for (t in s0) if (!(t in seen)) ended++
+            print c1 - c0, sw, nv, ended + 0 }' <(echo "$1") <(echo "$2")
 }
 
 # ioctl_cost LABEL PID DEV QD BATCH: per command of the batched ioctls, the
@@ -308,15 +320,16 @@ ioctl_cost() {
     b=$(proc_cost "$2")
     cmds=$("$V4IO" load "$3" "$4" "$5" 3 | sed -n 's/.*commands=\([0-9]*\).*/\1/p')
     a=$(proc_cost "$2")
-    awk -v l="$1" -v b="$b" -v a="$a" -v c="${cmds:-0}" -v hz="$hz" -v q="$4" -v n="$5" \
+    awk -v l="$1" -v d="$(cost_delta "$b" "$a")" -v c="${cmds:-0}" -v hz="$hz" -v q="$4" -v n="$5" \
         -v cost="$VM_OUT/cost.csv" -v costqd="$VM_OUT/cost-qd.csv" 'BEGIN {
-        split(b, x, " "); split(a, y, " ")
+        split(d, x, " ")
         if (c == 0) { printf "| %-14s | %3d | %5d | %8s | %7s | %8s | %11s |\n", l, q, n, "n/a", "n/a", "n/a", "n/a"; exit }
-        printf "| %-14s | %3d | %5d | %8d | %7.1f | %8.2f | %11.2f |\n", l, q, n, c,
-            (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c, (y[3] - x[3]) / c
-        printf "%s,%d,%d,%.1f,%.2f\n", l, q, n, (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c >>cost
+        m = x[4] ? ">=" : ""
+        printf "| %-14s | %3d | %5d | %8d | %7.1f | %8s | %11s |\n", l, q, n, c, x[1] * 1e6 / hz / c,
+            sprintf("%s%.2f", m, x[2] / c), sprintf("%s%.2f", m, x[3] / c)
+        printf "%s,%d,%d,%.1f,%.2f\n", l, q, n, x[1] * 1e6 / hz / c, x[2] / c >>cost
         if (n == int((q + 3) / 4))
-            printf "%s,%d,%.1f,%.2f\n", l, q, (y[1] - x[1]) * 1e6 / hz / c, (y[2] - x[2]) / c >>costqd }'
+            printf "%s,%d,%.1f,%.2f\n", l, q, x[1] * 1e6 / hz / c, x[2] / c >>costqd }'
 }
 
 # fio_cost LABEL DEV QD: fio randread 4k's own CPU time and context switches
@@ -339,7 +352,8 @@ cost_table() {
     echo "Where the time goes, delay=0: per command of a 3 s load, the responder's CPU time"
     echo "(all its threads, user + system) and its threads' context switches; for kernel"
     echo "sg, fio's own (sg runs scsi_debug's work inside fio's write()); involuntary: of"
-    echo "the switches, a thread preempted, as by ksoftirqd ending a command it issued"
+    echo "the switches, a thread preempted, as by ksoftirqd ending a command it issued;"
+    echo ">=: a thread of the responder ended during the run, its switches not counted"
     echo
     : >"$VM_OUT/cost.csv"
     : >"$VM_OUT/cost-qd.csv"
