@@ -118,9 +118,10 @@ build/unit/test_sgio: build/san/tests/unit/test_sgio.o build/san/tests/unit/fake
 build/unit/test_uaccess: build/san/tests/unit/test_uaccess.o build/san/tests/unit/fake.o $(SAN_MODULES)
 	$(UNIT_LINK) -lsgutils2 -pthread -o $@
 
-# write()/read()/poll() end to end, the same way
+# write()/read()/poll() end to end, the same way; malloc wrapped, so that a
+# test can fail one
 build/unit/test_async: build/san/tests/unit/test_async.o build/san/tests/unit/fake.o $(SAN_MODULES)
-	$(UNIT_LINK) -lsgutils2 -pthread -o $@
+	$(UNIT_LINK) -lsgutils2 -pthread -Wl,--wrap=malloc -o $@
 
 # ThreadSanitizer: the threaded modules again, under build/tsan, and a plain
 # driver (Criterion's runner does not survive TSan)

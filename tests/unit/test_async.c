@@ -3684,6 +3684,117 @@ static void count_marked(void *arg)
 	pthread_mutex_unlock(&m->o->lock);
 }
 
+/*
+ * Failing allocations: the binary is linked with --wrap=malloc, and a
+ * thread that arms this counts its mallocs and fails the one at fail_at
+ * (counted from 1; 0 fails none), for a path a failing malloc takes.
+ */
+static __thread struct {
+	bool armed;
+	unsigned seen, fail_at;
+} malloc_fault;
+
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+
+void *__wrap_malloc(size_t size)
+{
+	if (malloc_fault.armed && ++malloc_fault.seen == malloc_fault.fail_at) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_malloc(size);
+}
+
+static void malloc_fault_arm(unsigned fail_at)
+{
+	malloc_fault.seen = 0;
+	malloc_fault.fail_at = fail_at;
+	malloc_fault.armed = true;
+}
+
+/* The mallocs made since malloc_fault_arm(), and no more failures. */
+static unsigned malloc_fault_disarm(void)
+{
+	malloc_fault.armed = false;
+	return malloc_fault.seen;
+}
+
+/*
+ * A blocking array's SG_IOSUBMIT, its n commands held by the target: the
+ * call, parked; m counts at its answer (on_reply hook) the commands still
+ * the array's.
+ */
+static fuse_req_t blocking_array(struct rig *g, struct fake_cmd *b, struct sg_io_v4 *hs, unsigned n,
+				 struct sg_io_v4 *ctl, struct marked *m)
+{
+	struct ioctx x = {
+		.req = fake_req_new(g->fs),
+		.o = g->o,
+		.tid = gettid(),
+		.direct = true,
+	};
+
+	for (unsigned i = 0; i < n; i++)
+		hs[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	*ctl = mrq_ctl(hs, n, hs, n, 0);
+	x.arg = (uintptr_t)ctl;
+	fake_req_ctx(x.req)->pid = x.tid;
+	m->o = g->o;
+	m->n = -1;
+	fake_req_on_reply(x.req, count_marked, m); /* before: it may be answered at once */
+	ioctl_dispatch(&x, SG_IOSUBMIT, 0);
+	return x.req;
+}
+
+Test(async, blocking_array_without_memory_to_wait_leaves_its_completions_to_any_receive)
+{
+	enum { N = 2 };
+	struct fake_cmd b[3][N];
+	struct sg_io_v4 hs[3][N], ctl[3], r;
+	struct marked m[3];
+	unsigned mallocs, got = 0;
+	struct rig g;
+	fuse_req_t req;
+
+	rig_init(&g, 3 * N, O_RDWR); /* a thread for each command the target holds */
+	script_good(g.ft, 512);
+	fake_target_set_block(g.ft, true);
+	/* a first array makes what a file makes once; it is interrupted */
+	req = blocking_array(&g, b[0], hs[0], N, &ctl[0], &m[0]);
+	cr_assert(fake_target_wait_entered(g.ft, N));
+	fake_interrupt(req);
+	cr_assert(eq(int, ioctl_result(req), -EINTR));
+	/* the second counts the mallocs of such a call: the last parks it */
+	malloc_fault_arm(0);
+	req = blocking_array(&g, b[1], hs[1], N, &ctl[1], &m[1]);
+	mallocs = malloc_fault_disarm();
+	cr_assert(fake_target_wait_entered(g.ft, 2 * N));
+	cr_assert(zero(u32, fake_req_replies(req)), "parked");
+	fake_interrupt(req);
+	cr_assert(eq(int, ioctl_result(req), -EINTR));
+	/* the third finds no memory to park in */
+	malloc_fault_arm(mallocs);
+	req = blocking_array(&g, b[2], hs[2], N, &ctl[2], &m[2]);
+	cr_assert(eq(u32, malloc_fault_disarm(), mallocs));
+	cr_assert(eq(int, ioctl_result(req), -ENOMEM), "the call is answered at once");
+	cr_expect(zero(int, m[2].n), "%d commands still the array's at the ENOMEM", m[2].n);
+	cr_assert(fake_target_wait_entered(g.ft, 3 * N));
+	fake_target_release(g.ft);
+	/* every command, the third array's too, is any receive's */
+	for (unsigned i = 0; i < 3 * N; i++) {
+		r = rcv_hdr(-1, 0);
+		cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "%u", i);
+		got++;
+	}
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "no more");
+	cr_expect(eq(u32, got, 3 * N));
+	for (unsigned i = 0; i < N; i++)
+		cr_expect(is_data_in(b[2][i].data, 512, i + 1), "the third array's data, %u", i);
+	rig_fini(&g);
+}
+
 Test(async, interrupted_blocking_array_leaves_its_completions_to_any_receive)
 {
 	struct marked m = { .n = -1 };
