@@ -3105,10 +3105,11 @@ Test(async, after_the_watchdog_answers_no_further_copy_reaches_the_client)
 /* ---- the sg v4 ioctls: SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT ---- */
 
 /* An ioctl on the direct path by thread tid, left to be answered whenever. */
-static fuse_req_t ioctl_as(struct rig *g, pid_t tid, unsigned cmd, void *arg)
+/* req, made by the test (a hook set on it first), with cmd on arg by tid: req. */
+static fuse_req_t ioctl_on(struct rig *g, fuse_req_t req, pid_t tid, unsigned cmd, void *arg)
 {
 	struct ioctx x = {
-		.req = fake_req_new(g->fs),
+		.req = req,
 		.o = g->o,
 		.arg = (uintptr_t)arg,
 		.tid = tid,
@@ -3118,6 +3119,11 @@ static fuse_req_t ioctl_as(struct rig *g, pid_t tid, unsigned cmd, void *arg)
 	fake_req_ctx(x.req)->pid = tid;
 	ioctl_dispatch(&x, cmd, 0);
 	return x.req;
+}
+
+static fuse_req_t ioctl_as(struct rig *g, pid_t tid, unsigned cmd, void *arg)
+{
+	return ioctl_on(g, fake_req_new(g->fs), tid, cmd, arg);
 }
 
 /* Its answer: the result, or -errno. */
@@ -3728,23 +3734,15 @@ static unsigned malloc_fault_disarm(void)
 static fuse_req_t blocking_array(struct rig *g, struct fake_cmd *b, struct sg_io_v4 *hs, unsigned n,
 				 struct sg_io_v4 *ctl, struct marked *m)
 {
-	struct ioctx x = {
-		.req = fake_req_new(g->fs),
-		.o = g->o,
-		.tid = gettid(),
-		.direct = true,
-	};
+	fuse_req_t req = fake_req_new(g->fs);
 
 	for (unsigned i = 0; i < n; i++)
 		hs[i] = v4_read(&b[i], i + 1, 512, i + 1);
 	*ctl = mrq_ctl(hs, n, hs, n, 0);
-	x.arg = (uintptr_t)ctl;
-	fake_req_ctx(x.req)->pid = x.tid;
 	m->o = g->o;
 	m->n = -1;
-	fake_req_on_reply(x.req, count_marked, m); /* before: it may be answered at once */
-	ioctl_dispatch(&x, SG_IOSUBMIT, 0);
-	return x.req;
+	fake_req_on_reply(req, count_marked, m); /* before: it may be answered at once */
+	return ioctl_on(g, req, gettid(), SG_IOSUBMIT, ctl);
 }
 
 Test(async, blocking_array_without_memory_to_wait_leaves_its_completions_to_any_receive)
@@ -3753,7 +3751,7 @@ Test(async, blocking_array_without_memory_to_wait_leaves_its_completions_to_any_
 	struct fake_cmd b[3][N];
 	struct sg_io_v4 hs[3][N], ctl[3], r;
 	struct marked m[3];
-	unsigned mallocs, got = 0;
+	unsigned mallocs;
 	struct rig g;
 	fuse_req_t req;
 
@@ -3785,11 +3783,9 @@ Test(async, blocking_array_without_memory_to_wait_leaves_its_completions_to_any_
 	for (unsigned i = 0; i < 3 * N; i++) {
 		r = rcv_hdr(-1, 0);
 		cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "%u", i);
-		got++;
 	}
 	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
 	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "no more");
-	cr_expect(eq(u32, got, 3 * N));
 	for (unsigned i = 0; i < N; i++)
 		cr_expect(is_data_in(b[2][i].data, 512, i + 1), "the third array's data, %u", i);
 	rig_fini(&g);
