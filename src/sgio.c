@@ -63,7 +63,8 @@ static void reply_retry_path(struct cmd *cmd, unsigned sense_len)
 	int n = 0;
 
 	iov[n++] = (struct iovec){ cmd->r.hdr.raw, cmd->r.hdr_len };
-	if (cmd_reads_data(&cmd->r))
+	/* only as planned: a v3 header with no dxferp has no data in the client */
+	if (cmd_reads_data(&cmd->r) && cmd->nsegs)
 		iov[n++] = (struct iovec){ cmd->c.data, cmd->c.data_len };
 	if (sense_len)
 		iov[n++] = (struct iovec){ cmd->c.res.sense, sense_len };
@@ -369,7 +370,9 @@ static int take_final(struct ioctx *x, struct cmd *cmd, const struct plan *p)
 		return -EINVAL;
 	}
 	memcpy(cmd->c.cdb, in + off, cmd->r.cdb_len);
-	if (cmd_writes_data(&cmd->r))
+	/* the data the plan asked for: none for a v3 header with no dxferp,
+	 * which sends its buffer as cmd_set_segs() left it, as sg its reserve */
+	if (cmd_writes_data(&cmd->r) && cmd->nsegs)
 		memcpy(cmd->c.data, in + off + cmd->r.cdb_len, cmd->c.data_len);
 	return 0;
 }

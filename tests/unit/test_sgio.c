@@ -1910,3 +1910,80 @@ Test(target, bulk_channel_takes_data_transfers_from_bulk_min_to_max_sectors)
 	c.data_len = 128u << 10;
 	cr_expect(not(target_bulk(&t, &c)), "no bsg node: sg takes everything");
 }
+
+/*
+ * The retry path with no dxferp: the plan asks the kernel for no data
+ * iovec (cmd->nsegs is 0), and the reply carries no data either.  With
+ * data in it, the reply was longer than out_size (the kernel's FUSE says
+ * EIO), or, with a sense buffer big enough, the data landed in the
+ * client's sense buffer ahead of the sense.
+ */
+Test(sgio, retry_v3_without_a_data_pointer_reply_fits_the_plan)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct kround k = { 0 };
+	unsigned rounds = 0;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.dxferp = NULL;
+	script_good(g.ft, 4096, 0);
+	for (;;) {
+		cr_assert(lt(u32, rounds, 8));
+		rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+		rounds++;
+		if (rep->kind != FAKE_RETRY)
+			break;
+		kernel_retry(rep, &k);
+	}
+	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
+	/* fs/fuse/ioctl.c: transferred > out_size is EIO to the client */
+	cr_expect(le(sz, rep->len, k.out_len),
+		  "the reply (%zu bytes) is longer than the client's out iovecs (%zu): EIO",
+		  rep->len, k.out_len);
+	free(k.in);
+	rig_fini(&g);
+}
+
+/*
+ * The retry path with no dxferp on a data-out command: the plan asks the
+ * kernel for no data (cmd->nsegs is 0), so the final round's in_buf holds
+ * the header and the CDB only, and nothing past the CDB is taken as data
+ * (it was once: a read past the request's buffer, other requests' bytes,
+ * sent to the device).  A new buffer's zeroes go, as sg's reserve buffer.
+ */
+Test(sgio, retry_v3_write_without_a_data_pointer_sends_zeroes)
+{
+	struct rig g;
+	struct client c;
+	struct fake_reply *rep;
+	struct kround k = { 0 };
+	unsigned char *in;
+	unsigned rounds = 0;
+
+	rig_init(&g, false, 2, O_RDWR);
+	client_v3(&c, SG_DXFER_TO_DEV, 8192);
+	c.h.v3.dxferp = NULL;
+	for (;;) {
+		cr_assert(lt(u32, rounds, 8));
+		if (rep = NULL, k.in && k.out_len) {
+			/* the kernel's in buffer, exactly as long as the plan asked */
+			in = malloc(k.in_len);
+			memcpy(in, k.in, k.in_len);
+			rep = round_trip(&g, SG_IO, false, &c.h, in, k.in_len, k.out_len);
+			free(in);
+		} else {
+			rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+		}
+		rounds++;
+		if (rep->kind != FAKE_RETRY)
+			break;
+		kernel_retry(rep, &k);
+	}
+	cr_expect(eq(sz, g.ft->seen.data_out_len, 8192));
+	cr_expect(fake_all_bytes(g.ft->seen.data_out, 8192, 0), "zeroes, no daemon memory");
+	free(k.in);
+	rig_fini(&g);
+}
