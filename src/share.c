@@ -21,9 +21,10 @@ struct share_user {
 
 struct share_file {
 	struct share *s;
-	uid_t uid;     /* who opened it */
-	unsigned busy; /* protected by the share's lock: its calls holding a thread */
-	bool closed;   /* protected by the share's lock */
+	uid_t uid;		  /* who opened it */
+	unsigned busy;		  /* protected by the share's lock: its calls holding a thread */
+	bool closed;		  /* protected by the share's lock */
+	struct list_head waiting; /* protected by the share's lock: its parked calls, FIFO */
 };
 
 struct share {
@@ -120,6 +121,7 @@ int share_file_open(struct share *s, uid_t uid, struct share_file **ret)
 	}
 	f->s = s;
 	f->uid = uid;
+	list_init(&f->waiting);
 	*ret = f;
 	return 0;
 }
@@ -193,6 +195,7 @@ int share_park(struct share *s, struct share_wait *w)
 		state = w->state = SHARE_RUNNING;
 	} else {
 		list_add_tail(&w->node, &u->waiting);
+		list_add_tail(&w->fnode, &w->f->waiting);
 		u->parked++;
 		state = w->state = SHARE_PARKED;
 	}
@@ -211,6 +214,7 @@ bool share_cancel(struct share *s, struct share_wait *w)
 	if (w->state == SHARE_PARKED) {
 		u = user_of(s, w->uid, false);
 		list_del(&w->node);
+		list_del(&w->fnode);
 		if (u) {
 			u->parked--;
 			user_put(u);
@@ -223,6 +227,17 @@ bool share_cancel(struct share *s, struct share_wait *w)
 	return mine;
 }
 
+/* Caller holds lock: w, of u, parked, now holds its share, unlinked. */
+static struct share_wait *run_wait(struct share *s, struct share_user *u, struct share_wait *w)
+{
+	list_del(&w->node);
+	list_del(&w->fnode);
+	u->parked--;
+	hold(s, u, w->f, &w->call);
+	w->state = SHARE_RUNNING;
+	return w;
+}
+
 /* Caller holds lock: the first wait of u that fits now, holding its share, unlinked; or NULL. */
 static struct share_wait *next_fit(struct share *s, struct share_user *u)
 {
@@ -230,14 +245,24 @@ static struct share_wait *next_fit(struct share *s, struct share_user *u)
 
 	if (u->busy >= s->lim.calls_per_user)
 		return NULL;
-	list_for_each_entry(w, &u->waiting, node) {
-		if (w->f->busy >= s->lim.calls_per_file)
-			continue;
-		list_del(&w->node);
-		u->parked--;
-		hold(s, u, w->f, &w->call);
-		w->state = SHARE_RUNNING;
-		return w;
+	list_for_each_entry(w, &u->waiting, node)
+		if (w->f->busy < s->lim.calls_per_file)
+			return run_wait(s, u, w);
+	return NULL;
+}
+
+/* Caller holds lock: the first wait on f, of any user, that fits now, as next_fit(); or NULL. */
+static struct share_wait *next_fit_file(struct share *s, struct share_file *f)
+{
+	struct share_wait *w;
+	struct share_user *u;
+
+	if (f->busy >= s->lim.calls_per_file)
+		return NULL;
+	list_for_each_entry(w, &f->waiting, fnode) {
+		u = user_of(s, w->uid, false); /* there: it counts w as parked */
+		if (u && u->busy < s->lim.calls_per_user)
+			return run_wait(s, u, w);
 	}
 	return NULL;
 }
@@ -247,7 +272,7 @@ void share_end(struct share_call *c)
 	struct share *s = c->s;
 	struct share_user *u = c->u;
 	struct share_file *f = c->f;
-	struct share_wait *w;
+	struct share_wait *w, *wf;
 	bool gone;
 
 	if (!s || c->taken)
@@ -255,14 +280,18 @@ void share_end(struct share_call *c)
 	c->s = NULL;
 	pthread_mutex_lock(&s->lock);
 	u->busy--;
-	gone = --f->busy == 0 && f->closed;
+	f->busy--;
 	w = next_fit(s, u);
+	wf = next_fit_file(s, f); /* a closed file has none parked */
+	gone = f->busy == 0 && f->closed;
 	user_put(u);
 	pthread_mutex_unlock(&s->lock);
 	if (gone)
 		free(f);
 	if (w)
 		w->resume(w);
+	if (wf)
+		wf->resume(wf);
 }
 
 void share_set_current(struct share_call *c)
@@ -299,6 +328,7 @@ void share_drain(struct share *s, const void *owner, struct list_head *out)
 				if (w->owner != owner)
 					continue;
 				list_del(&w->node);
+				list_del(&w->fnode);
 				u->parked--;
 				w->state = SHARE_CANCELLED;
 				list_add_tail(&w->node, out);

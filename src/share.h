@@ -47,7 +47,8 @@ enum share_wait_state { SHARE_NEW, SHARE_PARKED, SHARE_RUNNING, SHARE_CANCELLED 
  * it back.
  */
 struct share_wait {
-	struct list_head node; /* protected by the share's lock: in its user's waiting list */
+	struct list_head node;	/* protected by the share's lock: in its user's waiting list */
+	struct list_head fnode; /* protected by the share's lock: in its file's */
 	uid_t uid;
 	struct share_file *f;
 	const void *owner;	/* for share_drain() */
@@ -95,8 +96,10 @@ bool share_cancel(struct share *s, struct share_wait *w);
 
 /*
  * The call of c is over: its share goes back, and the first call its user
- * parked that now fits is given it and resumed (w->resume()).  Any thread,
- * after the call's answer: its file may be closed by then.
+ * parked that now fits is given it and resumed (w->resume()); so is the
+ * first that waits for c's file, of any user, if the file still has room
+ * (a file full of one user's calls parks another's).  Any thread, after the
+ * call's answer: its file may be closed by then.
  */
 void share_end(struct share_call *c);
 

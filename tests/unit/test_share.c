@@ -190,3 +190,37 @@ Test(share, taken_calls_are_ended_by_their_taker_and_drained_waits_returned)
 	cr_expect(zero(u32, nresumed));
 	share_file_close(f);
 }
+
+/*
+ * A call parked only for its file's bound (its user has room) is resumed
+ * when a call on that file ends, whoever's: the calls filling the file may
+ * be another user's (a descriptor passed to another user, SG_IO of a
+ * process that changed uid after open), and their user's waiting list does
+ * not hold it.
+ */
+Test(share, a_call_parked_for_its_file_is_resumed_when_another_users_calls_on_it_end)
+{
+	struct share_call c[2];
+	struct share_wait w;
+	struct share_file *f;
+	unsigned busy, parked, files;
+
+	cr_assert(zero(int, share_file_open(s, 1000, &f)));
+	/* another user holding the same open file fills its 2 calls */
+	cr_assert(share_enter(f, 1001, &c[0]));
+	cr_assert(share_enter(f, 1001, &c[1]));
+	cr_assert(not(share_enter(f, 1000, &(struct share_call){ 0 })), "the file is full");
+	wait_init(&w, f, 1000);
+	cr_assert(eq(int, share_park(s, &w), SHARE_PARKED));
+	nresumed = 0;
+	share_end(&c[0]);
+	share_end(&c[1]);
+	share_user_counts(s, 1001, &busy, &parked, &files);
+	cr_assert(zero(u32, busy), "the file has no call running now");
+	cr_expect(eq(u32, nresumed, 1), "the parked call of the idle file must be resumed");
+	if (nresumed)
+		share_end(&w.call);
+	else
+		cr_assert(share_cancel(s, &w));
+	share_file_close(f);
+}
