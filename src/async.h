@@ -42,12 +42,13 @@ void async_target_done(struct scsi_cmd *c, int err);
  * context issued, as only that context may take it (logged if not: the
  * command is dropped, as without the setting).  async_keep() puts the
  * running cmd on its opener's list (from the interrupt callback, before it
- * decides), async_unkeep() takes it back if the worker answered first,
- * async_kept_done() completes it.
+ * decides) if the file's queue has room for it, as sg's SG_IO holds one of
+ * the file's slots (false: dropped); async_unkeep() takes it back
+ * if the worker answered first, async_kept_done() completes it.
  */
 struct cmd;
 bool async_may_keep(struct cmd *cmd);
-void async_keep(struct cmd *cmd);
+bool async_keep(struct cmd *cmd);
 void async_unkeep(struct cmd *cmd);
 void async_kept_done(struct cmd *cmd, int err);
 

@@ -1268,16 +1268,24 @@ bool async_may_keep(struct cmd *cmd)
 	return cmdq_check_caller(cmd->o, cmd->tid, "an interrupted SG_IO kept for read()") == 0;
 }
 
-void async_keep(struct cmd *cmd)
+bool async_keep(struct cmd *cmd)
 {
 	struct opener *o = cmd->o;
+	bool room;
 
 	cmd->owner = o->ident.c.tgid; /* async_may_keep(): the opener's process */
 	pthread_mutex_lock(&o->lock);
-	o->queued++;
-	o->refs++;
-	list_add_tail(&cmd->node, &o->cmds);
+	room = o->queued < cmdq_queue_limit(o, cmd->r.version);
+	if (room) {
+		o->queued++;
+		o->refs++;
+		/* a tag of its own, as enqueue() gives: none answers for another's */
+		cmd->tag = o->next_tag;
+		o->next_tag = o->next_tag == INT32_MAX ? 0 : o->next_tag + 1;
+		list_add_tail(&cmd->node, &o->cmds);
+	}
 	pthread_mutex_unlock(&o->lock);
+	return room;
 }
 
 void async_unkeep(struct cmd *cmd)

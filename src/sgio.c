@@ -211,17 +211,24 @@ static void run_pooled(struct pool_work *w, unsigned slot)
 static void signalled(fuse_req_t req, void *data)
 {
 	struct cmd *cmd = data;
-	struct bsgdev *d = cmd->d; /* read before the exchange: cmd may go after it */
+	/* read before the exchange: cmd may go after it */
+	struct bsgdev *d = cmd->d;
+	pid_t tid = cmd->tid;
 	/* sg's keep_orphan: the result goes to read(), which needs the direct path,
 	 * and belongs to the context that issued it, which must be the opener's;
-	 * the opener lives, as its file has a call in progress */
-	bool keep = cmd->direct && atomic_load(&cmd->o->keep_orphan) && async_may_keep(cmd);
+	 * the opener lives, as its file has a call in progress.  It takes a
+	 * place in the file's queue, as sg's SG_IO holds one of its slots. */
+	bool want = cmd->direct && atomic_load(&cmd->o->keep_orphan) && async_may_keep(cmd);
+	bool keep = want && async_keep(cmd);
 	int expect = SGIO_RUNNING;
 
-	if (keep)
-		async_keep(cmd);
 	if (atomic_compare_exchange_strong(&cmd->state, &expect,
 					   keep ? SGIO_KEPT : SGIO_INTERRUPTED)) {
+		if (want && !keep)
+			bsgdev_warn(d,
+				    "tid %d: interrupted SG_IO dropped, not kept for read(): "
+				    "the file's queue is full",
+				    tid);
 		stat_inc(d, STAT_INTERRUPT);
 		fuse_reply_err(req, EINTR);
 		return;

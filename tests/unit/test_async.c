@@ -3822,3 +3822,87 @@ Test(async, interrupted_blocking_array_leaves_its_completions_to_any_receive)
 	}
 	rig_fini(&g);
 }
+
+/*
+ * Kept orphans take places in the file's queue, as sg's SG_IO takes one of
+ * the file's 16 requests (sg_add_request(): EDOM when none is free): past
+ * the bound an interrupted SG_IO is dropped, not kept, so that no file
+ * holds more than its queue (each with its struct cmd and up to 1024 iovec
+ * segments, charged nowhere).
+ */
+Test(async, keep_orphan_keeps_no_more_than_the_files_queue)
+{
+	enum { N = 24 };
+	struct rig g;
+	struct fake_cmd b[N];
+	struct sg_io_hdr h[N];
+
+	rig_init(&g, N, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	for (int i = 0; i < N; i++) {
+		struct ioctx x = {
+			.req = fake_req_new(g.fs),
+			.o = g.o,
+			.tid = gettid(),
+			.direct = true,
+		};
+
+		h[i] = v3_read(&b[i], 1, 512, 100 + i);
+		x.arg = (uintptr_t)&h[i];
+		ioctl_dispatch(&x, SG_IO, 0);
+		if (!fake_target_wait_entered(g.ft, i + 1))
+			break; /* refused (EDOM), as sg's 17th */
+		fake_interrupt(x.req);
+		cr_assert(eq(int, err_of(x.req), EINTR));
+	}
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(le(int, async_num_waiting(g.o), SG_MAX_QUEUE),
+		  "%d completions kept on a file whose queue holds %d", async_num_waiting(g.o),
+		  SG_MAX_QUEUE);
+	rig_fini(&g);
+}
+
+/*
+ * A kept SG_IO orphan (SG_SET_KEEP_ORPHAN) gets a generated_tag of its own
+ * on the file's list: without one (cmd_new()'s zero) it answered for the
+ * tag SG_IOSUBMIT gave the file's first command, and SG_IORECEIVE (and
+ * SG_IOABORT) by that tag took the wrong command.
+ */
+Test(async, kept_orphan_does_not_answer_for_another_commands_tag)
+{
+	struct rig g;
+	struct fake_cmd b1, b2;
+	struct sg_io_v4 h1, h2, r;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	ioctl_set(&g, SG_SET_FORCE_PACK_ID, 1);
+	atomic_store(&g.o->prefer_tag, 1); /* SG_CTL_FLAGM_TAG_FOR_PACK_ID */
+
+	h1 = v4_read(&b1, 1, 512, 77);
+	(void)interrupted_sg_io(&g, (struct sg_io_hdr *)&h1); /* kept for read() */
+	fake_target_open(g.ft, 1);
+	wait_done(&g, 1);
+
+	h2 = v4_read(&b2, 2, 512, 88);
+	h2.flags = SGV4_FLAG_YIELD_TAG;
+	h2.generated_tag = 12345;
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h2)));
+	cr_assert(ne(u64, h2.generated_tag, 12345), "a tag yielded");
+	fake_target_open(g.ft, 2);
+	wait_done(&g, 2);
+
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	r.request_tag = h2.generated_tag;
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
+	cr_expect(eq(u32, r.request_extra, 88),
+		  "SG_IORECEIVE by the tag SG_IOSUBMIT yielded returns another command (the kept "
+		  "SG_IO orphan, pack_id %u)",
+		  r.request_extra);
+	rig_fini(&g);
+}
