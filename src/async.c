@@ -246,11 +246,16 @@ static struct want read_want(const struct opener *o, int pack_id)
  */
 #define RESOLVE_MS 2000
 
-/* The pack_id at buf in tid's memory, as sg reads it; -1 (any) if unreadable. */
-static int pack_id_at(struct opener *o, pid_t tid, int err, uint64_t buf)
+/*
+ * The pack_id at buf in tid's memory (vector: in the first buffer of the
+ * iovec array at buf), as sg reads it; -1 (any) if unreadable.
+ */
+static int pack_id_at(struct opener *o, pid_t tid, int err, uint64_t buf, bool vector)
 {
 	int reply_len, pack_id;
 
+	if (!err && vector)
+		err = uaccess_vector_base(tid, buf, &buf);
 	if (!err)
 		err = uaccess_read(tid, buf + SG_HEADER_REPLY_LEN_AT, &reply_len,
 				   sizeof(reply_len));
@@ -284,7 +289,7 @@ struct resolver {
 };
 
 static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err, uint64_t buf,
-			    int *ret);
+			    bool vector, int *ret);
 static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, int flags,
 		    int pack_id, bool unresolved);
 
@@ -322,6 +327,7 @@ struct resume {
 	pid_t tid;
 	int err;
 	uint64_t buf;
+	bool vector;
 };
 
 static void resume_here(struct resume *r)
@@ -331,7 +337,8 @@ static void resume_here(struct resume *r)
 
 	if (!p)
 		return; /* interrupted meanwhile: answered */
-	if (r->err == -ESRCH || pack_id_guarded(r->o, p->req, p->tid, r->err, r->buf, &pack_id))
+	if (r->err == -ESRCH ||
+	    pack_id_guarded(r->o, p->req, p->tid, r->err, r->buf, r->vector, &pack_id))
 		read_go(r->o, p->req, p->tid, rd_of(p)->size, rd_of(p)->nonblock ? O_NONBLOCK : 0,
 			r->err == -ESRCH ? -1 : pack_id, false);
 	free(p);
@@ -367,9 +374,12 @@ static void resume_job_init(struct resume_job *j, const struct resume *r)
 	j->c = (struct copy_job){ .o = r->o, .run = resume_copy, .drop = resume_dropped };
 }
 
-static void resume_read(struct opener *o, fuse_req_t req, pid_t tid, int err, uint64_t buf)
+static void resume_read(struct opener *o, fuse_req_t req, pid_t tid, int err, uint64_t buf,
+			bool vector)
 {
-	struct resume r = { .o = o, .req = req, .tid = tid, .err = err, .buf = buf };
+	struct resume r = {
+		.o = o, .req = req, .tid = tid, .err = err, .buf = buf, .vector = vector
+	};
 	struct resume_job *j;
 
 	if (!o->d->serve) {
@@ -394,18 +404,23 @@ static void resume_read(struct opener *o, fuse_req_t req, pid_t tid, int err, ui
 /* No resolver (any more): the read takes any completion. */
 static void resolve_now(struct opener *o, fuse_req_t req, pid_t tid)
 {
-	resume_read(o, req, tid, -ESRCH, 0);
+	resume_read(o, req, tid, -ESRCH, 0, false);
 }
 
-/* One look for job's pack_id: true once it is done with. */
+/*
+ * One look for job's pack_id: true once it is done with.  Its /proc file
+ * only: the reader's memory is read by the resumed read, on a thread of
+ * the reader's share, never on this one that every opener shares.
+ */
 static bool resolve_one(struct resolve_job *job)
 {
 	uint64_t buf = 0;
-	int err = uaccess_read_buffer(job->tid, &buf);
+	bool vector = false;
+	int err = uaccess_read_buffer(job->tid, &buf, &vector);
 
 	if (err == -EAGAIN && cmd_elapsed_ms(&job->since) < RESOLVE_MS)
 		return false;
-	resume_read(job->o, job->req, job->tid, err, buf);
+	resume_read(job->o, job->req, job->tid, err, buf, vector);
 	return true;
 }
 
@@ -514,7 +529,7 @@ void async_bsgdev_fini(struct bsgdev *d)
 
 /* pack_id_at() for req, guarded: false if req was answered (EFAULT). */
 static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err, uint64_t buf,
-			    int *ret)
+			    bool vector, int *ret)
 {
 	struct guard g;
 
@@ -522,7 +537,7 @@ static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err
 		fuse_reply_err(req, EFAULT);
 		return false;
 	}
-	*ret = pack_id_at(o, tid, err, buf);
+	*ret = pack_id_at(o, tid, err, buf, vector);
 	return guard_end(o->d->wd, &g);
 }
 
@@ -666,10 +681,11 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 	}
 	if (atomic_load(&o->force_pack_id)) {
 		uint64_t buf;
+		bool vector = false;
 
-		err = uaccess_read_buffer(tid, &buf);
+		err = uaccess_read_buffer(tid, &buf, &vector);
 		unresolved = err == -EAGAIN;
-		if (!unresolved && !pack_id_guarded(o, req, tid, err, buf, &pack_id))
+		if (!unresolved && !pack_id_guarded(o, req, tid, err, buf, vector, &pack_id))
 			return;
 	}
 	read_go(o, req, tid, size, flags, pack_id, unresolved);

@@ -589,11 +589,10 @@ bool uaccess_capable(pid_t tid, unsigned cap)
 	return yes;
 }
 
-int uaccess_read_buffer(pid_t tid, uint64_t *ret)
+int uaccess_read_buffer(pid_t tid, uint64_t *ret, bool *vector)
 {
 	char path[64], line[256];
 	unsigned long long nr, fd, buf, cnt;
-	struct iovec iov;
 	FILE *f;
 	int n;
 
@@ -611,19 +610,32 @@ int uaccess_read_buffer(pid_t tid, uint64_t *ret)
 	case SYS_read:
 	case SYS_pread64:
 		*ret = buf;
+		*vector = false;
 		return 0;
 	case SYS_readv:
 	case SYS_preadv:
 	case SYS_preadv2:
 		/* the header starts the first buffer, as for each sg_read() of
 		 * a readv() on sg */
-		if (!cnt || uaccess_read(tid, buf, &iov, sizeof(iov)))
+		if (!cnt)
 			return -EFAULT;
-		*ret = (uintptr_t)iov.iov_base;
+		*ret = buf;
+		*vector = true;
 		return 0;
 	default:
 		return -EINVAL;
 	}
+}
+
+int uaccess_vector_base(pid_t tid, uint64_t iov, uint64_t *ret)
+{
+	struct iovec v;
+	int err = uaccess_read(tid, iov, &v, sizeof(v));
+
+	if (err)
+		return err;
+	*ret = (uintptr_t)v.iov_base;
+	return 0;
 }
 
 bool uaccess_direct_possible(void)

@@ -78,10 +78,15 @@ void uaccess_status_fini(struct uaccess_status *cache);
 /*
  * Where the header starts in the buffer of the read(), pread(), readv(),
  * preadv() or preadv2() thread tid is blocked in, from /proc/TID/syscall
- * (for the vectored calls, the first buffer).  0 or -errno: -EAGAIN, not
- * asleep in its call yet; -EINVAL, in another call.
+ * alone: no memory of tid's is read.  *vector false: *ret is the buffer;
+ * true: *ret is the vectored call's iovec array, whose first buffer it is
+ * (uaccess_vector_base(), during that caller's own call).  0 or -errno:
+ * -EAGAIN, not asleep in its call yet; -EINVAL, in another call.
  */
-int uaccess_read_buffer(pid_t tid, uint64_t *ret);
+int uaccess_read_buffer(pid_t tid, uint64_t *ret, bool *vector);
+
+/* The first buffer of tid's iovec array at iov (its memory read): 0 or -errno. */
+int uaccess_vector_base(pid_t tid, uint64_t iov, uint64_t *ret);
 
 /* True if this process may use the direct copies on other processes. */
 bool uaccess_direct_possible(void);

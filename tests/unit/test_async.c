@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <criterion/parameterized.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -3904,5 +3905,157 @@ Test(async, kept_orphan_does_not_answer_for_another_commands_tag)
 		  "SG_IORECEIVE by the tag SG_IOSUBMIT yielded returns another command (the kept "
 		  "SG_IO orphan, pack_id %u)",
 		  r.request_extra);
+	rig_fini(&g);
+}
+
+/* ---- the resolver reads no client's memory on the thread every opener shares ---- */
+
+struct uffd_reader {
+	pthread_t thread;
+	int pipe[2];
+	void *iov; /* in a page that stalls */
+	atomic_bool spin;
+	_Atomic pid_t tid;
+};
+
+static void *uffd_reader_main(void *arg)
+{
+	struct uffd_reader *u = arg;
+
+	atomic_store(&u->tid, gettid());
+	while (atomic_load(&u->spin))
+		; /* /proc says "running": its read goes to the resolver */
+	/* the kernel's import of the iovec faults in the stalled page: the
+	 * thread sleeps in readv(2) with the iovec's address in /proc */
+	(void)readv(u->pipe[0], u->iov, 2);
+	return NULL;
+}
+
+static bool in_readv(pid_t tid)
+{
+	char path[64], line[256];
+	unsigned long long nr;
+	bool ok = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	ok = fgets(line, sizeof(line), f) && sscanf(line, "%llu", &nr) == 1 && nr == NR_READV;
+	fclose(f);
+	return ok;
+}
+
+/* The syscall number the thread named comm sleeps in, or -1. */
+static long task_syscall(const char *comm)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	long nr = -1;
+
+	while (dir && (e = readdir(dir))) {
+		char path[300], name[64] = "", line[256];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		if (!fgets(name, sizeof(name), f))
+			name[0] = 0;
+		fclose(f);
+		name[strcspn(name, "\n")] = 0;
+		if (strcmp(name, comm))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", e->d_name);
+		if ((f = fopen(path, "re"))) {
+			if (fgets(line, sizeof(line), f))
+				nr = strtol(line, NULL, 10);
+			fclose(f);
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return nr;
+}
+
+/*
+ * SECURITY.md: "No such copy runs on a thread other callers need".  The
+ * resolver (one thread per device, shared by every opener) finds where a
+ * parked reader's buffer is from its /proc file alone; a readv() reader's
+ * iovec array is read by the resumed read, on the elastic pool, guarded.
+ * A client whose iovec page stalls holds no thread another opener needs:
+ * another opener's forced-pack_id read is answered meanwhile.
+ */
+Test(async, stalled_iovec_page_holds_no_thread_other_readers_need)
+{
+	struct uffd_reader a = { 0 };
+	struct sleeper s = { .readv = true };
+	struct stall st;
+	struct rig g;
+	struct fake_cmd b[3];
+	struct opener *o2;
+	struct fake_reply *rep;
+	fuse_req_t ra, rc;
+	pid_t tid;
+
+	force_pack_id_rig(&g, b, 3); /* opener 1: another client's, 3 completions */
+	cr_assert(zero(int, pool_new_elastic(4, &g.d.serve))); /* the node's, for copies */
+	o2 = second_opener(&g);				       /* opener 2: the hostile client's */
+	atomic_store(&o2->force_pack_id, 1);
+	stall_init(&st);
+
+	/* the hostile reader: its read() reaches the daemon while it still runs */
+	a.iov = st.page;
+	atomic_store(&a.spin, true);
+	cr_assert(zero(int, pipe(a.pipe)));
+	cr_assert(zero(int, pthread_create(&a.thread, NULL, uffd_reader_main, &a)));
+	while (!(tid = atomic_load(&a.tid)))
+		sched_yield();
+	ra = fake_req_new(g.fs);
+	fake_req_ctx(ra)->pid = tid;
+	async_read(ra, o2, V3, O_NONBLOCK);
+	cr_assert(zero(u32, fake_req_replies(ra)), "parked for the resolver");
+	atomic_store(&a.spin, false);
+	while (!in_readv(tid))
+		sched_yield();
+	usleep(100 * 1000); /* the resolver's 1 ms tick: it looks at a's iovec now */
+	cr_expect(not(eq(long, task_syscall("bsg-resolver"), (long)SYS_process_vm_readv)),
+		  "the shared resolver thread sleeps in process_vm_readv() of a client's page");
+
+	/* another client's reader, not yet asleep: its pack_id is the resolver's to find */
+	atomic_store(&s.spin, true);
+	sleeper_run(&s, 2);
+	while (!(tid = atomic_load(&s.tid)))
+		sched_yield();
+	rc = call_read_as(&g, tid, V3, O_NONBLOCK);
+	atomic_store(&s.spin, false);
+	rep = fake_req_wait(rc);
+	cr_expect(not(eq(ptr, rep, NULL)),
+		  "another opener's forced-pack_id read is never answered: the resolver thread "
+		  "every opener shares is stalled in process_vm_readv() of the first client's "
+		  "iovec page");
+
+	/* clean up: the page comes, the resolver goes on */
+	stall_wake(&st);
+	if (!rep)
+		rep = fake_req_wait(rc);
+	cr_assert(not(eq(ptr, rep, NULL)));
+	if (!fake_req_replies(ra)) {
+		rep = fake_req_wait(ra);
+		if (!rep) {
+			fake_interrupt(ra);
+			fake_req_wait(ra);
+		}
+	}
+	sleeper_stop(&s);
+	pthread_join(a.thread, NULL);
+	close(a.pipe[0]);
+	close(a.pipe[1]);
+	stall_fini(&st);
+	async_release(o2);
+	rig_stop(&g);
+	pool_free(g.d.serve);
+	g.d.serve = NULL;
 	rig_fini(&g);
 }
