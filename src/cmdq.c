@@ -295,6 +295,10 @@ int cmdq_check_caller(struct opener *o, pid_t tid, const char *call)
 	}
 	if (!err)
 		return 0;
+	if (err != -EPERM) {
+		bsgdev_warn(o->d, "tid %d: %s refused: %s: %s", tid, call, why, strerror(-err));
+		return err;
+	}
 	if (!atomic_exchange(&o->warned, true))
 		bsgdev_warn(o->d, "tid %d: %s refused: not the opener's security context (%s)", tid,
 			    call, why);

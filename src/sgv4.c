@@ -438,7 +438,8 @@ static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct cmd **
  * Answer rc with cmds[0..n): data-in and sense of each into the caller,
  * then the headers, as cmdq_deliver() does for a read(): a failure part-way
  * answers the completions before it, the failed one is dropped if it was
- * the first, else given back with the rest.  True if any was given back.
+ * the first, else given back with the rest (all of them, ENOMEM, if there
+ * is no memory to start).  True if any was given back.
  */
 static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmds, unsigned n)
 {
@@ -462,7 +463,8 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmd
 			werr = rcv_write_out(rc, out, cmds, ok);
 		mine = guard_end(o->d->wd, &g);
 	}
-	used = ok ? ok : n ? 1 : 0; /* a first that failed is dropped, as sg's */
+	/* a first that failed is dropped, as sg's; with no memory none was tried */
+	used = ok ? ok : n && out ? 1 : 0;
 	if (!mine)
 		used = i; /* answered EFAULT meanwhile: what it reached is lost */
 	if (used < n)

@@ -559,6 +559,12 @@ int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct ua
 	int err = snap_read(cache, tid, &s, true);
 
 	*why = NULL;
+	if (err == -ENOMEM || err == -EMFILE || err == -ENFILE) {
+		*why = "its credentials cannot be read";
+		cache->mm_matched = false;
+		snap_fini(&s);
+		return err;
+	}
 	if (err)
 		*why = "its credentials cannot be read";
 	else if (!id->groups)

@@ -54,7 +54,9 @@ int uaccess_getfd(pid_t tid, int fd);
 /*
  * Is thread tid, blocked in its call, in the security context id?  0, or
  * -EPERM with what differs (or why it cannot be told) in *why.  Unsure is
- * different.  any_process: the credentials only, of any process and
+ * different; the daemon's own want of memory or descriptors, which says
+ * nothing of the caller, is that errno (-ENOMEM, -EMFILE, -ENFILE), still
+ * a refusal.  any_process: the credentials only, of any process and
  * program (--shared-queue's files share one opener).
  */
 int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct uaccess_ident *id,

@@ -4059,3 +4059,58 @@ Test(async, stalled_iovec_page_holds_no_thread_other_readers_need)
 	g.d.serve = NULL;
 	rig_fini(&g);
 }
+
+/*
+ * An SG_IORECEIVE that finds no memory, at any of its mallocs, is answered
+ * ENOMEM and loses no completion: each is there for the next receive.
+ */
+Test(async, receive_without_memory_loses_no_completion)
+{
+	enum { N = 32 };
+	struct fake_cmd b[N];
+	struct sg_io_v4 h[N], r;
+	unsigned mallocs, left = N;
+	struct rig g;
+	fuse_req_t req;
+	int err;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	for (unsigned i = 0; i < N; i++) {
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+		cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h[i])), "%u", i);
+	}
+	wait_done(&g, N);
+	/* one receive, its mallocs counted */
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	req = fake_req_new(g.fs);
+	malloc_fault_arm(0);
+	ioctl_on(&g, req, gettid(), SG_IORECEIVE, &r);
+	mallocs = malloc_fault_disarm();
+	cr_assert(zero(int, ioctl_result(req)));
+	left--;
+	cr_assert(gt(u32, mallocs, 0), "a receive allocates");
+	cr_assert(lt(u32, mallocs, left), "a completion for each malloc to fail");
+	/* each of them failing in turn */
+	for (unsigned k = 1; k <= mallocs; k++) {
+		r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+		req = fake_req_new(g.fs);
+		malloc_fault_arm(k);
+		ioctl_on(&g, req, gettid(), SG_IORECEIVE, &r);
+		malloc_fault_disarm();
+		err = ioctl_result(req);
+		if (!err)
+			left--;
+		else
+			cr_expect(eq(int, err, -ENOMEM), "malloc %u", k);
+		cr_expect(eq(int, async_num_waiting(g.o), (int)left),
+			  "malloc %u: a completion lost", k);
+	}
+	while (left) {
+		r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+		cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "%u left", left);
+		cr_expect(is_data_in(b[r.request_extra - 1].data, 512, r.request_extra));
+		left--;
+	}
+	rig_fini(&g);
+}
