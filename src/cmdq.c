@@ -1068,6 +1068,33 @@ static void serve_dropped(struct copy_job *j)
 	opener_put(o);
 }
 
+/*
+ * No memory for a serve job: o's parked readers are answered ENOMEM on this
+ * thread, which may be one every opener shares, so their memory untouched;
+ * what has completed stays for their next read.
+ */
+static void serve_no_memory(struct opener *o)
+{
+	struct list_head all = LIST_HEAD_INIT(all);
+	struct parked *p, *next;
+
+	pthread_mutex_lock(&o->lock);
+	o->serve_queued = false;
+	list_splice_tail(&o->readers, &all);
+	pthread_mutex_unlock(&o->lock);
+	if (!list_empty(&all))
+		bsgdev_warn(o->d, "no memory to serve parked reads: answered ENOMEM");
+	list_for_each_entry_safe(p, next, &all, node) {
+		cmdq_unparked(p);
+		cmdq_parked_uncharge(o, p);
+		if (p->ops->ended)
+			p->ops->ended(o, p);
+		fuse_reply_err(p->req, ENOMEM);
+		cmdq_parked_dispose(p);
+	}
+	opener_put(o);
+}
+
 /* A completion came: serve o's parked readers, on a copy job (above). */
 void cmdq_serve_later(struct opener *o)
 {
@@ -1089,7 +1116,7 @@ void cmdq_serve_later(struct opener *o)
 		return;
 	j = malloc(sizeof(*j));
 	if (!j) {
-		serve_run_here(o); /* no memory: here, then */
+		serve_no_memory(o);
 		return;
 	}
 	*j = (struct copy_job){ .o = o, .run = serve_copy, .drop = serve_dropped };

@@ -3704,8 +3704,17 @@ static __thread struct {
 void *__real_malloc(size_t size);
 void *__wrap_malloc(size_t size);
 
+/* Any thread's next malloc of this size fails (0: none); see malloc_fault_size(). */
+static _Atomic size_t malloc_fault_of_size;
+
 void *__wrap_malloc(size_t size)
 {
+	size_t want = size;
+
+	if (size && atomic_compare_exchange_strong(&malloc_fault_of_size, &want, 0)) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (malloc_fault.armed && ++malloc_fault.seen == malloc_fault.fail_at) {
 		errno = ENOMEM;
 		return NULL;
@@ -3718,6 +3727,12 @@ static void malloc_fault_arm(unsigned fail_at)
 	malloc_fault.seen = 0;
 	malloc_fault.fail_at = fail_at;
 	malloc_fault.armed = true;
+}
+
+/* The next malloc of size bytes, on any thread, fails; 0 disarms. */
+static void malloc_fault_size(size_t size)
+{
+	atomic_store(&malloc_fault_of_size, size);
 }
 
 /* The mallocs made since malloc_fault_arm(), and no more failures. */
@@ -4112,5 +4127,43 @@ Test(async, receive_without_memory_loses_no_completion)
 		cr_expect(is_data_in(b[r.request_extra - 1].data, 512, r.request_extra));
 		left--;
 	}
+	rig_fini(&g);
+}
+
+/*
+ * A completion whose parked reader finds no memory for the job that would
+ * serve it on the elastic pool: the reader is answered ENOMEM where the
+ * completion came, its memory untouched there (that thread may be one
+ * every opener shares), and the completion stays for the next read.
+ */
+Test(async, a_reader_without_memory_to_serve_it_loses_no_completion)
+{
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	struct fake_reply *rep;
+	fuse_req_t rq;
+	struct rig g;
+
+	rig_init(&g, 2, O_RDWR);
+	cr_assert(zero(int, pool_new_elastic(4, &g.d.serve)));
+	script_good(g.ft, 512);
+	rq = call_read(&g, V3, 0);
+	cr_assert(zero(u32, fake_req_replies(rq)), "parked");
+	h = v3_read(&b, 1, 512, 1);
+	malloc_fault_size(sizeof(struct copy_job));
+	cr_assert(eq(sz, write_ok(&g, &h, V3, 0), V3));
+	rep = reply_of(rq);
+	malloc_fault_size(0);
+	cr_expect(eq(int, err_of(rq), ENOMEM), "the reader: ENOMEM (answered %d)", rep->kind);
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED), "its memory untouched");
+	wait_done(&g, 1);
+	cr_expect(eq(int, async_num_waiting(g.o), 1), "the completion is kept");
+	rep = reply_of(call_read(&g, V3, 0));
+	cr_assert(eq(int, rep->kind, FAKE_BUF));
+	cr_expect(eq(int, v3_out(rep)->pack_id, 1));
+	cr_expect(is_data_in(b.data, 512, 1));
+	rig_stop(&g);
+	pool_free(g.d.serve);
+	g.d.serve = NULL;
 	rig_fini(&g);
 }
