@@ -584,10 +584,26 @@ static bool take_place(struct opener *o, struct cmd *cmd)
 	return go;
 }
 
+/*
+ * o's queue lost commands that never ran: a parked blocking array that
+ * counted them may be satisfied now, and a poller may write again.
+ */
+static void queue_shrank(struct opener *o)
+{
+	struct fuse_pollhandle *ph;
+
+	cmdq_serve_later(o);
+	pthread_mutex_lock(&o->lock);
+	ph = cmdq_take_poller(o);
+	pthread_mutex_unlock(&o->lock);
+	cmdq_wake_poller(ph);
+}
+
 /* Undo what b took: the write that took them was answered with an error. */
 void cmdq_batch_cancel(struct opener *o, struct batch *b)
 {
 	struct cmd *cmd;
+	bool undone = false;
 
 	while ((cmd = batch_take(b))) {
 		pthread_mutex_lock(&o->lock);
@@ -596,8 +612,11 @@ void cmdq_batch_cancel(struct opener *o, struct batch *b)
 		o->refs--;
 		pthread_mutex_unlock(&o->lock);
 		cmd_recycle(cmd);
+		undone = true;
 	}
 	cmdq_batch_init(b);
+	if (undone)
+		queue_shrank(o);
 }
 
 /* The CDB and data-out of cmd from the writer of req, during its write(). */
@@ -694,6 +713,7 @@ int cmdq_submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr
 	if (err) {
 		dequeue(o, cmd);
 		cmd_recycle(cmd);
+		queue_shrank(o);
 		return err;
 	}
 	batch_add(b, cmd);

@@ -4130,6 +4130,90 @@ Test(async, receive_without_memory_loses_no_completion)
 	rig_fini(&g);
 }
 
+struct stalled_submit {
+	struct rig *g;
+	fuse_req_t req;
+	struct sg_io_v4 h;
+};
+
+static void *stalled_submit_thread(void *arg)
+{
+	struct stalled_submit *ss = arg;
+
+	ioctl_on(ss->g, ss->req, gettid(), SG_IOSUBMIT, &ss->h);
+	return NULL;
+}
+
+static unsigned queued_of(struct opener *o)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&o->lock);
+	n = o->queued;
+	pthread_mutex_unlock(&o->lock);
+	return n;
+}
+
+/*
+ * A blocking array's SG_IORECEIVE counts the file's commands it waits for,
+ * one of them a command whose SG_IOSUBMIT is still reading its CDB (from a
+ * page that stalls).  That submit ends without its command (the watchdog
+ * answered it EFAULT), and the command leaves the queue unrun: the array,
+ * which now has every command it can get, is answered then, not left
+ * parked until some other completion or a signal.
+ */
+Test(async, an_undone_submit_lets_a_parked_array_receive_go)
+{
+	struct fake_cmd b1, b2;
+	struct sg_io_v4 h1, rsp[2], ctl;
+	struct stalled_submit ss;
+	struct fake_reply *rep;
+	struct stall st;
+	struct rig g;
+	fuse_req_t req;
+	pthread_t t;
+
+	stall_init(&st);
+	rig_init(&g, 2, O_RDWR);
+	cr_assert(zero(int, watchdog_new(300, "fake", &g.d.wd)));
+	cr_assert(zero(int, pool_new_elastic(8, &g.d.serve)));
+	script_good(g.ft, 512);
+	h1 = v4_read(&b1, 1, 512, 1);
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h1)));
+	wait_done(&g, 1);
+	ss = (struct stalled_submit){ .g = &g, .req = fake_req_new(g.fs) };
+	ss.h = v4_read(&b2, 2, 512, 2);
+	ss.h.request = (uintptr_t)st.page;
+	cr_assert(zero(int, pthread_create(&t, NULL, stalled_submit_thread, &ss)));
+	while (queued_of(g.o) < 2)
+		sched_yield(); /* its command counted, its CDB not read */
+	ctl = mrq_ctl(NULL, 0, rsp, 2, 0);
+	req = ioctl_as(&g, gettid(), SG_IORECEIVE, &ctl);
+	cr_assert(zero(u32, fake_req_replies(req)), "parked: two commands, one done");
+	rep = fake_req_wait(ss.req);
+	cr_assert(not(eq(ptr, rep, NULL)));
+	cr_assert(eq(int, ioctl_result(ss.req), -EFAULT), "the submit, past the bound");
+	cr_assert(zero(u32, fake_req_replies(req)), "still parked: the command is still counted");
+	stall_release(&st);
+	pthread_join(t, NULL);
+	wait_unstuck(g.o);
+	rep = fake_req_wait(req);
+	cr_expect(not(eq(ptr, rep, NULL)),
+		  "the array's receive is answered once the command is gone");
+	if (rep) {
+		cr_expect(zero(int, ioctl_result(req)));
+		cr_expect(eq(u32, rsp[0].request_extra, 1), "the one completion");
+	} else {
+		fake_interrupt(req);
+	}
+	cr_expect(eq(u32, queued_of(g.o), 0));
+	cr_expect(pool_free_within(g.d.serve, 1000), "every elastic thread came back");
+	g.d.serve = NULL;
+	cr_expect(zero(u32, watchdog_free(g.d.wd)));
+	g.d.wd = NULL;
+	rig_fini(&g);
+}
+
 /*
  * A completion whose parked reader finds no memory for the job that would
  * serve it on the elastic pool: the reader is answered ENOMEM where the
