@@ -608,6 +608,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			return ret;
 	}
 	opt->node.mem = &opt->mem;
+	/* a user's share of memory, as of threads: a quarter of the daemon's */
+	opt->share.mem_per_user = opt->mem.max / 4;
 	return check_mode(argc, argv, opt);
 }
 

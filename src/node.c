@@ -135,6 +135,7 @@ struct parked {
 	struct call c;
 	struct sigwatch_entry watch; /* interrupted by a signal that ends nothing (sigwatch.h) */
 	uint64_t charged;	     /* bytes charged to the process's memory bound */
+	uint64_t user_charged;	     /* and to its user's (share_mem_charge()) */
 	char buf[];
 };
 
@@ -378,6 +379,8 @@ static void parked_free(struct parked *p)
 {
 	if (p->charged)
 		atomic_fetch_sub(&p->n->d.mem->used, p->charged);
+	if (p->user_charged)
+		share_mem_uncharge(p->n->cfg->share, p->w.uid, p->user_charged);
 	free(p);
 }
 
@@ -444,19 +447,31 @@ static void parked_interrupted(fuse_req_t req, void *data)
 	parked_eintr(p);
 }
 
-/* A copy of c to park, charged to the process's memory bound; NULL past it. */
-static struct parked *parked_new(struct node *n, const struct call *c, uid_t uid)
+/*
+ * A copy of c to park, charged to the process's and uid's memory bounds;
+ * NULL past either, *which saying whose.
+ */
+static struct parked *parked_new(struct node *n, const struct call *c, uid_t uid,
+				 const char **which)
 {
 	struct mem_budget *m = n->d.mem;
+	struct share *s = n->cfg->share;
 	size_t len = c->kind == CALL_READ ? 0 : c->len;
 	uint64_t size = sizeof(struct parked) + len;
-	struct parked *p;
+	struct parked *p = NULL;
 
+	*which = "the daemon's";
 	if (m && atomic_fetch_add(&m->used, size) + size > m->max) {
 		atomic_fetch_sub(&m->used, size);
 		return NULL;
 	}
-	p = malloc(size);
+	if (s && share_mem_charge(s, uid, size)) {
+		*which = "its user's";
+	} else {
+		p = malloc(size);
+		if (!p && s)
+			share_mem_uncharge(s, uid, size);
+	}
 	if (!p) {
 		if (m)
 			atomic_fetch_sub(&m->used, size);
@@ -465,6 +480,7 @@ static struct parked *parked_new(struct node *n, const struct call *c, uid_t uid
 	p->n = n;
 	p->c = *c;
 	p->charged = m ? size : 0;
+	p->user_charged = s ? size : 0;
 	if (len)
 		memcpy(p->buf, c->buf, len);
 	p->c.buf = p->buf;
@@ -481,15 +497,16 @@ static struct parked *parked_new(struct node *n, const struct call *c, uid_t uid
 /* c is past its share: park it, or run it if a share came free meanwhile. */
 static void park(struct node *n, struct call *c, uid_t uid)
 {
-	struct parked *p = parked_new(n, c, uid);
+	const char *which;
+	struct parked *p = parked_new(n, c, uid, &which);
 	int state;
 
 	if (!p) {
 		if (!atomic_exchange(&n->warned_park, true))
 			bsgdev_warn(&n->d,
-				    "uid %u: a call past its share of threads is past the daemon's "
+				    "uid %u: a call past its share of threads is past %s "
 				    "memory bound, parked: ENOMEM",
-				    (unsigned)uid);
+				    (unsigned)uid, which);
 		else
 			bsgdev_debug(
 				&n->d,

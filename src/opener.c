@@ -208,8 +208,12 @@ int opener_mem_charge_for(struct opener *o, uint64_t n, const char *what)
 
 	if (d->opener_mem_max && opener > d->opener_mem_max) {
 		which = "the open file's";
+	} else if (o->share && share_mem_charge(o->share, o->uid, n)) {
+		which = "its user's";
 	} else if (m && atomic_fetch_add(&m->used, n) + n > m->max) {
 		atomic_fetch_sub(&m->used, n);
+		if (o->share)
+			share_mem_uncharge(o->share, o->uid, n);
 		which = "the daemon's";
 	} else {
 		return 0;
@@ -224,6 +228,8 @@ int opener_mem_charge_for(struct opener *o, uint64_t n, const char *what)
 void opener_mem_uncharge(struct opener *o, uint64_t n)
 {
 	atomic_fetch_sub(&o->mem_used, n);
+	if (o->share)
+		share_mem_uncharge(o->share, o->uid, n);
 	if (o->d->mem)
 		atomic_fetch_sub(&o->d->mem->used, n);
 }

@@ -16,6 +16,7 @@ struct share_user {
 	struct list_head node; /* protected by the share's lock: in its bucket */
 	uid_t uid;
 	unsigned files, busy, parked; /* protected by the share's lock */
+	uint64_t mem;		      /* protected by the share's lock: bytes held */
 	struct list_head waiting;     /* protected by the share's lock: FIFO */
 };
 
@@ -86,7 +87,7 @@ static struct share_user *user_of(struct share *s, uid_t uid, bool make)
 /* Caller holds lock: free u if nothing of it is left. */
 static void user_put(struct share_user *u)
 {
-	if (u->files || u->busy || u->parked)
+	if (u->files || u->busy || u->parked || u->mem)
 		return;
 	list_del(&u->node);
 	free(u);
@@ -335,6 +336,38 @@ void share_drain(struct share *s, const void *owner, struct list_head *out)
 			}
 			user_put(u);
 		}
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+int share_mem_charge(struct share *s, uid_t uid, uint64_t n)
+{
+	struct share_user *u;
+	int err = 0;
+
+	pthread_mutex_lock(&s->lock);
+	u = user_of(s, uid, true);
+	if (!u)
+		err = -ENOMEM;
+	else if (uid != 0 && s->lim.mem_per_user && u->mem + n > s->lim.mem_per_user)
+		err = -ENOMEM;
+	else
+		u->mem += n;
+	if (u && err)
+		user_put(u);
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+void share_mem_uncharge(struct share *s, uid_t uid, uint64_t n)
+{
+	struct share_user *u;
+
+	pthread_mutex_lock(&s->lock);
+	u = user_of(s, uid, false);
+	if (u) {
+		u->mem -= n < u->mem ? n : u->mem;
+		user_put(u);
 	}
 	pthread_mutex_unlock(&s->lock);
 }

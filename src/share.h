@@ -16,6 +16,7 @@
 #define CUSE_BSG_SHARE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "list.h"
@@ -25,6 +26,7 @@ struct share_limits {
 	unsigned files_per_user; /* open files of one user */
 	unsigned calls_per_file; /* calls of one open file holding a thread */
 	unsigned calls_per_user; /* calls of one user holding a thread */
+	uint64_t mem_per_user;	 /* bytes one user's files and parked calls may hold; 0: none */
 };
 
 struct share;
@@ -120,6 +122,15 @@ void share_take(struct share_call *ret);
 
 /* Every call owner parked, unlinked and given back on out (their node), for the owner to answer. */
 void share_drain(struct share *s, const void *owner, struct list_head *out);
+
+/*
+ * n more bytes held for uid (its files' data buffers, its parked calls):
+ * 0, or -ENOMEM past mem_per_user (uid 0 may pass it, as it may pass
+ * max_files: the daemon's own bound still holds it).  Uncharged with the
+ * same uid.
+ */
+int share_mem_charge(struct share *s, uid_t uid, uint64_t n);
+void share_mem_uncharge(struct share *s, uid_t uid, uint64_t n);
 
 /* Calls of uid holding a share now, and parked (for the tests and the log). */
 void share_user_counts(struct share *s, uid_t uid, unsigned *busy, unsigned *parked,

@@ -6,9 +6,11 @@
 
 #include "share.h"
 
-static const struct share_limits lim = {
-	.max_files = 4, .files_per_user = 3, .calls_per_file = 2, .calls_per_user = 3
-};
+static const struct share_limits lim = { .max_files = 4,
+					 .files_per_user = 3,
+					 .calls_per_file = 2,
+					 .calls_per_user = 3,
+					 .mem_per_user = 1000 };
 
 static struct share *s;
 
@@ -223,4 +225,27 @@ Test(share, a_call_parked_for_its_file_is_resumed_when_another_users_calls_on_it
 	else
 		cr_assert(share_cancel(s, &w));
 	share_file_close(f);
+}
+
+/*
+ * Each user's bytes are bounded apart from the others': one user at its
+ * bound leaves another's whole share, root passes it (the daemon's own
+ * bound still holds root), and what is given back can be taken again, by
+ * a user with no file open too (a buffer may outlive its file).
+ */
+Test(share, memory_per_user_then_enomem_but_root)
+{
+	cr_assert(zero(int, share_mem_charge(s, 1000, 600)));
+	cr_assert(zero(int, share_mem_charge(s, 1000, 400)), "up to the bound");
+	cr_expect(eq(int, share_mem_charge(s, 1000, 1), -ENOMEM), "past it");
+	cr_assert(zero(int, share_mem_charge(s, 1001, 1000)), "another user's share is whole");
+	cr_assert(zero(int, share_mem_charge(s, 0, 5000)), "root passes it");
+	share_mem_uncharge(s, 1000, 400);
+	cr_expect(zero(int, share_mem_charge(s, 1000, 400)), "given back, taken again");
+	cr_expect(eq(int, share_mem_charge(s, 1000, 1), -ENOMEM));
+	share_mem_uncharge(s, 1000, 1000);
+	share_mem_uncharge(s, 1001, 1000);
+	share_mem_uncharge(s, 0, 5000);
+	cr_expect(zero(int, share_mem_charge(s, 1000, 1000)), "all of it back");
+	share_mem_uncharge(s, 1000, 1000);
 }

@@ -15,8 +15,9 @@
 # each with a read() whose completion's copy stalls must leave another user's
 # write() + read() answered.  Last, calls the watchdog answered while their
 # copies stall, their file closed meanwhile: when the copies end, the daemon
-# touches nothing of that file's.  Sections (cost, stall, limits, copies,
-# answered) after the daemon run only those:
+# touches nothing of that file's.  And one user's data buffers stop at its
+# quarter of --max-memory, where root's go on.  Sections (cost, stall,
+# limits, copies, answered, memory) after the daemon run only those:
 #
 #    tests/vm/vm-run tests/vm/starve.sh [/path/to/cuse_bsg [cost ...]]
 set -uo pipefail
@@ -27,6 +28,7 @@ T0=$SECONDS
 CUSE_BSG=${1:-$PWD/build/cuse_bsg}
 ONLY=("${@:2}")
 STARVE=$PWD/build/clients/starve
+SECPROBE=$PWD/build/clients/secprobe
 STALLFS=$PWD/build/clients/stallfs
 BIND=$PWD/build/clients/bsgbind
 STATE=/tmp/stallfs
@@ -349,6 +351,26 @@ limits() {
     node_stop
 }
 
+# ---- memory per user ----
+
+# headers_taken OUT: how many headers secprobe v4-flood's write() took
+headers_taken() { sed -n 's/.*(\([0-9]*\) headers).*/\1/p' <<<"$1"; }
+
+memory() {
+    local mib=$((1 << 20)) nobody root
+    node_start bsg/starve "$VM_SG" --mode 0666 --max-memory 16M
+    # one write() of 16 READs of 1 MiB: its data buffers are charged as it takes them
+    nobody=$(bounded 30 "${AS_NOBODY[@]}" "$SECPROBE" v4-flood "$NODE" 16 $mib)
+    root=$(bounded 30 "$SECPROBE" v4-flood "$NODE" 16 $mib)
+    echo "   --max-memory 16M: nobody: $nobody | root: $root"
+    check "nobody's write() takes its user's quarter of --max-memory (4 MiB: 4 headers), a short count" \
+        test "$(headers_taken "$nobody")" = 4
+    check "one log line says whose bound" grep -q "are past its user's memory bound: ENOMEM" "$NODE_LOG"
+    check "root passes the user's bound, as it passes --max-files: more than 4 headers" \
+        test "$(headers_taken "$root")" -gt 4
+    node_stop
+}
+
 vm_load_scsi_debug dev_size_mb=16
 chmod 0666 "$VM_SG"
 section cost "what one open file costs: descriptors and kernel memory" cost
@@ -356,5 +378,6 @@ section stall "calls stalled in a client's memory take only their own share of t
 section limits "open files per user and in all (--max-files-per-user, --max-files)" limits
 section copies "copies into parked readers take only their user's share of threads" copies
 section answered "a call the watchdog answered: its file released while its copy stalls" answered
+section memory "data buffers per user: a quarter of --max-memory" memory
 echo "starve suite took $((SECONDS - T0)) s in the guest"
 summary
