@@ -3946,22 +3946,6 @@ static void *uffd_reader_main(void *arg)
 	return NULL;
 }
 
-static bool in_readv(pid_t tid)
-{
-	char path[64], line[256];
-	unsigned long long nr;
-	bool ok = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	ok = fgets(line, sizeof(line), f) && sscanf(line, "%llu", &nr) == 1 && nr == NR_READV;
-	fclose(f);
-	return ok;
-}
-
 /* The syscall number the thread named comm sleeps in, or -1. */
 static long task_syscall(const char *comm)
 {
@@ -4032,7 +4016,7 @@ Test(async, stalled_iovec_page_holds_no_thread_other_readers_need)
 	async_read(ra, o2, V3, O_NONBLOCK);
 	cr_assert(zero(u32, fake_req_replies(ra)), "parked for the resolver");
 	atomic_store(&a.spin, false);
-	while (!in_readv(tid))
+	while (!asleep(&(struct sleeper){ .readv = true }, tid))
 		sched_yield();
 	usleep(100 * 1000); /* the resolver's 1 ms tick: it looks at a's iovec now */
 	cr_expect(not(eq(long, task_syscall("bsg-resolver"), (long)SYS_process_vm_readv)),
