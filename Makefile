@@ -36,7 +36,7 @@ DAEMON_MODULES := node udev fleet
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list \
-	bsgadd policy options sigwatch share)
+	bsgadd policy options sigwatch share target)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
@@ -100,6 +100,10 @@ build/unit/test_options: build/san/tests/unit/test_options.o $(call san,options)
 
 build/unit/test_sigwatch: build/san/tests/unit/test_sigwatch.o $(call san,sigwatch)
 	$(UNIT_LINK) -pthread -o $@
+
+# target.c itself is built into the test, its read() hooked
+build/unit/test_target: build/san/tests/unit/test_target.o $(call san,scsi)
+	$(UNIT_LINK) -lsgutils2 -pthread -o $@
 
 build/unit/test_list: build/san/tests/unit/test_list.o
 	$(UNIT_LINK) -o $@

@@ -45,6 +45,9 @@ struct target_queue {
 	int fd;
 	unsigned running;	/* protected by lock */
 	bool closed, unwatched; /* protected by lock */
+	/* protected by lock: the thread reads fd now, so a close leaves fd to
+	 * it (its number must not be reused under that read) */
+	bool reading;
 	/* protected by lock: out of the epoll set while none of its written
 	 * commands runs, since the answer of an SG_IO on its descriptor
 	 * (queue_sg_io) wakes sg's readers, so the thread, with nothing to read */
@@ -212,7 +215,8 @@ static void real_queue_close(struct target *t, struct target_queue *q)
 	pthread_mutex_lock(&rt->lock);
 	if (!q->unwatched && !q->quiet)
 		epoll_ctl(rt->epfd, EPOLL_CTL_DEL, q->fd, NULL);
-	close(q->fd);
+	if (!q->reading)
+		close(q->fd);
 	q->closed = true;
 	list_add(&q->link, &rt->closed);
 	pthread_mutex_unlock(&rt->lock);
@@ -282,6 +286,23 @@ static int real_queue_sg_io(struct target *t, struct target_queue *q, struct scs
  */
 #define REAP_MAX 16 /* completions read for one wake-up */
 
+/* q's next completion into h (true), read with q kept open; q closed meanwhile is closed here. */
+static bool read_completion(struct real_target *rt, struct target_queue *q, struct sg_io_hdr *h)
+{
+	ssize_t n = read(q->fd, h, sizeof(*h));
+	int err = errno;
+	bool closed;
+
+	pthread_mutex_lock(&rt->lock);
+	q->reading = false;
+	closed = q->closed;
+	pthread_mutex_unlock(&rt->lock);
+	if (closed)
+		close(q->fd); /* real_queue_close() left it to this read */
+	errno = err;
+	return n == (ssize_t)sizeof(*h);
+}
+
 static bool reap_one(struct real_target *rt, struct target_queue *q, uint32_t events)
 {
 	struct sg_io_hdr h;
@@ -290,14 +311,16 @@ static bool reap_one(struct real_target *rt, struct target_queue *q, uint32_t ev
 	bool skip, idle;
 
 	/* every completion there now, up to a bound, for one wake-up; q stays
-	 * open while its commands run (a queue is closed only when idle) */
+	 * open while its commands run (a queue is closed only when idle), and
+	 * while it is read */
 	for (got = 0;; got++) {
 		pthread_mutex_lock(&rt->lock);
 		skip = q->closed || q->unwatched || (got && (!q->running || got == REAP_MAX));
+		q->reading = !skip;
 		pthread_mutex_unlock(&rt->lock);
 		if (skip)
 			return false;
-		if (read(q->fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
+		if (!read_completion(rt, q, &h))
 			break;
 		c = h.usr_ptr;
 		scsi_result_v3(&h, &c->res);
@@ -313,6 +336,10 @@ static bool reap_one(struct real_target *rt, struct target_queue *q, uint32_t ev
 	if ((errno == EAGAIN || errno == EINTR) && !(events & (EPOLLHUP | EPOLLERR)))
 		return false;
 	pthread_mutex_lock(&rt->lock);
+	if (q->closed) { /* by its opener meanwhile: out of the set, its fd closed */
+		pthread_mutex_unlock(&rt->lock);
+		return false;
+	}
 	idle = q->running == 0;
 	if (idle && !q->unwatched) {
 		if (!q->quiet)
