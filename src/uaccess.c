@@ -261,7 +261,7 @@ struct snap {
 	uint64_t layout[CREDS_LAYOUT_N];
 	uint32_t lsm_len;
 	char lsm[UACCESS_LSM_MAX];
-	bool same_program; /* exe and layout not read: cache's mm is still the thread's */
+	bool same_program; /* exe not read: cache's mm still reads (same_program()) */
 };
 
 static void snap_fini(struct snap *s)
@@ -374,10 +374,13 @@ static int read_userns(struct uaccess_status *cache, uint64_t *ino)
 }
 
 /*
- * Does the thread still run the program found to match, in the same
- * address space?  One pagemap entry read through cache's mm: an execve
- * gives the thread a new address space, and the old one's descriptor reads
- * nothing from then on.  The entry (page 0's) is read from the page
+ * Does the address space found to match still live?  One pagemap entry
+ * read through cache's mm: an execve gives the thread a new address space,
+ * and the old one's descriptor reads nothing from then on, unless another
+ * process shares it (clone(CLONE_VM) without CLONE_THREAD) and keeps it
+ * alive.  So this stands in for the executable's inode only; the layout,
+ * which every exec makes anew under address-space randomisation, is read
+ * at each call all the same.  The entry (page 0's) is read from the page
  * tables: no page of the client is touched or faulted in.
  */
 static bool same_program(struct uaccess_status *cache)
@@ -418,15 +421,15 @@ static int snap_read(struct uaccess_status *cache, pid_t tid, struct snap *s, bo
 	}
 	if (!err)
 		err = read_userns(cache, &s->userns);
-	if (!err && full && kept && same_program(cache))
+	if (!err && full && kept && same_program(cache)) {
 		s->same_program = true;
-	else if (!err && full) {
+	} else if (!err && full) {
 		if (kept)
 			mm_open(cache);
 		err = read_inode(cache, "exe", &s->exe_dev, &s->exe_ino);
-		if (!err)
-			err = read_layout(cache, s);
 	}
+	if (!err && full)
+		err = read_layout(cache, s);
 	if (!err && full)
 		err = read_lsm(cache, s);
 	return err;
@@ -543,9 +546,9 @@ static const char *differs(struct uaccess_status *cache, const struct snap *s,
 		return "no_new_privs changed";
 	if (s->userns != id->userns)
 		return "another user namespace";
-	if (!any_process && !s->same_program &&
-	    (s->exe_dev != id->exe_dev || s->exe_ino != id->exe_ino ||
-	     memcmp(s->layout, id->layout, sizeof(s->layout))))
+	if (!any_process &&
+	    (memcmp(s->layout, id->layout, sizeof(s->layout)) ||
+	     (!s->same_program && (s->exe_dev != id->exe_dev || s->exe_ino != id->exe_ino))))
 		return "a new program (execve)";
 	if (s->lsm_len != id->lsm_len || memcmp(s->lsm, id->lsm, s->lsm_len))
 		return "LSM label changed";

@@ -263,6 +263,69 @@ Test(uaccess, a_new_program_is_refused)
 	uaccess_status_fini(&st);
 }
 
+/* The clone(CLONE_VM) process: it keeps no end of the exec's pipe open (*arg). */
+static int sleep_sharing(void *arg)
+{
+	close(*(int *)arg);
+	for (;;)
+		pause();
+	return 0;
+}
+
+/*
+ * The same, with the child's address space kept alive past its exec by a
+ * process it made with clone(CLONE_VM) and no CLONE_THREAD: the pagemap
+ * descriptor of the matched address space still reads, and the new
+ * program is refused by its layout (address-space randomisation).
+ */
+Test(uaccess, a_new_program_is_refused_while_its_old_address_space_lives_on)
+{
+	static char stack[64 * 1024];
+	struct uaccess_status st;
+	struct uaccess_ident id;
+	int go[2], exec_done[2], kept_pipe[2];
+	pid_t child, kept = 0;
+	char c;
+
+	cr_assert(zero(int, pipe(go)));
+	cr_assert(zero(int, pipe2(exec_done, O_CLOEXEC)));
+	cr_assert(zero(int, pipe(kept_pipe)));
+	child = fork();
+	cr_assert(ge(int, child, 0));
+	if (!child) {
+		close(go[1]);
+		close(exec_done[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		kept = clone(sleep_sharing, stack + sizeof(stack), CLONE_VM | SIGCHLD,
+			     &exec_done[1]);
+		if (write(kept_pipe[1], &kept, sizeof(kept)) != sizeof(kept))
+			_exit(1);
+		execl("/bin/cat", "cat", (char *)NULL);
+		_exit(1);
+	}
+	close(go[0]);
+	close(exec_done[1]);
+	close(kept_pipe[1]);
+	uaccess_status_init(&st);
+	cr_assert(zero(int, uaccess_ident_read(&st, child, &id)));
+	expect_same(&st, child, &id);
+	expect_same(&st, child, &id);
+	cr_assert(st.mm_matched, "its program matched: probed from now on");
+	cr_assert(eq(int, (int)write(go[1], "x", 1), 1));
+	cr_assert(eq(int, (int)read(kept_pipe[0], &kept, sizeof(kept)), (int)sizeof(kept)));
+	cr_assert(gt(int, kept, 0), "clone(CLONE_VM)");
+	cr_assert(zero(int, (int)read(exec_done[0], &c, 1)), "EOF: the child has exec'd");
+	expect_refused(&st, child, &id, "a new program");
+	close(go[1]);
+	kill(kept, SIGKILL);
+	kill(child, SIGKILL);
+	waitpid(kept, NULL, 0);
+	waitpid(child, NULL, 0);
+	uaccess_ident_fini(&id);
+	uaccess_status_fini(&st);
+}
+
 static void drop_effective(unsigned cap)
 {
 	struct __user_cap_data_struct d[2];
