@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sigwatch.h"
@@ -115,6 +116,53 @@ Test(sigwatch, reads_a_threads_own_status)
 	cr_expect(not(sigwatch_ends_call(gettid())), "pending, caught, but blocked");
 	cr_expect(sigwatch_ends_call(-1), "no such thread: nobody waits");
 	cr_assert(zero(int, pthread_sigmask(SIG_SETMASK, &old, NULL)));
+}
+
+/* A thread of many long groups (its own, by the raw call), and whether the judge would end its call. */
+static pthread_mutex_t groups_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t groups_cond = PTHREAD_COND_INITIALIZER;
+static pid_t groups_tid;
+static bool groups_done;
+
+static void *many_groups(void *arg)
+{
+	static gid_t groups[2000];
+
+	(void)arg;
+	for (unsigned i = 0; i < 2000; i++)
+		groups[i] = 1000000000u + i; /* ten digits, as a directory service's */
+	cr_assert(zero(long, syscall(SYS_setgroups, 2000, groups)), "setgroups (as root)");
+	pthread_mutex_lock(&groups_lock);
+	groups_tid = gettid();
+	pthread_cond_broadcast(&groups_cond);
+	while (!groups_done)
+		pthread_cond_wait(&groups_cond, &groups_lock);
+	pthread_mutex_unlock(&groups_lock);
+	return NULL;
+}
+
+/*
+ * The signal lines come after the groups: a caller with 2,000 groups of
+ * ten digits (22 KB of them) and nothing pending is read in full, and its
+ * call is not ended (a cut-off text said "unsure", which ends any call).
+ */
+Test(sigwatch, reads_past_many_groups)
+{
+	pthread_t t;
+	bool ends;
+
+	cr_assert(zero(int, pthread_create(&t, NULL, many_groups, NULL)));
+	pthread_mutex_lock(&groups_lock);
+	while (!groups_tid)
+		pthread_cond_wait(&groups_cond, &groups_lock);
+	pthread_mutex_unlock(&groups_lock);
+	ends = sigwatch_ends_call(groups_tid);
+	pthread_mutex_lock(&groups_lock);
+	groups_done = true;
+	pthread_cond_broadcast(&groups_cond);
+	pthread_mutex_unlock(&groups_lock);
+	pthread_join(t, NULL);
+	cr_expect(not(ends), "nothing pending: the call goes on");
 }
 
 /* ---- the watcher ---- */
