@@ -35,6 +35,10 @@ struct watchdog {
 	struct list_head guards; /* protected by lock: oldest first */
 	unsigned busy;		 /* protected by lock: guards registered */
 	unsigned stalled;	 /* protected by lock: of which past the bound */
+	/* protected by lock: expired guards whose EFAULT is being sent, the
+	 * session still needed for it even if their copies have ended */
+	unsigned answering;
+	pthread_cond_t answered; /* answering fell to 0 */
 	bool idle;		 /* protected by lock: asleep with no bound to wake at */
 	bool stop;		 /* protected by lock */
 	unsigned timeout_ms;
@@ -102,6 +106,7 @@ static void *watchdog_main(void *arg)
 
 			atomic_fetch_add(g->stuck, 1);
 			w->stalled++;
+			w->answering++;
 			pthread_mutex_unlock(&w->lock);
 			log_node(LOG_WARNING, w->name,
 				 "tid %d: a copy to or from its memory did not end within %u ms: "
@@ -109,6 +114,8 @@ static void *watchdog_main(void *arg)
 				 tid, w->timeout_ms);
 			fuse_reply_err(req, EFAULT);
 			pthread_mutex_lock(&w->lock);
+			if (--w->answering == 0)
+				pthread_cond_broadcast(&w->answered);
 		}
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -132,8 +139,10 @@ int watchdog_new(unsigned timeout_ms, const char *name, struct watchdog **ret)
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->cond, &attr);
 	pthread_condattr_destroy(&attr);
+	pthread_cond_init(&w->answered, NULL);
 	err = pthread_create(&w->thread, NULL, watchdog_main, w);
 	if (err) {
+		pthread_cond_destroy(&w->answered);
 		pthread_cond_destroy(&w->cond);
 		pthread_mutex_destroy(&w->lock);
 		free(w);
@@ -150,6 +159,9 @@ unsigned watchdog_busy(struct watchdog *w)
 	if (!w)
 		return 0;
 	pthread_mutex_lock(&w->lock);
+	/* an EFAULT being sent ends soon, and needs the session until then */
+	while (w->answering)
+		pthread_cond_wait(&w->answered, &w->lock);
 	n = w->busy;
 	pthread_mutex_unlock(&w->lock);
 	return n;
@@ -182,6 +194,7 @@ unsigned watchdog_free(struct watchdog *w)
 	if (left)
 		return left; /* their threads still hold guards in the list */
 	pthread_cond_destroy(&w->cond);
+	pthread_cond_destroy(&w->answered);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
 	return 0;

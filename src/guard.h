@@ -48,7 +48,11 @@ int watchdog_new(unsigned timeout_ms, const char *name, struct watchdog **ret);
  * returned: their count, and w stays allocated for them (leaked) if any. */
 unsigned watchdog_free(struct watchdog *w);
 
-/* Copies now registered (running, or past the bound and not returned). */
+/*
+ * Copies now registered (running, or past the bound and not returned),
+ * once every EFAULT the watchdog is sending has gone: 0 means the session
+ * is no longer needed for them.
+ */
 unsigned watchdog_busy(struct watchdog *w);
 
 /* Of those, the ones past the bound: stalled in a client's memory. */

@@ -4235,3 +4235,79 @@ Test(async, a_reader_without_memory_to_serve_it_loses_no_completion)
 	g.d.serve = NULL;
 	rig_fini(&g);
 }
+
+/* A reply held on the watchdog's thread, and whether watchdog_busy() returned meanwhile. */
+struct held_reply {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct watchdog *w;
+	bool in_reply, busy_returned, returned_in_reply; /* protected by lock */
+	unsigned busy;
+};
+
+static void hold_reply(void *arg)
+{
+	struct held_reply *h = arg;
+	struct timespec end;
+
+	pthread_mutex_lock(&h->lock);
+	h->in_reply = true;
+	pthread_cond_broadcast(&h->cond);
+	/* a bound, long enough for an unblocked watchdog_busy() to return */
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += 1;
+	while (!h->busy_returned && pthread_cond_timedwait(&h->cond, &h->lock, &end) != ETIMEDOUT)
+		;
+	h->returned_in_reply = h->busy_returned;
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void *busy_of(void *arg)
+{
+	struct held_reply *h = arg;
+	unsigned n = watchdog_busy(h->w);
+
+	pthread_mutex_lock(&h->lock);
+	h->busy = n;
+	h->busy_returned = true;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+/*
+ * The watchdog answers a stalled copy EFAULT, and the copy ends while that
+ * answer is being sent: the node must not take the session down then (its
+ * end waits for watchdog_busy() to say 0), or the answer would use a
+ * session already destroyed.
+ */
+Test(async, the_watchdog_holds_the_session_until_its_efault_is_sent)
+{
+	struct held_reply h = { .lock = PTHREAD_MUTEX_INITIALIZER,
+				.cond = PTHREAD_COND_INITIALIZER };
+	atomic_uint stuck = 0;
+	struct guard gd;
+	struct rig g;
+	fuse_req_t req;
+	pthread_t t;
+
+	rig_init(&g, 1, O_RDWR);
+	cr_assert(zero(int, watchdog_new(50, "fake", &h.w)));
+	req = fake_req_new(g.fs);
+	fake_req_on_reply(req, hold_reply, &h);
+	cr_assert(zero(int, guard_begin(h.w, &gd, req, gettid(), &stuck)));
+	pthread_mutex_lock(&h.lock);
+	while (!h.in_reply)
+		pthread_cond_wait(&h.cond, &h.lock);
+	pthread_mutex_unlock(&h.lock);
+	/* the stalled copy returns now, its call already answered */
+	cr_assert(not(guard_end(h.w, &gd)), "the watchdog's call");
+	cr_assert(zero(int, pthread_create(&t, NULL, busy_of, &h)));
+	pthread_join(t, NULL);
+	cr_expect(not(h.returned_in_reply),
+		  "watchdog_busy() said the session was free while its EFAULT was being sent");
+	cr_expect(zero(u32, h.busy));
+	cr_expect(eq(int, err_of(req), EFAULT));
+	cr_expect(zero(u32, watchdog_free(h.w)));
+	rig_fini(&g);
+}
