@@ -259,14 +259,15 @@ int cmd_put_data(struct cmd *cmd, pid_t tid, unsigned sense_len)
  * it), so that the common command costs no look at /proc.  Exact, as the
  * caller's credentials cannot change while it is blocked in its call.
  */
-int cmd_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_len, bool by_write)
+int cmd_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_len, enum cmd_via via)
 {
 	struct bsgdev *d = o->d;
 	struct filter_ctx ctx = {
 		.open_flags = o->open_flags,
 		.rawio = false,
 		/* a binding's write() counts as SG_IO on the descriptor it took */
-		.by_write = by_write && !d->bound,
+		.by_write = via == CMD_VIA_WRITE && !d->bound,
+		.scsi_ioctl = via == CMD_VIA_SCSI_IOCTL,
 		.scsi_type = d->target->info.scsi_type,
 	};
 	char op[64];
@@ -294,7 +295,8 @@ int cmd_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_le
 
 int cmd_check_access(struct cmd *cmd, bool by_write)
 {
-	return cmd_allowed(cmd->o, cmd->tid, cmd->c.cdb, cmd->c.cdb_len, by_write);
+	return cmd_allowed(cmd->o, cmd->tid, cmd->c.cdb, cmd->c.cdb_len,
+			   by_write ? CMD_VIA_WRITE : CMD_VIA_SG_IO);
 }
 
 int cmd_target_failed(struct bsgdev *d, int err)

@@ -94,8 +94,11 @@ int cmd_put_data(struct cmd *cmd, pid_t tid, unsigned sense_len);
 int cmd_run_target(struct cmd *cmd);
 /* The access policy for cmd's CDB and opener: 0, or -EPERM (logged). */
 int cmd_check_access(struct cmd *cmd, bool by_write);
+/* How a CDB came: the kernel's rule differs (filter.h). */
+enum cmd_via { CMD_VIA_SG_IO, CMD_VIA_WRITE, CMD_VIA_SCSI_IOCTL };
 /* The same for a CDB o's caller tid (blocked in its call) sends otherwise. */
-int cmd_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_len, bool by_write);
+int cmd_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_len,
+		enum cmd_via via);
 /* The target said err (< 0) for a command: note a device that is gone.  Returns err. */
 int cmd_target_failed(struct bsgdev *d, int err);
 uint32_t cmd_elapsed_ms(const struct timespec *start);

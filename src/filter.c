@@ -131,7 +131,7 @@ static int kernel_rule(enum filter_kernel kernel, uint8_t op, const struct filte
 	 * not O_RDWR: write() passes read_only = 0.  sg_allow_access() then
 	 * waves everything through to a scanner.
 	 */
-	if (kernel == FILTER_KERNEL_SG &&
+	if (kernel == FILTER_KERNEL_SG && !c->scsi_ioctl &&
 	    (c->by_write || (c->open_flags & O_ACCMODE) == O_RDWR || c->scsi_type == TYPE_SCANNER))
 		return 0;
 	if (k == FILTER_ALLOW || (k == FILTER_ALLOW_WRITE && open_for_write(c->open_flags)))

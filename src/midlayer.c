@@ -301,7 +301,7 @@ static size_t max(size_t a, size_t b)
 
 void midlayer_send_command(struct ioctx *x)
 {
-	uint32_t page = (uint32_t)sysconf(_SC_PAGESIZE), head[2];
+	uint32_t page = (uint32_t)sysconf(_SC_PAGESIZE), head[2], outlen;
 	int err = refused(x, SCSI_IOCTL_SEND_COMMAND);
 	unsigned char first[SIC_HEAD + 1];
 	struct mid_call *c;
@@ -322,7 +322,8 @@ void midlayer_send_command(struct ioctx *x)
 	if (!fetch(x, first, sizeof(first), 0, 0))
 		return;
 	in = SIC_HEAD + cdb_size(first[SIC_HEAD]) + head[0];
-	out = head[1] > SIC_SENSE_MAX ? head[1] : SIC_SENSE_MAX;
+	outlen = head[1]; /* the buffer is sized for it: the target must get no more */
+	out = outlen > SIC_SENSE_MAX ? outlen : SIC_SENSE_MAX;
 	c = call_new(x, SCSI_IOCTL_SEND_COMMAND, max(in, SIC_HEAD + out));
 	if (!c) {
 		ioctx_reply(x, -ENOMEM);
@@ -335,8 +336,9 @@ void midlayer_send_command(struct ioctx *x)
 	c->has_arg = true;
 	c->direct = x->direct;
 	memcpy(head, c->buf, sizeof(head)); /* what the target gets: this round's */
-	err = cmd_allowed(x->o, x->tid, c->buf + SIC_HEAD, cdb_size(c->buf[SIC_HEAD]), false);
-	if (err || in != SIC_HEAD + cdb_size(c->buf[SIC_HEAD]) + head[0] || head[1] > page) {
+	err = cmd_allowed(x->o, x->tid, c->buf + SIC_HEAD, cdb_size(c->buf[SIC_HEAD]),
+			  CMD_VIA_SCSI_IOCTL);
+	if (err || in != SIC_HEAD + cdb_size(c->buf[SIC_HEAD]) + head[0] || head[1] != outlen) {
 		call_free(c);
 		ioctx_reply(x, err ? err : -EINVAL); /* changed between rounds */
 		return;

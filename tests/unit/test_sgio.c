@@ -26,6 +26,7 @@
 #include "ioctx.h"
 #include "midlayer.h"
 #include "opener.h"
+#include "policy.h"
 #include "sgio.h"
 #include "uaccess.h"
 
@@ -1986,4 +1987,91 @@ Test(sgio, retry_v3_write_without_a_data_pointer_sends_zeroes)
 	cr_expect(fake_all_bytes(g.ft->seen.data_out, 8192, 0), "zeroes, no daemon memory");
 	free(k.in);
 	rig_fini(&g);
+}
+
+/* ---- SCSI_IOCTL_SEND_COMMAND's lengths, read twice on the direct path ---- */
+
+#include <sys/syscall.h>
+
+/* As the kernel's sg_scsi_ioctl(): copy_to_user(sic->data, buffer, out_len), out_len from the arg */
+static int kernel_like_sic(struct target *t, unsigned cmd, void *arg, bool nonblock)
+{
+	uint32_t outlen;
+
+	(void)t;
+	(void)cmd;
+	(void)nonblock;
+	memcpy(&outlen, (uint8_t *)arg + 4, sizeof(outlen));
+	memset((uint8_t *)arg + 8, 0x5a, outlen);
+	return 0;
+}
+
+/* The client's second thread, made deterministic: it raises outlen right after the daemon's first read. */
+static volatile uint32_t *raise_outlen_at;
+static atomic_int reads_seen;
+
+ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long liovcnt,
+			 const struct iovec *remote, unsigned long riovcnt, unsigned long flags)
+{
+	ssize_t n = syscall(SYS_process_vm_readv, pid, local, liovcnt, remote, riovcnt, flags);
+
+	if (raise_outlen_at && atomic_fetch_add(&reads_seen, 1) == 0)
+		*raise_outlen_at = 4096; /* after the lengths were read: a page, within the bound */
+	return n;
+}
+
+/*
+ * The buffer is sized from the first read of outlen, and the target (the
+ * kernel) writes the outlen of the last read: a caller that raises it in
+ * between is refused, where it once made the daemon's heap take up to a
+ * page past its buffer.
+ */
+Test(midlayer, send_command_outlen_raised_between_reads_stays_in_the_buffer)
+{
+	static struct target_ops ops;
+	struct rig g;
+	struct sic s;
+	struct fake_reply *rep;
+
+	rig_init(&g, true, 1, O_RDONLY); /* INQUIRY: anyone who can open the node */
+	ops = *g.ft->base.ops;
+	ops.ioctl = kernel_like_sic;
+	g.ft->base.ops = &ops;
+	sic_init(&s, 0, 0, INQUIRY_CDB, 6);
+	atomic_store(&reads_seen, 0);
+	raise_outlen_at = &s.outlen;
+	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
+	raise_outlen_at = NULL;
+	cr_expect(eq(int, rep->kind, FAKE_ERR), "outlen changed between the reads: refused");
+	rig_fini(&g);
+}
+
+/*
+ * sg's SCSI_IOCTL_SEND_COMMAND reaches sg_scsi_ioctl(), which asks
+ * scsi_cmd_allowed(cmd, f_mode) of every command, O_RDWR or scanner alike;
+ * only sg's SG_IO skips the table.  With the sg rule (a binding of an sg
+ * descriptor, or 'kernel sg' in --policy) WRITE BUFFER must still be EPERM.
+ */
+Test(midlayer, send_command_takes_the_table_under_the_sg_rule_too)
+{
+	static const uint8_t write_buffer[10] = { 0x3b, 0x05, 0, 0, 0, 0, 0, 0, 0, 0 };
+	struct filter_policy fp;
+	struct rig g;
+	struct fake_reply *rep;
+	struct sic s;
+
+	rig_init(&g, true, 1, O_RDWR);
+	filter_init(&fp);
+	fp.kernel = FILTER_KERNEL_SG;
+	cr_assert(zero(int, policy_new(&fp, &g.d.policy)));
+	g.d.policy_kernel = POLICY_KERNEL_OWN;
+	sic_init(&s, 0, 0, write_buffer, 10);
+	fake_set_rawio(false);
+	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
+	fake_set_rawio(true);
+	cr_expect(eq(int, rep->kind, FAKE_ERR), "the kernel's sg_scsi_ioctl() refuses it");
+	cr_expect(eq(int, rep->err, EPERM));
+	cr_expect(zero(u32, g.ft->ioctl.calls), "WRITE BUFFER reached the target");
+	rig_fini(&g);
+	policy_free(g.d.policy);
 }
