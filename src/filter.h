@@ -47,10 +47,10 @@ struct filter_ctx {
 	bool rawio;	 /* the calling thread has CAP_SYS_RAWIO (the kernel asks
 			 * capable() of the caller, at each command) */
 	bool by_write;	 /* the command came by write(), not by ioctl(SG_IO) */
+	int scsi_type;	 /* the target's peripheral device type */
 	bool scsi_ioctl; /* by SCSI_IOCTL_SEND_COMMAND: the kernel's table even on
 			  * sg (scsi_ioctl() checks every command; only sg's own
 			  * SG_IO and write() skip it) */
-	int scsi_type;	 /* the target's peripheral device type */
 };
 
 /* The kernel default: every opcode FILTER_DEFAULT, FILTER_KERNEL_BSG. */

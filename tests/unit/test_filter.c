@@ -165,7 +165,9 @@ ParameterizedTestParameters(filter, kernel_rule)
 ParameterizedTest(struct rule_case *rc, filter, kernel_rule)
 {
 	struct filter_policy p;
-	struct filter_ctx c = { rc->open_flags, false, rc->by_write, rc->scsi_type };
+	struct filter_ctx c = { .open_flags = rc->open_flags,
+				.by_write = rc->by_write,
+				.scsi_type = rc->scsi_type };
 	uint8_t inq[6] = { 0x12 }, fmt[6] = { 0x04 }, wb[10] = { 0x3b };
 
 	filter_init(&p);
