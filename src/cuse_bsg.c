@@ -881,7 +881,8 @@ static int run_one(struct runtime *rt, struct node *n)
 	log_msg(LOG_NOTICE, "serving %s as /dev/%s", node_target(n), rt->opt.name);
 	if (notify_ready_msg(msg, sizeof(msg), rt->opt.name) == 0)
 		tell_manager(msg);
-	while ((why = wait_wake(rt)) != WAKE_STOP) {
+	/* WAKE_WORK: one_ended(), the session is over (device gone, or failed) */
+	while ((why = wait_wake(rt)) != WAKE_STOP && why != WAKE_WORK) {
 		if (why == WAKE_STATS)
 			node_log_stats(n);
 		else if (why == WAKE_RELOAD)

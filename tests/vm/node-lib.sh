@@ -38,12 +38,20 @@ node_stop() {
 # node_gone_with_last_opener WHAT: the device is gone and the node was
 # closed: the node goes, and the daemon exits 0 by itself
 node_gone_with_last_opener() {
-    local rc=0
+    local rc=0 by=itself
     check "$1 the node goes once its last opener closed it" vm_wait 10 test ! -e "$NODE"
-    vm_wait 10 bash -c "! kill -0 $NODE_PID 2>/dev/null" || kill -TERM "$NODE_PID"
+    # a child that has exited stays a zombie until waited for: kill -0 still finds it
+    vm_wait 10 exited "$NODE_PID" || { by="SIGTERM, 10 s later"; kill -TERM "$NODE_PID"; }
     wait "$NODE_PID" || rc=$?
-    check "$1 and the daemon exits 0 by itself ($rc)" test "$rc" -eq 0
+    check "$1 and the daemon exits 0 by itself (status $rc, by $by)" \
+        test "$rc" -eq 0 -a "$by" = itself
     NODE_PID=''
+}
+
+exited() {  # exited PID: PID is gone, or a zombie
+    local state
+    state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
+    [ -z "$state" ] || [ "$state" = Z ]
 }
 
 # node_stats [PID LOG [NAME]]: have the daemon log its counters (SIGUSR1) and
