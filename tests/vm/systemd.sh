@@ -27,7 +27,10 @@
 #      all but a device enabled on its own;
 #   m. enable all, then disable all: nothing served, no choice left;
 #   n. cuse_bsg on a link: the link moved to another device, a new open of
-#      the node gets ENODEV, not that device.
+#      the node gets ENODEV, not that device;
+#   o. cuse-bsgctl refuses what would choose the wrong devices: a kernel
+#      name not present (it is no stable id), a typeN that has a class name,
+#      a type past 31; nothing is enabled for them.
 # Every wait is bounded (WAIT seconds unless said); each check prints PASS:
 # or FAIL:, each step its duration.
 #
@@ -639,6 +642,26 @@ check_n() {
     rm -f "$link"
 }
 
+# refused WHAT PATTERN ARGS...: cuse-bsgctl ARGS fails, saying PATTERN; it enabled nothing
+refused() {
+    local what=$1 pattern=$2 out rc=0
+    shift 2
+    out=$(cuse-bsgctl "$@" 2>&1) || rc=$?
+    echo "    | cuse-bsgctl $*: exit $rc: $out"
+    _said() { [ "$rc" -eq 1 ] && grep -q "$pattern" <<<"$out"; }
+    check "o: $what: refused, saying why" _said
+}
+
+check_o() {
+    refused "enable sdzz (no such disk)" "not a stable id" enable sdzz
+    check "o: ... no unit enabled for it" \
+        bash -c "! ls /etc/systemd/system/*.wants/cuse-bsg@scsi_generic-sdzz.service 2>/dev/null | grep -q ."
+    refused "enable type0 (a disk's type)" "is 'disk'" enable type0
+    refused "enable type99" "from 0 to 31" enable type99
+    check "o: ... no class file for either" \
+        test ! -e /etc/cuse-bsg/serve/type0 -a ! -e /etc/cuse-bsg/serve/type99
+}
+
 T_SETUP=$EPOCHREALTIME
 setup
 install_project
@@ -659,6 +682,7 @@ step k "disable one device" check_k
 step l "a class: enable disk, a device out of it, disable disk" check_l
 step m "enable all, disable all" check_m
 step n "the daemon on a link keeps to the device it found" check_n
+step o "cuse-bsgctl refuses names that choose no device for good" check_o
 
 journalctl --no-pager -b -u 'cuse-bsg@*' -o short-monotonic >"$VM_OUT/cuse-bsg-units.log" 2>&1
 echo
