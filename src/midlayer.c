@@ -338,7 +338,8 @@ void midlayer_send_command(struct ioctx *x)
 	memcpy(head, c->buf, sizeof(head)); /* what the target gets: this round's */
 	err = cmd_allowed(x->o, x->tid, c->buf + SIC_HEAD, cdb_size(c->buf[SIC_HEAD]),
 			  CMD_VIA_SCSI_IOCTL);
-	if (err || in != SIC_HEAD + cdb_size(c->buf[SIC_HEAD]) + head[0] || head[1] != outlen) {
+	if (err || in != SIC_HEAD + cdb_size(c->buf[SIC_HEAD]) + head[0] || head[0] > page ||
+	    head[1] != outlen) {
 		call_free(c);
 		ioctx_reply(x, err ? err : -EINVAL); /* changed between rounds */
 		return;
