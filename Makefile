@@ -98,7 +98,7 @@ build/unit/test_policy: build/san/tests/unit/test_policy.o $(call san,policy fil
 build/unit/test_options: build/san/tests/unit/test_options.o $(call san,options) | build/cuse_bsg
 	$(UNIT_LINK) -o $@
 
-build/unit/test_sigwatch: build/san/tests/unit/test_sigwatch.o $(call san,sigwatch)
+build/unit/test_sigwatch: build/san/tests/unit/test_sigwatch.o $(call san,sigwatch creds)
 	$(UNIT_LINK) -pthread -o $@
 
 # target.c itself is built into the test, its read() hooked

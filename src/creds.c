@@ -8,7 +8,9 @@
  * ended.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "creds.h"
 
@@ -188,4 +190,35 @@ int creds_parse_stat(const char *buf, size_t len, uint64_t ret[CREDS_LAYOUT_N])
 bool creds_has_cap(const struct creds *c, unsigned cap)
 {
 	return cap < 64 && (c->cap_eff >> cap & 1);
+}
+
+/*
+ * The whole of fd's procfs text into *buf, a heap buffer of *size bytes
+ * (grown as needed, up to CREDS_TEXT_MAX, and NUL-terminated): its length
+ * or -errno.  procfs makes the whole text at each read, so a read shorter
+ * than asked is the end.
+ */
+ssize_t creds_read_text(int fd, char **buf, size_t *size)
+{
+	size_t len = 0;
+
+	for (;;) {
+		ssize_t n = pread(fd, *buf + len, *size - 1 - len, (off_t)len);
+		char *p;
+
+		if (n < 0)
+			return -errno;
+		len += (size_t)n;
+		if (len < *size - 1 || n == 0)
+			break;
+		if (*size >= CREDS_TEXT_MAX)
+			return -EFBIG;
+		p = realloc(*buf, *size * 2);
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*size *= 2;
+	}
+	(*buf)[len] = '\0';
+	return (ssize_t)len;
 }

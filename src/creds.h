@@ -52,6 +52,11 @@ int creds_parse_stat(const char *buf, size_t len, uint64_t ret[CREDS_LAYOUT_N]);
 /* Has the thread with these credentials cap (a CAP_ number) in its effective set? */
 bool creds_has_cap(const struct creds *c, unsigned cap);
 
+/* The most of a procfs text read: a status with 65536 groups is under 1 MiB. */
+#define CREDS_TEXT_MAX (8u << 20)
+
+ssize_t creds_read_text(int fd, char **buf, size_t *size);
+
 /*
  * uaccess.c's: one thread's /proc/TID kept open between checks (the user
  * serialises its use), and a security context read through it.

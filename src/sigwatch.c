@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "creds.h"
 #include "deadline.h"
 #include "sigwatch.h"
 
@@ -87,59 +88,25 @@ bool sigwatch_sigs_end_call(const struct sigwatch_sigs *s)
 	return (live & ~s->ignored & ~dfl_harmless) != 0;
 }
 
-/* The most of a status read, as uaccess.c's: 65536 groups of 10 digits fit */
-#define STATUS_TEXT_MAX (8u << 20)
-
-/*
- * The whole of fd's text into *buf (the caller's stack buffer of *size
- * bytes at first, then the heap): its length, or -1.  The signal lines come
- * after the groups, whose length varies with the caller's.
- */
-static ssize_t read_whole(int fd, char **buf, size_t *size, char *stack)
-{
-	size_t len = 0;
-
-	for (;;) {
-		ssize_t n = read(fd, *buf + len, *size - len);
-		char *p;
-
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			return (ssize_t)len;
-		len += (size_t)n;
-		if (len < *size)
-			continue;
-		if (*size >= STATUS_TEXT_MAX)
-			return -1;
-		p = *buf == stack ? malloc(*size * 2) : realloc(*buf, *size * 2);
-		if (!p)
-			return -1;
-		if (*buf == stack)
-			memcpy(p, stack, len);
-		*buf = p;
-		*size *= 2;
-	}
-}
-
 bool sigwatch_ends_call(pid_t tid)
 {
-	char path[32], stack[4096], *text = stack;
-	size_t size = sizeof(stack);
+	char path[32], *text;
+	size_t size = 4096;
 	struct sigwatch_sigs s;
 	ssize_t n;
 	bool ends;
 	int fd;
 
+	/* the whole text: the signal lines come after the groups, whose length varies */
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
 	fd = tid > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 	if (fd < 0)
 		return true;
-	n = read_whole(fd, &text, &size, stack);
+	text = malloc(size);
+	n = text ? creds_read_text(fd, &text, &size) : -ENOMEM;
 	close(fd);
 	ends = n <= 0 || sigwatch_parse(text, (size_t)n, &s) || sigwatch_sigs_end_call(&s);
-	if (text != stack)
-		free(text);
+	free(text);
 	return ends;
 }
 

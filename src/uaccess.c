@@ -122,8 +122,6 @@ int uaccess_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
 	return len ? xfer(tid, &seg, 1, (void *)buf, true) : 0;
 }
 
-#define STATUS_MAX (8u << 20) /* a status file with 65536 groups is under 1 MiB */
-
 void uaccess_status_init(struct uaccess_status *cache)
 {
 	*cache = (struct uaccess_status){ .tid = 0,
@@ -222,36 +220,6 @@ static int file_fd(struct uaccess_status *cache, int *fd, const char *name)
 	return *fd < 0 ? -errno : 0;
 }
 
-/*
- * The whole of a procfs file into *buf (grown as needed, NUL-terminated):
- * its length or -errno.  procfs makes the whole text at each read, so a
- * read shorter than asked is the end.
- */
-static ssize_t read_all(int fd, char **buf, size_t *size)
-{
-	size_t len = 0;
-
-	for (;;) {
-		ssize_t n = pread(fd, *buf + len, *size - 1 - len, len);
-
-		if (n < 0)
-			return -errno;
-		len += n;
-		if ((size_t)n < *size - 1 - (len - n) || n == 0)
-			break;
-		if (*size >= STATUS_MAX)
-			return -EFBIG;
-		char *p = realloc(*buf, *size * 2);
-
-		if (!p)
-			return -ENOMEM;
-		*buf = p;
-		*size *= 2;
-	}
-	(*buf)[len] = '\0';
-	return len;
-}
-
 /* One thread's context as procfs shows it now; text holds its status. */
 struct snap {
 	char *text;
@@ -276,7 +244,7 @@ static int read_status_text(struct uaccess_status *cache, struct snap *s)
 
 	if (err)
 		return err;
-	len = read_all(cache->status, &s->text, &s->size);
+	len = creds_read_text(cache->status, &s->text, &s->size);
 	if (len < 0)
 		return (int)len;
 	return creds_parse_status(s->text, len, &s->c) ? -EIO : 0;
