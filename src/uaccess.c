@@ -530,12 +530,6 @@ int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct ua
 	int err = snap_read(cache, tid, &s, true);
 
 	*why = NULL;
-	if (err == -ENOMEM || err == -EMFILE || err == -ENFILE) {
-		*why = "its credentials cannot be read";
-		cache->mm_matched = false;
-		snap_fini(&s);
-		return err;
-	}
 	if (err)
 		*why = "its credentials cannot be read";
 	else if (!id->groups)
@@ -548,6 +542,9 @@ int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct ua
 	else if (*why)
 		cache->mm_matched = false;
 	snap_fini(&s);
+	/* the daemon short of memory or descriptors: not the caller's fault */
+	if (err == -ENOMEM || err == -EMFILE || err == -ENFILE)
+		return err;
 	return *why ? -EPERM : 0;
 }
 
