@@ -108,6 +108,17 @@ void cmdq_wake_poller(struct fuse_pollhandle *ph)
 	fuse_pollhandle_destroy(ph);
 }
 
+/* Notify o's poller, if one waits: its file may have become ready. */
+static void wake_poller(struct opener *o)
+{
+	struct fuse_pollhandle *ph;
+
+	pthread_mutex_lock(&o->lock);
+	ph = cmdq_take_poller(o);
+	pthread_mutex_unlock(&o->lock);
+	cmdq_wake_poller(ph);
+}
+
 /* Caller holds o->lock.  The call of req taken off list, or NULL. */
 static struct parked *unpark(struct list_head *list, fuse_req_t req)
 {
@@ -590,13 +601,8 @@ static bool take_place(struct opener *o, struct cmd *cmd)
  */
 static void queue_shrank(struct opener *o)
 {
-	struct fuse_pollhandle *ph;
-
 	cmdq_serve_later(o);
-	pthread_mutex_lock(&o->lock);
-	ph = cmdq_take_poller(o);
-	pthread_mutex_unlock(&o->lock);
-	cmdq_wake_poller(ph);
+	wake_poller(o);
 }
 
 /* Undo what b took: the write that took them was answered with an error. */
@@ -1018,7 +1024,6 @@ static struct parked *satisfied_reader(struct opener *o, struct cmd **cmds, unsi
 void cmdq_room(struct opener *o)
 {
 	const struct parked_ops *ops;
-	struct fuse_pollhandle *ph;
 	struct parked *p;
 
 	pthread_mutex_lock(&o->lock);
@@ -1027,10 +1032,7 @@ void cmdq_room(struct opener *o)
 	pthread_mutex_unlock(&o->lock);
 	if (ops && ops->room)
 		ops->room(o);
-	pthread_mutex_lock(&o->lock);
-	ph = cmdq_take_poller(o);
-	pthread_mutex_unlock(&o->lock);
-	cmdq_wake_poller(ph);
+	wake_poller(o);
 }
 
 /* Serve the parked readers that a completion now satisfies. */
