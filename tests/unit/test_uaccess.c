@@ -220,49 +220,6 @@ Test(uaccess, no_new_privs_is_refused)
 	uaccess_status_fini(&st);
 }
 
-Test(uaccess, a_new_program_is_refused)
-{
-	struct uaccess_status st;
-	struct uaccess_ident id;
-	int go[2], exec_done[2];
-	char c;
-	pid_t child;
-
-	cr_assert(zero(int, pipe(go)));
-	cr_assert(zero(int, pipe2(exec_done, O_CLOEXEC)));
-	child = fork();
-	cr_assert(ge(int, child, 0));
-	if (!child) {
-		close(go[1]);
-		close(exec_done[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
-		/* same uid, same capabilities: only the program is new */
-		execl("/bin/cat", "cat", (char *)NULL);
-		_exit(1);
-	}
-	close(go[0]);
-	close(exec_done[1]);
-	uaccess_status_init(&st);
-	cr_assert(zero(int, uaccess_ident_read(&st, child, &id)));
-	expect_same(&st, child, &id);
-	expect_same(&st, child, &id);
-	/* the program matched as read after its address space's descriptor was
-	 * opened: from now on that descriptor is probed instead, and an execve
-	 * is seen all the same */
-	cr_assert(ge(int, st.mm, 0), "the child's /proc/TID/pagemap kept");
-	cr_assert(st.mm_matched, "its program matched: probed from now on");
-	expect_same(&st, child, &id);
-	cr_assert(eq(int, (int)write(go[1], "x", 1), 1));
-	cr_assert(zero(int, (int)read(exec_done[0], &c, 1)), "EOF: the child has exec'd");
-	expect_refused(&st, child, &id, "a new program");
-	close(go[1]); /* cat's stdin is not this pipe: end it */
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	uaccess_ident_fini(&id);
-	uaccess_status_fini(&st);
-}
-
 /* The clone(CLONE_VM) process: it keeps no end of the exec's pipe open (*arg). */
 static int sleep_sharing(void *arg)
 {
@@ -273,32 +230,36 @@ static int sleep_sharing(void *arg)
 }
 
 /*
- * The same, with the child's address space kept alive past its exec by a
- * process it made with clone(CLONE_VM) and no CLONE_THREAD: the pagemap
- * descriptor of the matched address space still reads, and the new
- * program is refused by its layout (address-space randomisation).
+ * A child of the same uid and capabilities that runs /bin/cat when told:
+ * only its program changes.  With keep, it first makes a process with
+ * clone(CLONE_VM) and no CLONE_THREAD, which keeps its old address space
+ * alive past the exec.
  */
-Test(uaccess, a_new_program_is_refused_while_its_old_address_space_lives_on)
+struct exec_child {
+	pid_t pid, kept;
+	int go, exec_done, kept_pipe;
+};
+
+static void exec_child_start(struct exec_child *e, bool keep)
 {
 	static char stack[64 * 1024];
-	struct uaccess_status st;
-	struct uaccess_ident id;
 	int go[2], exec_done[2], kept_pipe[2];
-	pid_t child, kept = 0;
+	pid_t kept;
 	char c;
 
 	cr_assert(zero(int, pipe(go)));
 	cr_assert(zero(int, pipe2(exec_done, O_CLOEXEC)));
 	cr_assert(zero(int, pipe(kept_pipe)));
-	child = fork();
-	cr_assert(ge(int, child, 0));
-	if (!child) {
+	e->pid = fork();
+	cr_assert(ge(int, e->pid, 0));
+	if (!e->pid) {
 		close(go[1]);
 		close(exec_done[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(1);
-		kept = clone(sleep_sharing, stack + sizeof(stack), CLONE_VM | SIGCHLD,
-			     &exec_done[1]);
+		kept = keep ? clone(sleep_sharing, stack + sizeof(stack), CLONE_VM | SIGCHLD,
+				    &exec_done[1])
+			    : 0;
 		if (write(kept_pipe[1], &kept, sizeof(kept)) != sizeof(kept))
 			_exit(1);
 		execl("/bin/cat", "cat", (char *)NULL);
@@ -307,21 +268,83 @@ Test(uaccess, a_new_program_is_refused_while_its_old_address_space_lives_on)
 	close(go[0]);
 	close(exec_done[1]);
 	close(kept_pipe[1]);
+	*e = (struct exec_child){ .pid = e->pid,
+				  .kept = 0,
+				  .go = go[1],
+				  .exec_done = exec_done[0],
+				  .kept_pipe = kept_pipe[0] };
+}
+
+/* Tell e's child to exec, and wait until it has. */
+static void exec_child_exec(struct exec_child *e, bool keep)
+{
+	char c;
+
+	cr_assert(eq(int, (int)write(e->go, "x", 1), 1));
+	cr_assert(
+		eq(int, (int)read(e->kept_pipe, &e->kept, sizeof(e->kept)), (int)sizeof(e->kept)));
+	if (keep)
+		cr_assert(gt(int, e->kept, 0), "clone(CLONE_VM)");
+	cr_assert(zero(int, (int)read(e->exec_done, &c, 1)), "EOF: the child has exec'd");
+}
+
+static void exec_child_end(struct exec_child *e)
+{
+	close(e->go); /* cat's stdin is not this pipe: end it */
+	close(e->exec_done);
+	close(e->kept_pipe);
+	if (e->kept > 0) {
+		kill(e->kept, SIGKILL);
+		waitpid(e->kept, NULL, 0);
+	}
+	kill(e->pid, SIGKILL);
+	waitpid(e->pid, NULL, 0);
+}
+
+Test(uaccess, a_new_program_is_refused)
+{
+	struct uaccess_status st;
+	struct uaccess_ident id;
+	struct exec_child e;
+
+	exec_child_start(&e, false);
 	uaccess_status_init(&st);
-	cr_assert(zero(int, uaccess_ident_read(&st, child, &id)));
-	expect_same(&st, child, &id);
-	expect_same(&st, child, &id);
+	cr_assert(zero(int, uaccess_ident_read(&st, e.pid, &id)));
+	expect_same(&st, e.pid, &id);
+	expect_same(&st, e.pid, &id);
+	/* the program matched as read after its address space's descriptor was
+	 * opened: from now on that descriptor is probed instead, and an execve
+	 * is seen all the same */
+	cr_assert(ge(int, st.mm, 0), "the child's /proc/TID/pagemap kept");
 	cr_assert(st.mm_matched, "its program matched: probed from now on");
-	cr_assert(eq(int, (int)write(go[1], "x", 1), 1));
-	cr_assert(eq(int, (int)read(kept_pipe[0], &kept, sizeof(kept)), (int)sizeof(kept)));
-	cr_assert(gt(int, kept, 0), "clone(CLONE_VM)");
-	cr_assert(zero(int, (int)read(exec_done[0], &c, 1)), "EOF: the child has exec'd");
-	expect_refused(&st, child, &id, "a new program");
-	close(go[1]);
-	kill(kept, SIGKILL);
-	kill(child, SIGKILL);
-	waitpid(kept, NULL, 0);
-	waitpid(child, NULL, 0);
+	expect_same(&st, e.pid, &id);
+	exec_child_exec(&e, false);
+	expect_refused(&st, e.pid, &id, "a new program");
+	exec_child_end(&e);
+	uaccess_ident_fini(&id);
+	uaccess_status_fini(&st);
+}
+
+/*
+ * The same, with the child's address space kept alive past its exec: the
+ * pagemap descriptor of the matched address space still reads, and the new
+ * program is refused by its layout (address-space randomisation).
+ */
+Test(uaccess, a_new_program_is_refused_while_its_old_address_space_lives_on)
+{
+	struct uaccess_status st;
+	struct uaccess_ident id;
+	struct exec_child e;
+
+	exec_child_start(&e, true);
+	uaccess_status_init(&st);
+	cr_assert(zero(int, uaccess_ident_read(&st, e.pid, &id)));
+	expect_same(&st, e.pid, &id);
+	expect_same(&st, e.pid, &id);
+	cr_assert(st.mm_matched, "its program matched: probed from now on");
+	exec_child_exec(&e, true);
+	expect_refused(&st, e.pid, &id, "a new program");
+	exec_child_end(&e);
 	uaccess_ident_fini(&id);
 	uaccess_status_fini(&st);
 }
