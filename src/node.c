@@ -84,6 +84,7 @@ struct node {
 	int stopfd;	     /* written once by node_stop(): every worker returns */
 	atomic_uint waiting; /* libfuse workers waiting for a request in node_read() */
 	atomic_bool trimmed; /* no request since the heap was last trimmed (node_read()) */
+	atomic_ulong reads;  /* requests read so far, by every worker */
 	pthread_t thread;
 	bool thread_started; /* protected by lock */
 	node_ended_fn *ended;
@@ -868,6 +869,7 @@ static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
 
 	atomic_fetch_add(&n->waiting, 1);
 	for (;;) {
+		unsigned long seen = atomic_load_explicit(&n->reads, memory_order_relaxed);
 		int w = worker_wait(n, fd, FUSE_IDLE_MS);
 
 		if (w < 0)
@@ -877,13 +879,18 @@ static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
 			r = idle_request(buf, len);
 			break;
 		}
-		/* idle, the extra workers gone: what a burst took from malloc goes back
-		 * (glibc's arenas keep freed memory) */
-		if (w > 0 && !atomic_exchange(&n->trimmed, true))
+		/* the node idle (no worker read a request while this one waited), the
+		 * extra workers gone: what a burst took from malloc goes back (glibc's
+		 * arenas keep freed memory).  Never while others serve: the trim takes
+		 * every arena's lock and gives back pages they will fault in again. */
+		if (w > 0 && atomic_load_explicit(&n->reads, memory_order_relaxed) == seen &&
+		    !atomic_exchange(&n->trimmed, true))
 			malloc_trim(0);
 		if (w > 0)
 			continue;
 		r = read(fd, buf, len);
+		if (r >= 0)
+			atomic_fetch_add_explicit(&n->reads, 1, memory_order_relaxed);
 		if (r >= 0 && atomic_load_explicit(&n->trimmed, memory_order_relaxed))
 			atomic_store(&n->trimmed, false);
 		if (r >= 0 || errno != EAGAIN)

@@ -120,7 +120,7 @@ flood() {
     # what stays: the 16 idle libfuse workers' request buffers (132 KiB
     # each) and 8 MiB of stacks and heap.  The heap the burst freed goes
     # back once a worker has waited FUSE_IDLE_MS (2 s) with the extra ones
-    # gone (node.c's malloc_trim()): up to 10 s for that
+    # gone and no request read by any (node.c's malloc_trim()): up to 10 s
     vm_wait 10 rss_below $((base + 8192 + 16 * 132)) || true
     after=$(daemon_rss)
     echo "   daemon RSS: $after KiB once the writers were killed"
