@@ -193,12 +193,14 @@ bool creds_has_cap(const struct creds *c, unsigned cap)
 }
 
 /*
- * The whole of fd's procfs text into *buf, a heap buffer of *size bytes
- * (grown as needed, up to CREDS_TEXT_MAX, and NUL-terminated): its length
- * or -errno.  procfs makes the whole text at each read, so a read shorter
- * than asked is the end.
+ * The whole of fd's procfs text into *buf, of *size bytes (grown as
+ * needed, up to CREDS_TEXT_MAX, and NUL-terminated): its length or -errno.
+ * *buf is the heap's, or stack, the caller's own, which is left for the
+ * heap only if the text does not fit: a status fits in a page, and a caller
+ * short of memory still reads it.  procfs makes the whole text at each
+ * read, so a read shorter than asked is the end.
  */
-ssize_t creds_read_text(int fd, char **buf, size_t *size)
+ssize_t creds_read_text(int fd, char **buf, size_t *size, const char *stack)
 {
 	size_t len = 0;
 
@@ -213,9 +215,11 @@ ssize_t creds_read_text(int fd, char **buf, size_t *size)
 			break;
 		if (*size >= CREDS_TEXT_MAX)
 			return -EFBIG;
-		p = realloc(*buf, *size * 2);
+		p = *buf == stack ? malloc(*size * 2) : realloc(*buf, *size * 2);
 		if (!p)
 			return -ENOMEM;
+		if (*buf == stack)
+			memcpy(p, stack, len);
 		*buf = p;
 		*size *= 2;
 	}

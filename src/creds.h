@@ -2,8 +2,9 @@
 /*
  * Who a caller is, in the terms of the kernel's rules: its credentials as
  * /proc/TID/status shows them and the layout of its address space as
- * /proc/TID/stat shows it.  Pure: text in, struct out; no system calls, no
- * allocation.  uaccess.c reads the files, this module understands them.
+ * /proc/TID/stat shows it.  The parsers are pure: text in, struct out; no
+ * system calls, no allocation.  uaccess.c and sigwatch.c open the files
+ * and read them whole with creds_read_text(), the one reader here.
  */
 #ifndef CUSE_BSG_CREDS_H
 #define CUSE_BSG_CREDS_H
@@ -55,7 +56,7 @@ bool creds_has_cap(const struct creds *c, unsigned cap);
 /* The most of a procfs text read: a status with 65536 groups is under 1 MiB. */
 #define CREDS_TEXT_MAX (8u << 20)
 
-ssize_t creds_read_text(int fd, char **buf, size_t *size);
+ssize_t creds_read_text(int fd, char **buf, size_t *size, const char *stack);
 
 /*
  * uaccess.c's: one thread's /proc/TID kept open between checks (the user

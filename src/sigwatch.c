@@ -90,8 +90,8 @@ bool sigwatch_sigs_end_call(const struct sigwatch_sigs *s)
 
 bool sigwatch_ends_call(pid_t tid)
 {
-	char path[32], *text;
-	size_t size = 4096;
+	char path[32], stack[4096], *text = stack;
+	size_t size = sizeof(stack);
 	struct sigwatch_sigs s;
 	ssize_t n;
 	bool ends;
@@ -102,11 +102,11 @@ bool sigwatch_ends_call(pid_t tid)
 	fd = tid > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 	if (fd < 0)
 		return true;
-	text = malloc(size);
-	n = text ? creds_read_text(fd, &text, &size) : -ENOMEM;
+	n = creds_read_text(fd, &text, &size, stack);
 	close(fd);
 	ends = n <= 0 || sigwatch_parse(text, (size_t)n, &s) || sigwatch_sigs_end_call(&s);
-	free(text);
+	if (text != stack)
+		free(text);
 	return ends;
 }
 

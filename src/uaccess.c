@@ -244,7 +244,7 @@ static int read_status_text(struct uaccess_status *cache, struct snap *s)
 
 	if (err)
 		return err;
-	len = creds_read_text(cache->status, &s->text, &s->size);
+	len = creds_read_text(cache->status, &s->text, &s->size, NULL);
 	if (len < 0)
 		return (int)len;
 	return creds_parse_status(s->text, len, &s->c) ? -EIO : 0;

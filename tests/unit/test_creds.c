@@ -7,7 +7,9 @@
 #include <criterion/new/assert.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "creds.h"
 
@@ -127,4 +129,68 @@ Test(creds, stat_hidden_or_malformed_is_refused)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		cr_expect(eq(int, creds_parse_stat(bad[i], strlen(bad[i]), l), -EINVAL), "text %zu",
 			  i);
+}
+
+/* A file of len bytes, each its offset's low byte but never NUL, at offset 0. */
+static int text_file(size_t len)
+{
+	FILE *f = tmpfile();
+	int fd;
+
+	cr_assert(not(eq(ptr, f, NULL)), "tmpfile");
+	for (size_t i = 0; i < len; i++)
+		cr_assert(eq(int, fputc('a' + (int)(i % 26), f), 'a' + (int)(i % 26)));
+	cr_assert(zero(int, fflush(f)));
+	fd = dup(fileno(f));
+	fclose(f);
+	return fd;
+}
+
+Test(creds, read_text_grows_from_the_callers_stack_buffer)
+{
+	char stack[64], *text = stack;
+	size_t size = sizeof(stack);
+	int fd = text_file(10000);
+	ssize_t n = creds_read_text(fd, &text, &size, stack);
+
+	cr_assert(eq(sz, (size_t)n, 10000));
+	cr_assert(not(eq(ptr, text, stack)), "moved to the heap");
+	cr_assert(ge(sz, size, 10001));
+	cr_assert(eq(chr, text[10000], '\0'));
+	for (size_t i = 0; i < 10000; i++)
+		cr_assert(eq(chr, text[i], (char)('a' + i % 26)), "byte %zu", i);
+	free(text);
+	close(fd);
+}
+
+Test(creds, read_text_that_fits_stays_in_the_stack_buffer)
+{
+	char stack[64], *text = stack;
+	size_t size = sizeof(stack);
+	int fd = text_file(62);
+
+	cr_assert(eq(sz, (size_t)creds_read_text(fd, &text, &size, stack), 62));
+	cr_assert(eq(ptr, text, stack));
+	cr_assert(eq(chr, text[62], '\0'));
+	close(fd);
+	/* 63 bytes fill 64 but for the NUL: a full read may not be the end, so
+	 * the text moves to the heap, and the next read finds the end */
+	fd = text_file(63);
+	cr_assert(eq(sz, (size_t)creds_read_text(fd, &text, &size, stack), 63));
+	cr_assert(not(eq(ptr, text, stack)));
+	cr_assert(eq(chr, text[62], 'a' + 62 % 26));
+	cr_assert(eq(chr, text[63], '\0'));
+	free(text);
+	close(fd);
+}
+
+Test(creds, read_text_past_the_bound_is_refused)
+{
+	size_t size = 4096;
+	char *text = malloc(size);
+	int fd = text_file(CREDS_TEXT_MAX + 1);
+
+	cr_assert(eq(int, (int)creds_read_text(fd, &text, &size, NULL), -EFBIG));
+	free(text);
+	close(fd);
 }
