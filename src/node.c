@@ -84,7 +84,6 @@ struct node {
 	int stopfd;	     /* written once by node_stop(): every worker returns */
 	atomic_uint waiting; /* libfuse workers waiting for a request in node_read() */
 	atomic_bool trimmed; /* no request since the heap was last trimmed (node_read()) */
-	atomic_ulong reads;  /* requests read so far, by every worker */
 	pthread_t thread;
 	bool thread_started; /* protected by lock */
 	node_ended_fn *ended;
@@ -854,6 +853,9 @@ static ssize_t idle_request(void *buf, size_t len)
 	return sizeof(r);
 }
 
+/* Requests read so far by every worker of every node: the heap is the process's. */
+static atomic_ulong requests_read;
+
 /*
  * libfuse's read of the next request.  The descriptor is non-blocking, so
  * that a worker waits in worker_wait(), where the stop eventfd reaches it:
@@ -869,7 +871,7 @@ static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
 
 	atomic_fetch_add(&n->waiting, 1);
 	for (;;) {
-		unsigned long seen = atomic_load_explicit(&n->reads, memory_order_relaxed);
+		unsigned long seen = atomic_load_explicit(&requests_read, memory_order_relaxed);
 		int w = worker_wait(n, fd, FUSE_IDLE_MS);
 
 		if (w < 0)
@@ -879,18 +881,19 @@ static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
 			r = idle_request(buf, len);
 			break;
 		}
-		/* the node idle (no worker read a request while this one waited), the
-		 * extra workers gone: what a burst took from malloc goes back (glibc's
-		 * arenas keep freed memory).  Never while others serve: the trim takes
-		 * every arena's lock and gives back pages they will fault in again. */
-		if (w > 0 && atomic_load_explicit(&n->reads, memory_order_relaxed) == seen &&
+		/* no worker of any node has read a request while this one waited, and
+		 * the extra workers are gone: what a burst took from malloc goes back
+		 * (glibc's arenas keep freed memory).  Not while requests come in: the
+		 * trim takes every arena's lock and gives back pages that their
+		 * workers would fault in again. */
+		if (w > 0 && atomic_load_explicit(&requests_read, memory_order_relaxed) == seen &&
 		    !atomic_exchange(&n->trimmed, true))
 			malloc_trim(0);
 		if (w > 0)
 			continue;
 		r = read(fd, buf, len);
 		if (r >= 0)
-			atomic_fetch_add_explicit(&n->reads, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&requests_read, 1, memory_order_relaxed);
 		if (r >= 0 && atomic_load_explicit(&n->trimmed, memory_order_relaxed))
 			atomic_store(&n->trimmed, false);
 		if (r >= 0 || errno != EAGAIN)
