@@ -32,12 +32,12 @@
 #include "bsgdev.h"
 #include "cmd.h"
 #include "cmdq.h"
+#include "cmdq_i.h"
 #include "deadline.h"
 #include "guard.h"
 #include "ioctx.h"
 #include "log.h"
 #include "opener.h"
-#include "sgio.h"
 #include "sigwatch.h"
 #include "uaccess.h"
 

@@ -25,6 +25,13 @@ struct bsgdev;
 struct fuse_req; /* libfuse's fuse_req_t */
 struct opener;
 
+/*
+ * Who answers a SG_IO (struct cmd's state): the worker (COMPLETING) or the
+ * interrupt, which drops the result (INTERRUPTED) or, under
+ * SG_SET_KEEP_ORPHAN, leaves it for read() through the opener's queue (KEPT).
+ */
+enum sgio_state { SGIO_RUNNING, SGIO_COMPLETING, SGIO_INTERRUPTED, SGIO_KEPT };
+
 /* One command, synchronous (SG_IO) or asynchronous (write/read). */
 struct cmd {
 	struct pool_work work;
@@ -50,7 +57,8 @@ struct cmd {
 	bool reused;	  /* c.data is one its opener kept: it may hold an earlier command's data */
 	uint32_t buf_len; /* c.data's size, from a page up: what cmd_recycle_data() keeps */
 	uint32_t charged; /* c.data's bytes charged to o and the process (mem_budget) */
-	atomic_int state; /* SG_IO: who answers req, the worker or the interrupt (sgio.h) */
+	atomic_int
+		state; /* SG_IO: who answers req, the worker or the interrupt (enum sgio_state) */
 	struct sigwatch_entry watch; /* SG_IO: its signal, if one did not end it at once */
 	struct share_call call; /* SG_IO run by a pool: its caller's share, ended with its run */
 	struct timespec start;	/* when its call came (TICK_CLOCK) */

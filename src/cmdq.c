@@ -23,16 +23,15 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "async.h"
 #include "bsgdev.h"
 #include "cmd.h"
 #include "cmdq.h"
+#include "cmdq_i.h"
 #include "deadline.h"
 #include "guard.h"
 #include "ioctx.h"
 #include "log.h"
 #include "opener.h"
-#include "sgio.h"
 #include "sigwatch.h"
 #include "uaccess.h"
 
@@ -836,7 +835,7 @@ void cmdq_put_back(struct opener *o, struct cmd **cmds, unsigned n)
 	if (!released)
 		return;
 	for (unsigned i = 0; i < n; i++)
-		cmd_free(cmds[i]); /* async_release() has swept the list: nobody reads them */
+		cmd_free(cmds[i]); /* cmdq_release() has swept the list: nobody reads them */
 }
 
 /*
@@ -957,7 +956,7 @@ void cmdq_copy_submit(struct copy_job *j)
 	if (park) {
 		switch (share_park(o->share, &j->w)) {
 		case SHARE_PARKED:
-			/* parked after async_drain_serve() looked: run it now, unshared */
+			/* parked after cmdq_drain_serve() looked: run it now, unshared */
 			if (!copies_ending(o->d) || !share_cancel(o->share, &j->w))
 				return; /* j is the share's now */
 			j->w.call = (struct share_call){ 0 };
@@ -1145,14 +1144,14 @@ void cmdq_serve_later(struct opener *o)
 	cmdq_copy_submit(j);
 }
 
-void async_set_share(struct opener *o, struct share *s, struct share_file *sf, uid_t uid)
+void cmdq_set_share(struct opener *o, struct share *s, struct share_file *sf, uid_t uid)
 {
 	o->share = s;
 	o->sf = sf;
 	o->uid = uid;
 }
 
-void async_drain_serve(struct bsgdev *d, struct share *s)
+void cmdq_drain_serve(struct bsgdev *d, struct share *s)
 {
 	struct list_head out = LIST_HEAD_INIT(out);
 	struct share_wait *w, *next;
@@ -1255,7 +1254,7 @@ static void complete(struct cmd *cmd, int err, bool placed, bool here)
 	opener_put(o);
 }
 
-bool async_slot_take(struct cmd *cmd)
+bool cmdq_slot_take(struct cmd *cmd)
 {
 	struct opener *o = cmd->o;
 	unsigned max = o->d->max_running;
@@ -1284,7 +1283,7 @@ bool async_slot_take(struct cmd *cmd)
 	return go;
 }
 
-void async_slot_give(struct opener *o)
+void cmdq_slot_give(struct opener *o)
 {
 	struct list_head next = LIST_HEAD_INIT(next);
 
@@ -1308,7 +1307,7 @@ static void run_async(struct pool_work *w, unsigned slot)
 	cmdq_complete(cmd, cmd_run_target(cmd), true);
 }
 
-void async_target_done(struct scsi_cmd *c, int err)
+void cmdq_target_done(struct scsi_cmd *c, int err)
 {
 	struct cmd *cmd = (struct cmd *)((char *)c - offsetof(struct cmd, c));
 
@@ -1316,17 +1315,17 @@ void async_target_done(struct scsi_cmd *c, int err)
 	cmdq_complete(cmd, err ? cmd_target_failed(cmd->d, err) : 0, true);
 }
 
-bool async_may_keep(struct cmd *cmd)
+bool cmdq_may_keep(struct cmd *cmd)
 {
 	return cmdq_check_caller(cmd->o, cmd->tid, "an interrupted SG_IO kept for read()") == 0;
 }
 
-bool async_keep(struct cmd *cmd)
+bool cmdq_keep(struct cmd *cmd)
 {
 	struct opener *o = cmd->o;
 	bool room;
 
-	cmd->owner = o->ident.c.tgid; /* async_may_keep(): the opener's process */
+	cmd->owner = o->ident.c.tgid; /* cmdq_may_keep(): the opener's process */
 	pthread_mutex_lock(&o->lock);
 	room = o->queued < cmdq_queue_limit(o, cmd->r.version);
 	if (room) {
@@ -1341,7 +1340,7 @@ bool async_keep(struct cmd *cmd)
 	return room;
 }
 
-void async_unkeep(struct cmd *cmd)
+void cmdq_unkeep(struct cmd *cmd)
 {
 	struct opener *o = cmd->o;
 
@@ -1352,7 +1351,7 @@ void async_unkeep(struct cmd *cmd)
 	pthread_mutex_unlock(&o->lock);
 }
 
-void async_kept_done(struct cmd *cmd, int err)
+void cmdq_kept_done(struct cmd *cmd, int err)
 {
 	bsgdev_debug(cmd->d, "tid %d: interrupted SG_IO kept for read() (SG_SET_KEEP_ORPHAN)",
 		     cmd->tid);
@@ -1378,7 +1377,7 @@ static void sweep_gone(struct opener *o)
 	cmdq_wake_poller(ph);
 }
 
-void async_target_gone(struct bsgdev *d)
+void cmdq_target_gone(struct bsgdev *d)
 {
 	struct opener **all = NULL, *o;
 	unsigned n = 0, i = 0;
@@ -1406,7 +1405,7 @@ void async_target_gone(struct bsgdev *d)
 	free(all);
 }
 
-void async_release(struct opener *o)
+void cmdq_release(struct opener *o)
 {
 	struct cmd *c, *next;
 	struct list_head done = LIST_HEAD_INIT(done);
@@ -1442,7 +1441,7 @@ void async_release(struct opener *o)
 	opener_put(o);
 }
 
-int async_num_waiting(struct opener *o)
+int cmdq_num_waiting(struct opener *o)
 {
 	int n;
 
@@ -1452,7 +1451,7 @@ int async_num_waiting(struct opener *o)
 	return n;
 }
 
-int async_pack_id(struct opener *o)
+int cmdq_pack_id(struct opener *o)
 {
 	struct cmd *c;
 	int id = -1;
@@ -1468,7 +1467,7 @@ int async_pack_id(struct opener *o)
 	return id;
 }
 
-void async_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
+void cmdq_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
 {
 	struct cmd *c;
 	unsigned i = 0;

@@ -11,6 +11,7 @@
 #include "async.h"
 #include "bsgadd.h"
 #include "bsgdev.h"
+#include "cmdq.h"
 #include "control.h"
 #include "ioctl.h"
 #include "ioctx.h"
@@ -67,7 +68,7 @@ static void binding_target_gone(struct bsgdev *d, int err)
 		return;
 	bsgdev_warn(d, "%s is gone: %s; new commands get ENODEV", d->target->info.path,
 		    strerror(-err));
-	async_target_gone(d); /* parked calls with nothing to wait for end */
+	cmdq_target_gone(d); /* parked calls with nothing to wait for end */
 }
 
 static void binding_free(struct binding *b)
@@ -175,7 +176,7 @@ void control_release(struct control *c, struct control_file *f)
 	struct opener *o = atomic_load(&f->o);
 
 	if (o)
-		async_release(o);
+		cmdq_release(o);
 	uaccess_ident_fini(&f->ident);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
@@ -314,7 +315,7 @@ static int bind_target(struct control *c, struct control_file *f, struct ioctx *
 	err = -opener_new(&b->d, t->info.fd_flags, false, x->tid, &f->ident, &o);
 	if (!err) {
 		if (f->sf) /* before its first call: the file's share */
-			async_set_share(o, f->share, f->sf, f->uid);
+			cmdq_set_share(o, f->share, f->sf, f->uid);
 		atomic_store_explicit(&f->o, o, memory_order_release);
 		log_node(LOG_INFO, c->cd->name, "tid %d: a file bound to %s (%s, open %s)", x->tid,
 			 t->info.path, target_kind_name(t->info.kind),

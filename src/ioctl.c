@@ -11,14 +11,15 @@
 #include <scsi/scsi.h>
 #include <string.h>
 
-#include "async.h"
 #include "bsgdev.h"
+#include "cmdq.h"
 #include "ioctl.h"
 #include "ioctx.h"
 #include "log.h"
 #include "midlayer.h"
 #include "opener.h"
 #include "sgio.h"
+#include "sgv4.h"
 
 #ifndef SCSI_IOCTL_GET_BUS_NUMBER
 #define SCSI_IOCTL_GET_BUS_NUMBER 0x5386
@@ -153,7 +154,7 @@ static void get_request_table(struct ioctx *x)
 {
 	struct sg_req_info table[SG_MAX_QUEUE];
 
-	async_request_table(x->o, table, SG_MAX_QUEUE);
+	cmdq_request_table(x->o, table, SG_MAX_QUEUE);
 	ioctx_reply_out(x, 0, table, sizeof(table));
 }
 
@@ -235,22 +236,22 @@ static void sg_io(struct ioctx *x)
 
 static void iosubmit_v4(struct ioctx *x)
 {
-	async_iosubmit(x, 4);
+	sgv4_iosubmit(x, 4);
 }
 
 static void iosubmit_v3(struct ioctx *x)
 {
-	async_iosubmit(x, 3);
+	sgv4_iosubmit(x, 3);
 }
 
 static void ioreceive_v4(struct ioctx *x)
 {
-	async_ioreceive(x, 4);
+	sgv4_ioreceive(x, 4);
 }
 
 static void ioreceive_v3(struct ioctx *x)
 {
-	async_ioreceive(x, 3);
+	sgv4_ioreceive(x, 3);
 }
 
 static void set_force_pack_id(struct ioctx *x)
@@ -315,12 +316,12 @@ static int command_q(struct ioctx *x)
 
 static int pack_id(struct ioctx *x)
 {
-	return async_pack_id(x->o);
+	return cmdq_pack_id(x->o);
 }
 
 static int num_waiting(struct ioctx *x)
 {
-	return async_num_waiting(x->o);
+	return cmdq_num_waiting(x->o);
 }
 
 static int keep_orphan(struct ioctx *x)
@@ -355,7 +356,7 @@ static const struct ioctl_op ops[] = {
 	{ SG_IOSUBMIT_V3, .call = iosubmit_v3 },
 	{ SG_IORECEIVE, .call = ioreceive_v4 },
 	{ SG_IORECEIVE_V3, .call = ioreceive_v3 },
-	{ SG_IOABORT, .call = async_ioabort },
+	{ SG_IOABORT, .call = sgv4_ioabort },
 	{ SG_SET_GET_EXTENDED, .call = set_get_extended },
 	{ SG_GET_VERSION_NUM, .value = version_num },
 	{ SG_SET_TIMEOUT, .call = set_timeout },

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "async.h"
 #include "bsgdev.h"
 #include "cmd.h"
 #include "guard.h"

@@ -37,6 +37,7 @@
 
 #include "async.h"
 #include "bsgdev.h"
+#include "cmdq.h"
 #include "control.h"
 #include "guard.h"
 #include "ioctl.h"
@@ -178,7 +179,7 @@ static void release_shared(struct node *n, struct opener *o)
 		pthread_mutex_unlock(&n->shared_lock);
 	}
 	if (last)
-		async_release(o);
+		cmdq_release(o);
 	if (sf)
 		share_file_close(sf); /* after the release: nothing parks on it now */
 }
@@ -216,11 +217,11 @@ static int open_shared(fuse_req_t req, struct fuse_file_info *fi, struct opener 
 		/* the queue's own file in the shares, its first opener's: copies
 		 * into any of its readers hold that file's share of threads */
 		if (!err && share_file_open(n->cfg->share, uid, &n->shared_sf)) {
-			async_release(n->shared);
+			cmdq_release(n->shared);
 			n->shared = NULL;
 			err = ENOMEM;
 		} else if (!err) {
-			async_set_share(n->shared, n->cfg->share, n->shared_sf, uid);
+			cmdq_set_share(n->shared, n->cfg->share, n->shared_sf, uid);
 		}
 	}
 	if (!err) {
@@ -290,7 +291,7 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 			control_set_share(nf->file, n->cfg->share, nf->sf, fuse_req_ctx(req)->uid);
 		/* a shared opener outlives its first file: it has a share of its own */
 		else if (!n->cfg->shared_queue)
-			async_set_share(nf->file, n->cfg->share, nf->sf, fuse_req_ctx(req)->uid);
+			cmdq_set_share(nf->file, n->cfg->share, nf->sf, fuse_req_ctx(req)->uid);
 	}
 	if (err) {
 		free(nf);
@@ -601,7 +602,7 @@ static void drain_parked(struct node *n)
 	struct list_head out = LIST_HEAD_INIT(out);
 	struct share_wait *w, *next;
 
-	async_drain_serve(&n->d, n->cfg->share);
+	cmdq_drain_serve(&n->d, n->cfg->share);
 	share_drain(n->cfg->share, n, &out);
 	list_for_each_entry_safe(w, next, &out, node) {
 		struct parked *p = container_of(w, struct parked, w);
@@ -1114,7 +1115,7 @@ static int start_engine(struct node *n)
 			 t->info.bulk_path);
 	if (engine == NODE_ENGINE_POOL || !has_queue) /* node_new() refused queue without one */
 		return 0;
-	ret = target_queue_start(t, async_target_done);
+	ret = target_queue_start(t, cmdq_target_done);
 	if (ret < 0) {
 		log_node(LOG_ERR, n->name, "cannot start the completion thread for %s: %s",
 			 t->info.path, strerror(-ret));
@@ -1265,7 +1266,7 @@ static void target_gone(struct bsgdev *d, int err)
 		log_node(LOG_WARNING, n->name,
 			 "%s was removed: calls get ENODEV; the node goes with its last opener",
 			 d->target->info.path);
-	async_target_gone(d); /* parked calls with nothing to wait for end */
+	cmdq_target_gone(d); /* parked calls with nothing to wait for end */
 	if (atomic_load(&d->openers) == 0)
 		node_stop(n);
 }

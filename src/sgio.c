@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "async.h"
 #include "bsgdev.h"
 #include "cmd.h"
+#include "cmdq.h"
 #include "guard.h"
 #include "ioctx.h"
 #include "log.h"
@@ -125,15 +125,15 @@ static bool run_target_part(struct cmd *cmd, int *ret)
 
 	struct opener *o = cmd->o;
 
-	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED || !async_slot_take(cmd)) {
+	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED || !cmdq_slot_take(cmd)) {
 		cmd_free(cmd); /* interrupted while queued: never started */
 		return false;
 	}
 	*ret = cmd_run_target(cmd);
-	async_slot_give(o);
+	cmdq_slot_give(o);
 	if (!atomic_compare_exchange_strong(&cmd->state, &expect, SGIO_COMPLETING)) {
 		if (expect == SGIO_KEPT)
-			async_kept_done(cmd, *ret); /* for read(), which frees it */
+			cmdq_kept_done(cmd, *ret); /* for read(), which frees it */
 		else
 			cmd_free(cmd);
 		return false;
@@ -218,8 +218,8 @@ static void signalled(fuse_req_t req, void *data)
 	 * and belongs to the context that issued it, which must be the opener's;
 	 * the opener lives, as its file has a call in progress.  It takes a
 	 * place in the file's queue, as sg's SG_IO holds one of its slots. */
-	bool want = cmd->direct && atomic_load(&cmd->o->keep_orphan) && async_may_keep(cmd);
-	bool keep = want && async_keep(cmd);
+	bool want = cmd->direct && atomic_load(&cmd->o->keep_orphan) && cmdq_may_keep(cmd);
+	bool keep = want && cmdq_keep(cmd);
 	int expect = SGIO_RUNNING;
 
 	if (atomic_compare_exchange_strong(&cmd->state, &expect,
@@ -234,7 +234,7 @@ static void signalled(fuse_req_t req, void *data)
 		return;
 	}
 	if (keep)
-		async_unkeep(cmd); /* the worker won: it waits for us to return */
+		cmdq_unkeep(cmd); /* the worker won: it waits for us to return */
 }
 
 /*

@@ -11,13 +11,6 @@
 
 struct ioctx;
 
-/*
- * Who answers a SG_IO: the worker (COMPLETING) or the interrupt, which
- * drops the result (INTERRUPTED) or, under SG_SET_KEEP_ORPHAN, leaves it
- * for read() (KEPT).
- */
-enum sgio_state { SGIO_RUNNING, SGIO_COMPLETING, SGIO_INTERRUPTED, SGIO_KEPT };
-
 /* Handle one FUSE_IOCTL round of SG_IO.  Always replies, now or later. */
 void sgio_ioctl(struct ioctx *x);
 

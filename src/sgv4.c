@@ -16,11 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "async.h"
 #include "cmdq.h"
+#include "cmdq_i.h"
 #include "guard.h"
 #include "ioctx.h"
 #include "log.h"
+#include "sgv4.h"
 #include "uaccess.h"
 
 /* An SG_IORECEIVE(_V3) call: where its completions go. */
@@ -274,7 +275,7 @@ static int submit_single(struct ioctx *x, const union scsi_hdr *h, unsigned vers
 			    &tag, sizeof(tag), true);
 }
 
-void async_iosubmit(struct ioctx *x, unsigned version)
+void sgv4_iosubmit(struct ioctx *x, unsigned version)
 {
 	struct opener *o = x->o;
 	struct origin from = { .ioctl = true };
@@ -596,7 +597,7 @@ static int rcv_setup(struct opener *o, const union scsi_hdr *h, unsigned version
 	return 0;
 }
 
-void async_ioreceive(struct ioctx *x, unsigned version)
+void sgv4_ioreceive(struct ioctx *x, unsigned version)
 {
 	struct opener *o = x->o;
 	struct rcv rc = { .req = x->req, .tid = x->tid, .arg = x->arg };
@@ -638,7 +639,7 @@ static bool unpend(struct opener *o, struct cmd *c)
  * status DID_ABORT.  At the device: it runs to its end (the daemon's
  * SG_IO cannot be called back) and completes marked SG_INFO_ABORTED.
  */
-void async_ioabort(struct ioctx *x)
+void sgv4_ioabort(struct ioctx *x)
 {
 	struct opener *o = x->o;
 	struct sg_io_v4 h;

@@ -48,6 +48,7 @@
 
 #include "async.h"
 #include "cmd.h"
+#include "cmdq.h"
 #include "fake.h"
 #include "guard.h"
 #include "ioctl.h"
@@ -579,7 +580,7 @@ static void wait_readable(struct actor *a)
 		return;
 	if (!fake_wait_notify(sm->fs, seen))
 		fail(a->st, "stream %u: no poll notification within %d s (%d waiting)", sm->idx,
-		     FAKE_WAIT_SECONDS, async_num_waiting(sm->o));
+		     FAKE_WAIT_SECONDS, cmdq_num_waiting(sm->o));
 }
 
 /* O_NONBLOCK reads, and poll when there is nothing. */
@@ -853,7 +854,7 @@ static void *ioctl_main(void *arg)
 	}
 	if (!failed(a->st) && !v4_submit(a, r * IOCTL_BATCH, IOCTL_BATCH))
 		a->running_at_release = running(a->o);
-	async_release(a->o); /* the last array still running: orphans */
+	cmdq_release(a->o); /* the last array still running: orphans */
 	return NULL;
 }
 
@@ -946,7 +947,7 @@ static void *churn_main(void *arg)
 		if (rnd(a) % 2)
 			jitter(a);
 		a->running_at_release += running(o);
-		async_release(o); /* as cb_release(): o may be gone now */
+		cmdq_release(o); /* as cb_release(): o may be gone now */
 	}
 	return NULL;
 }
@@ -1082,7 +1083,7 @@ static void stream_init(struct run *r, struct stream *sm, unsigned idx)
 		fprintf(stderr, "stress_async: no share for stream %u\n", idx);
 		exit(1);
 	}
-	async_set_share(sm->o, r->st.share, sm->sf, getuid());
+	cmdq_set_share(sm->o, r->st.share, sm->sf, getuid());
 	/* v4's queue depth: 4 and 2 park writers early, 0 leaves sg's 16 */
 	atomic_store(&sm->o->cmd_q, cmd_q[idx % 3]);
 	sm->total = WRITERS * PER_WRITER;
@@ -1360,10 +1361,10 @@ int main(int argc, char **argv)
 	start_others(&r);
 	join_all(&r);
 	for (unsigned s = 0; s < STREAMS; s++) {
-		async_release(r.sm[s].o);
+		cmdq_release(r.sm[s].o);
 		share_file_close(r.sm[s].sf);
 	}
-	async_release(r.sgio_o);
+	cmdq_release(r.sgio_o);
 	async_bsgdev_fini(&st->d); /* the signal watcher: nothing is watched any more */
 	pool_free(st->d.pool);	   /* runs the orphans still queued, joins the workers */
 	pool_free(st->d.serve);

@@ -32,7 +32,7 @@
 
 #include "async.h"
 #include "cmd.h"
-#include "cmdq.h"
+#include "cmdq_i.h"
 #include "fake.h"
 #include "guard.h"
 #include "ioctl.h"
@@ -53,7 +53,7 @@ struct rig {
 	struct fake_session *fs;
 	struct fake_target *ft;
 	struct bsgdev d;
-	struct opener *o; /* NULL once released: async_release() may free it */
+	struct opener *o; /* NULL once released: cmdq_release() may free it */
 };
 
 static void rig_init(struct rig *g, unsigned threads, int open_flags)
@@ -76,7 +76,7 @@ static void rig_init(struct rig *g, unsigned threads, int open_flags)
 /* The file's last reference is gone, as cb_release() says. */
 static void rig_release(struct rig *g)
 {
-	async_release(g->o);
+	cmdq_release(g->o);
 	g->o = NULL;
 }
 
@@ -183,7 +183,7 @@ static void wait_done(struct rig *g, unsigned n)
 		unsigned seen = fake_notify_count(g->fs);
 
 		poll_once(g, fake_pollhandle_new(g->fs));
-		if (async_num_waiting(g->o) >= (int)n)
+		if (cmdq_num_waiting(g->o) >= (int)n)
 			return;
 		cr_assert(fake_wait_notify(g->fs, seen), "%u completions never arrived", n);
 	}
@@ -331,7 +331,7 @@ Test(async, v3_read_write_returns_count_and_read_returns_the_completion)
 	cr_expect(fake_all_bytes(b.sense + 18, sizeof(b.sense) - 18, FAKE_UNTOUCHED));
 	cr_expect(zero(int, memcmp(&h, &before, sizeof(h))),
 		  "the header goes back in the reply only");
-	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)));
 	cr_expect(eq(ulong, stat_get(&g, STAT_SG_IO), 1));
 	rig_fini(&g);
 }
@@ -395,7 +395,7 @@ Test(async, target_errno_is_the_read_error_and_drops_the_completion)
 	g.ft->script.fail_ret = -EIO;
 	write_ok(&g, &h, V3, 0);
 	cr_expect(eq(int, err_of(call_read(&g, V3, 0)), EIO));
-	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)));
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
 	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
 	rig_fini(&g);
@@ -432,7 +432,7 @@ static int handoff_queue_submit(struct target *t, struct target_queue *q, struct
 	if (handoff.queue_ret)
 		return handoff.queue_ret;
 	c->res = (struct scsi_result){ 0 };
-	async_target_done(c, 0);
+	cmdq_target_done(c, 0);
 	return 0;
 }
 
@@ -493,7 +493,7 @@ Test(async, write_is_answered_before_its_commands_reach_the_target)
 	h = v3_read(&b, 3, 512, 8);
 	write_ok(&g, &h, V3, 0);
 	cr_expect(eq(int, err_of(call_read(&g, V3, 0)), EIO));
-	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)));
 	rig_fini(&g);
 }
 
@@ -965,7 +965,7 @@ static void share_rig_init(struct rig *g, struct share_rig *sr)
 	cr_assert(zero(int, share_new(&lim, &sr->s)));
 	cr_assert(zero(int, share_file_open(sr->s, getuid(), &sr->sf)));
 	cr_assert(zero(int, share_file_open(sr->s, getuid(), &sr->other)));
-	async_set_share(g->o, sr->s, sr->sf, getuid());
+	cmdq_set_share(g->o, sr->s, sr->sf, getuid());
 	cr_assert(share_enter(sr->other, getuid(), &sr->held), "the user's one share");
 }
 
@@ -1609,7 +1609,7 @@ ParameterizedTest(struct size_case *tc, async, write_size_and_header_rules)
 		  tc->name);
 	rig_stop(&g);
 	cr_expect(zero(u32, fake_target_calls(g.ft)), "%s", tc->name);
-	cr_expect(zero(int, async_num_waiting(g.o)), "%s", tc->name);
+	cr_expect(zero(int, cmdq_num_waiting(g.o)), "%s", tc->name);
 	rig_fini(&g);
 }
 
@@ -1678,7 +1678,7 @@ Test(async, v3_read_too_small_is_einval_and_drops_the_completion)
 	write_v3_reads(&g, b, 2, 1);
 	wait_done(&g, 2);
 	cr_expect(eq(int, err_of(call_read(&g, V3 - 1, 0)), EINVAL));
-	cr_expect(eq(int, async_num_waiting(g.o), 1), "sg drops that completion");
+	cr_expect(eq(int, cmdq_num_waiting(g.o), 1), "sg drops that completion");
 	cr_expect(fake_all_bytes(b[0].data, sizeof(b[0].data), FAKE_UNTOUCHED),
 		  "nothing copied for it");
 	cr_expect(fake_all_bytes(b[0].sense, sizeof(b[0].sense), FAKE_UNTOUCHED));
@@ -1705,7 +1705,7 @@ Test(async, parked_read_too_small_is_einval_when_served)
 	fake_target_release(g.ft);
 	cr_expect(eq(int, err_of(r), EINVAL));
 	rig_stop(&g);
-	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)));
 	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
@@ -1722,7 +1722,7 @@ Test(async, v4_read_too_small_is_einval_and_drops_the_completion)
 	write_ok(&g, &h, V4, 0);
 	wait_done(&g, 1);
 	cr_expect(eq(int, err_of(call_read(&g, V4 - 1, 0)), EINVAL));
-	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)));
 	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
 	rig_fini(&g);
 }
@@ -1742,7 +1742,7 @@ Test(async, max_running_holds_the_rest_back_in_order)
 	write_v3_reads(&g, b, 4, 1);
 	cr_assert(fake_target_wait_entered(g.ft, 2));
 	cr_expect(eq(u32, fake_target_calls(g.ft), 2), "two at the target, two held back");
-	cr_expect(eq(int, async_num_waiting(g.o), 0));
+	cr_expect(eq(int, cmdq_num_waiting(g.o), 0));
 	fake_target_open(g.ft, 2);
 	wait_done(&g, 1);
 	cr_assert(fake_target_wait_entered(g.ft, 3), "an end lets the next one start");
@@ -1941,7 +1941,7 @@ Test(async, without_keep_orphan_an_interrupted_sg_io_is_dropped)
 	fake_target_open(g.ft, 1);
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
-	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)));
 	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
 		  "nothing copied after EINTR");
 	rig_fini(&g);
@@ -1971,7 +1971,7 @@ Test(async, keep_orphan_keeps_only_the_openers_context_sg_io)
 	rig_stop(&g);
 	g.o->ident.c.uid[0] = uid;
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
-	cr_expect(zero(int, async_num_waiting(g.o)), "dropped, as without SG_SET_KEEP_ORPHAN");
+	cr_expect(zero(int, cmdq_num_waiting(g.o)), "dropped, as without SG_SET_KEEP_ORPHAN");
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
 	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
 		  "nothing copied after EINTR");
@@ -2175,7 +2175,7 @@ Test(async, target_gone_answers_parked_calls_enodev_and_wakes_the_poller)
 	poll_once(&g, fake_pollhandle_new(g.fs));
 	seen = fake_notify_count(g.fs);
 	atomic_store(&g.d.target_gone, true);
-	async_target_gone(&g.d);
+	cmdq_target_gone(&g.d);
 	cr_expect(eq(int, err_of(r), ENODEV), "the parked read gets ENODEV");
 	cr_expect(fake_wait_notify(g.fs, seen), "the poller is told");
 	cr_expect(eq(u32, poll_once(&g, NULL), POLLHUP | POLLERR));
@@ -2195,7 +2195,7 @@ Test(async, target_gone_answers_parked_calls_enodev_and_wakes_the_poller)
 	w = call_write(&g2, &h[Q], V4, 0);
 	cr_expect(zero(u32, fake_req_replies(w)), "a blocking writer waits for room");
 	atomic_store(&g2.d.target_gone, true);
-	async_target_gone(&g2.d);
+	cmdq_target_gone(&g2.d);
 	cr_expect(eq(int, err_of(w), ENODEV), "the parked write gets ENODEV");
 	cr_expect(eq(u32, fake_target_calls(g2.ft), Q), "its header never reached the target");
 	rig_stop(&g2);
@@ -2222,7 +2222,7 @@ Test(async, commands_running_when_the_target_goes_end_with_a_did_no_connect_head
 	}
 	cr_assert(fake_target_wait_entered(g.ft, 2));
 	atomic_store(&g.d.target_gone, true); /* as node_gone() */
-	async_target_gone(&g.d);
+	cmdq_target_gone(&g.d);
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN),
 		  "nothing done yet, detaching or not: sg's EAGAIN");
 	r = call_read(&g, V3, 0);
@@ -2460,7 +2460,7 @@ Test(async, force_pack_id_takes_the_one_the_reader_names)
 	rep = reply_of(call_read_as(&g, atomic_load(&s.tid), V3, 0));
 	cr_expect(eq(int, v3_out(rep)->pack_id, 1), "-1: any, the oldest");
 	sleeper_stop(&s);
-	cr_expect(eq(int, async_num_waiting(g.o), 1));
+	cr_expect(eq(int, cmdq_num_waiting(g.o), 1));
 	rig_fini(&g);
 }
 
@@ -2533,7 +2533,7 @@ Test(async, force_pack_id_of_a_reader_not_yet_asleep_is_resolved_later)
 	rep = reply_of(req);
 	cr_assert(eq(int, rep->kind, FAKE_BUF));
 	cr_expect(eq(int, v3_out(rep)->pack_id, 2), "the pack_id it then named");
-	cr_expect(eq(int, async_num_waiting(g.o), 2));
+	cr_expect(eq(int, cmdq_num_waiting(g.o), 2));
 	sleeper_stop(&s);
 	rig_fini(&g);
 }
@@ -2615,7 +2615,7 @@ Test(async, four_threads_on_one_opener_get_every_completion_once)
 			  atomic_load(&got[id]));
 		cr_assert(is_data_in(b[id].data, 512, id & 0xff), "pack_id %u's data", id);
 	}
-	cr_expect(zero(int, async_num_waiting(g.o)));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)));
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_target_calls(g.ft), N));
 	rig_fini(&g);
@@ -2672,7 +2672,7 @@ Test(async, completion_just_before_a_read_parks_still_answers_it)
 	cr_expect(not(eq(ptr, rep, NULL)),
 		  "lost wake-up: a completion that lands after the read looked and before it "
 		  "parked leaves the read parked with a completion waiting (%d waiting)",
-		  async_num_waiting(g.o));
+		  cmdq_num_waiting(g.o));
 	if (!rep) {
 		fake_interrupt(r); /* to clean up */
 		rep = fake_req_wait(r);
@@ -2991,7 +2991,7 @@ Test(async, a_stalled_copy_delays_no_other_opener_and_ends_in_efault)
 	g.d.serve = NULL;
 	cr_expect(zero(u32, watchdog_free(g.d.wd)));
 	g.d.wd = NULL;
-	async_release(o2);
+	cmdq_release(o2);
 	rig_fini(&g);
 }
 
@@ -3571,7 +3571,7 @@ Test(async, ioctls_from_another_context_are_eperm)
 	h3 = v3_read(&b, 3, 512, 3);
 	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT_V3, &h3), -EPERM));
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "only the first ran");
-	cr_expect(eq(int, async_num_waiting(g.o), 1), "its completion is still there");
+	cr_expect(eq(int, cmdq_num_waiting(g.o), 1), "its completion is still there");
 	g.o->ident.c.uid[0] = uid;
 	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
 	cr_expect(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "for the opener's context");
@@ -3875,8 +3875,8 @@ Test(async, keep_orphan_keeps_no_more_than_the_files_queue)
 	}
 	fake_target_open(g.ft, 1);
 	rig_stop(&g);
-	cr_expect(le(int, async_num_waiting(g.o), SG_MAX_QUEUE),
-		  "%d completions kept on a file whose queue holds %d", async_num_waiting(g.o),
+	cr_expect(le(int, cmdq_num_waiting(g.o), SG_MAX_QUEUE),
+		  "%d completions kept on a file whose queue holds %d", cmdq_num_waiting(g.o),
 		  SG_MAX_QUEUE);
 	rig_fini(&g);
 }
@@ -4052,7 +4052,7 @@ Test(async, stalled_iovec_page_holds_no_thread_other_readers_need)
 	close(a.pipe[0]);
 	close(a.pipe[1]);
 	stall_fini(&st);
-	async_release(o2);
+	cmdq_release(o2);
 	rig_stop(&g);
 	pool_free(g.d.serve);
 	g.d.serve = NULL;
@@ -4102,8 +4102,8 @@ Test(async, receive_without_memory_loses_no_completion)
 			left--;
 		else
 			cr_expect(eq(int, err, -ENOMEM), "malloc %u", k);
-		cr_expect(eq(int, async_num_waiting(g.o), (int)left),
-			  "malloc %u: a completion lost", k);
+		cr_expect(eq(int, cmdq_num_waiting(g.o), (int)left), "malloc %u: a completion lost",
+			  k);
 	}
 	while (left) {
 		r = rcv_hdr(-1, SGV4_FLAG_IMMED);
@@ -4225,7 +4225,7 @@ Test(async, a_reader_without_memory_to_serve_it_loses_no_completion)
 	cr_expect(eq(int, err_of(rq), ENOMEM), "the reader: ENOMEM (answered %d)", rep->kind);
 	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED), "its memory untouched");
 	wait_done(&g, 1);
-	cr_expect(eq(int, async_num_waiting(g.o), 1), "the completion is kept");
+	cr_expect(eq(int, cmdq_num_waiting(g.o), 1), "the completion is kept");
 	rep = reply_of(call_read(&g, V3, 0));
 	cr_assert(eq(int, rep->kind, FAKE_BUF));
 	cr_expect(eq(int, v3_out(rep)->pack_id, 1));

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "async.h"
 #include "cmd.h"
 #include "fake.h"
 #include "ioctl.h"
