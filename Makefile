@@ -95,7 +95,7 @@ build/unit/test_policy: build/san/tests/unit/test_policy.o $(call san,policy fil
 	$(UNIT_LINK) -pthread -o $@
 
 # the parsers, then the daemon itself on bad command lines
-build/unit/test_options: build/san/tests/unit/test_options.o $(call san,options) | build/cuse_bsg
+build/unit/test_options: build/san/tests/unit/test_options.o $(call san,options log) | build/cuse_bsg
 	$(UNIT_LINK) -o $@
 
 build/unit/test_sigwatch: build/san/tests/unit/test_sigwatch.o $(call san,sigwatch creds)
@@ -298,7 +298,7 @@ build/fuzz_scsi: src/scsi.c src/scsi.h
 build/fuzz_creds: src/creds.c src/creds.h
 build/fuzz_mrq: src/scsi.c src/scsi.h
 build/fuzz_bsgadd: src/bsgadd.c src/bsgadd.h
-build/fuzz_options: src/options.c src/options.h
+build/fuzz_options: src/options.c src/options.h src/log.c
 FUZZ_LIBS_scsi := -lsgutils2
 FUZZ_LIBS_mrq := -lsgutils2
 FUZZ_OPTS_filter := -max_len=8192 -dict=tests/fuzz/fuzz_filter.dict

@@ -6,7 +6,8 @@
  * the accepted range and the accepted suffixes.
  *
  * Pure: no system calls, no allocation.  A value is taken only as written:
- * digits, no sign, no blank, no overflow.
+ * digits, no sign, no blank, no overflow.  Then the command line itself,
+ * parsed into struct options (options_parse()).
  */
 #ifndef CUSE_BSG_OPTIONS_H
 #define CUSE_BSG_OPTIONS_H
@@ -14,6 +15,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "bsgdev.h"
+#include "node.h"
+#include "share.h"
 
 enum opt_kind {
 	OPT_DECIMAL, /* digits */
@@ -69,5 +74,27 @@ int options_parse_id(const char *option, const char *arg, uint32_t *ret, char *w
  * than every file together.  0, or -EINVAL with why.
  */
 int options_check_memory(uint64_t max_memory, uint64_t opener_memory, char *why, size_t why_len);
+
+/* The command line, parsed. */
+struct options {
+	const char *target;    /* or NULL: --all, --control */
+	struct mem_budget mem; /* --max-memory: every node's buffers */
+	char name[128];
+	bool foreground;
+	bool all;
+	bool control;
+	bool check;		   /* --check: validate, say what would be served, exit */
+	bool opener_mem_given;	   /* --opener-memory was given, not defaulted */
+	const char *policy_file;   /* --policy FILE, or NULL: the kernel's rule */
+	struct share_limits share; /* --max-files, --max-files-per-user */
+	struct node_config node;
+};
+
+/*
+ * argv into opt, every value checked and every default set (log_err() says
+ * why not): 0 to go on, -1 for done (--help, --version: exit 0), or the exit
+ * status (2, a usage error).
+ */
+int options_parse(int argc, char **argv, struct options *opt);
 
 #endif /* CUSE_BSG_OPTIONS_H */
