@@ -26,6 +26,7 @@
 #include "midlayer.h"
 #include "opener.h"
 #include "policy.h"
+#include "root.h"
 #include "sgio.h"
 #include "uaccess.h"
 
@@ -1494,6 +1495,7 @@ Test(midlayer, reset_by_root_reaches_the_target)
 	struct fake_reply *rep;
 	int val = MID_RESET_DEVICE;
 
+	unit_need_root("needs root: the caller's CAP_SYS_ADMIN and CAP_SYS_RAWIO");
 	rig_init(&g, true, 1, O_RDWR | O_NONBLOCK);
 	g.ft->ioctl.arg_len = sizeof(int);
 	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
@@ -1550,6 +1552,7 @@ Test(midlayer, reset_retry_path_fetches_the_value_then_forwards)
 	unsigned rounds;
 	int val = 3; /* SG_SCSI_RESET_BUS */
 
+	unit_need_root("needs root: the caller's CAP_SYS_ADMIN and CAP_SYS_RAWIO");
 	rig_init(&g, false, 1, O_RDONLY); /* sg takes a reset on any file */
 	g.ft->ioctl.arg_len = sizeof(int);
 	rep = kernel_ioctl(&g, SG_SCSI_RESET, &val, &rounds);
@@ -1567,6 +1570,7 @@ Test(midlayer, reset_target_errno_is_the_reply)
 	struct fake_reply *rep;
 	int val = 77;
 
+	unit_need_root("needs root: the caller's CAP_SYS_ADMIN and CAP_SYS_RAWIO");
 	rig_init(&g, true, 1, O_RDWR);
 	g.ft->ioctl.ret = -EIO;
 	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
@@ -1727,6 +1731,7 @@ Test(midlayer, send_command_takes_the_access_policy)
 	struct fake_reply *rep;
 	struct sic s;
 
+	unit_need_root("needs root: the caller's CAP_SYS_RAWIO");
 	rig_init(&g, true, 1, O_RDONLY);
 	sic_init(&s, 512, 0, write10, 10);
 	fake_set_rawio(false);
