@@ -26,13 +26,13 @@ override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototyp
 override CPPFLAGS += -D_GNU_SOURCE -DFUSE_USE_VERSION=312 -Iinclude $(shell $(PKG_CONFIG) --cflags fuse3 libudev)
 override LDFLAGS += $(SAN)
 # sources in src/; everything built goes to build/ (the daemon: build/cuse_bsg)
-LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev) -lsgutils2 -pthread
+LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev libbpf) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi target pool creds guard uaccess ioctx cmd sgio cmdq async sgv4 ioctl midlayer log filter caps notify opener \
 	policy options control bsgadd sigwatch share
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
-DAEMON_MODULES := node udev fleet
+DAEMON_MODULES := node udev fleet gate
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list \
@@ -54,6 +54,23 @@ test-progs: build/cuse_bsg $(TEST_PROGS)
 build/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# The credential gate's BPF LSM program (gate.h): compiled for the BPF
+# target with clang, its field offsets relocated at load against the running
+# kernel's BTF (CO-RE), and embedded in the daemon as a bpftool skeleton.
+BPF_CC ?= clang
+BPFTOOL ?= bpftool
+BPF_CFLAGS := -g -O2 -target bpf -Wall -Wextra -Wno-unused-parameter $(WERROR) -Isrc \
+	-idirafter /usr/include/$(shell $(CC) -dumpmachine)
+build/gate.bpf.o: src/gate.bpf.c src/gate_bpf.h
+	@mkdir -p $(dir $@)
+	$(BPF_CC) $(BPF_CFLAGS) -c $< -o $@
+
+build/gate.skel.h: build/gate.bpf.o
+	$(BPFTOOL) gen skeleton $< name gate_bpf >$@.tmp && mv $@.tmp $@
+
+build/obj/gate.o build/san/src/gate.o build/tsan/src/gate.o: build/gate.skel.h
+build/obj/gate.o build/san/src/gate.o build/tsan/src/gate.o: override CPPFLAGS += -Ibuild
 
 build/cuse_bsg: $(patsubst %,build/obj/%.o,cuse_bsg $(MODULES) $(DAEMON_MODULES))
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@

@@ -76,6 +76,9 @@ struct bsgdev {
 	uint32_t max_xfer;	 /* most data one command may move on our path */
 	int max_xfer_errno;	 /* and the errno for more */
 	atomic_bool target_gone; /* the device is going away; set through gone() */
+	/* the node's credential gate is armed and live: read(), write() and the
+	 * sg v4 ioctls come checked by the kernel (gate.h); a binding: its home's */
+	atomic_bool gated;
 	struct policy *policy;	 /* who may send which command (policy.h); NULL: the kernel's */
 	int policy_kernel;	 /* the kernel rule it defers to: enum filter_kernel, or
 				      * POLICY_KERNEL_OWN, the one the policy file names */

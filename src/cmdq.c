@@ -281,7 +281,7 @@ void cmdq_unparked(struct parked *p)
  * many it hands over.  The caller's /proc/TID stays open for its next
  * call; another thread of the file meanwhile reads its own.
  */
-int cmdq_check_caller(struct opener *o, pid_t tid, const char *call)
+static int check_procfs(struct opener *o, pid_t tid, const char *call)
 {
 	struct uaccess_status own;
 	const char *why;
@@ -315,6 +315,21 @@ int cmdq_check_caller(struct opener *o, pid_t tid, const char *call)
 	else
 		bsgdev_debug(o->d, "tid %d: %s refused: %s", tid, call, why);
 	return -EPERM;
+}
+
+/*
+ * Where the node's credential gate is live (gate.h), the kernel made sg's
+ * test before the call reached us, exactly: nothing is left to check.
+ * --shared-queue's files share one opener, whose owner the kernel does not
+ * know: /proc still.
+ */
+int cmdq_check_caller(struct opener *o, pid_t tid, const char *call)
+{
+	const struct bsgdev *node = o->d->home ? o->d->home : o->d;
+
+	if (!o->d->direct || tid <= 0 || o->shared || !atomic_load(&node->gated))
+		return check_procfs(o, tid, call);
+	return 0;
 }
 
 static void run_async(struct pool_work *w, unsigned slot);
@@ -1317,7 +1332,8 @@ void cmdq_target_done(struct scsi_cmd *c, int err)
 
 bool cmdq_may_keep(struct cmd *cmd)
 {
-	return cmdq_check_caller(cmd->o, cmd->tid, "an interrupted SG_IO kept for read()") == 0;
+	/* SG_IO passes the gate, as sg's own: its caller is checked here */
+	return check_procfs(cmd->o, cmd->tid, "an interrupted SG_IO kept for read()") == 0;
 }
 
 bool cmdq_keep(struct cmd *cmd)

@@ -151,7 +151,9 @@ void cmdq_unparked(struct parked *p);
 
 /*
  * sg's sg_check_file_access(), once per call that takes or hands over a
- * command of o: 0, or -EPERM (-EINVAL without the direct-copy path).
+ * command of o: 0, or -EPERM (-EINVAL without the direct-copy path).  Made
+ * by the kernel where o's node has a live credential gate (bsgdev.gated),
+ * from /proc otherwise.
  */
 int cmdq_check_caller(struct opener *o, pid_t tid, const char *call);
 

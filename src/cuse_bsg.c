@@ -30,6 +30,7 @@
 #include "caps.h"
 #include "filter.h"
 #include "fleet.h"
+#include "gate.h"
 #include "log.h"
 #include "node.h"
 #include "notify.h"
@@ -187,6 +188,47 @@ static int drop_privileges(const struct options *opt)
 	return 0;
 }
 
+/*
+ * --cred-check: the gate, loaded and attached before the first thread and
+ * the fork (its link survives them); proven live by the first node.
+ */
+static int load_gate(struct options *opt)
+{
+	struct node_config *c = &opt->node;
+	int err = gate_new(opt->cred_check, &c->gate, opt->gate_why, sizeof(opt->gate_why));
+
+	if (err) {
+		log_err("--cred-check=kernel: %s", opt->gate_why);
+		return -1;
+	}
+	c->gate_required = opt->cred_check == GATE_KERNEL;
+	if (!opt->gate_why[0] && !c->gate)
+		snprintf(opt->gate_why, sizeof(opt->gate_why), "--cred-check=procfs");
+	return 0;
+}
+
+/*
+ * The check the daemon makes, for its start-up line and --check: live, a
+ * node proved the gate; loaded and not live, none has yet (--check, --all
+ * before its first node) or the proof failed (logged by the node).
+ */
+static void cred_check_words(const struct options *opt, bool live, char *buf, size_t len)
+{
+	const struct gate *g = opt->node.gate;
+
+	if (live || (g && opt->check))
+		snprintf(buf, len, "credential check: %s%s", gate_describe(g),
+			 live ? "" : ", loaded; proven live at start");
+	else if (g && opt->all)
+		snprintf(buf, len, "credential check: %s, loaded; the first node proves it live",
+			 gate_describe(g));
+	else if (g)
+		snprintf(buf, len,
+			 "credential check: procfs (the BPF LSM program did not prove live)");
+	else
+		snprintf(buf, len, "credential check: procfs (%s)", opt->gate_why);
+}
+
 static void notify_parent(struct runtime *rt, char status)
 {
 	if (rt->ready_fd < 0)
@@ -308,7 +350,7 @@ static void one_ended(struct node *n, void *arg)
 static int run_one(struct runtime *rt, struct node *n)
 {
 	enum wake_reason why;
-	char msg[200];
+	char msg[320];
 	int ret;
 
 	ret = node_start(n, one_ended, rt);
@@ -321,7 +363,8 @@ static int run_one(struct runtime *rt, struct node *n)
 	/* every failure so far reached stderr; from here on, syslog */
 	notify_parent(rt, 0);
 	go_background(rt);
-	log_msg(LOG_NOTICE, "serving %s as /dev/%s", node_target(n), rt->opt.name);
+	cred_check_words(&rt->opt, gate_live(rt->opt.node.gate), msg, sizeof(msg));
+	log_msg(LOG_NOTICE, "serving %s as /dev/%s; %s", node_target(n), rt->opt.name, msg);
 	if (notify_ready_msg(msg, sizeof(msg), rt->opt.name) == 0)
 		tell_manager(msg);
 	/* WAKE_WORK: one_ended(), the session is over (device gone, or failed) */
@@ -412,6 +455,7 @@ static int main_all(struct runtime *rt)
 {
 	const char *subsystem = uev_pick_subsystem("/sys");
 	enum wake_reason why;
+	char msg[320];
 	struct fleet *f;
 	int err;
 
@@ -425,8 +469,9 @@ static int main_all(struct runtime *rt)
 	fleet_work(f);
 	notify_parent(rt, 0);
 	go_background(rt);
-	log_msg(LOG_NOTICE, "serving every SCSI device's %s node as /dev/bsg/H:C:T:L-cuse",
-		subsystem);
+	cred_check_words(&rt->opt, gate_live(rt->opt.node.gate), msg, sizeof(msg));
+	log_msg(LOG_NOTICE, "serving every SCSI device's %s node as /dev/bsg/H:C:T:L-cuse; %s",
+		subsystem, msg);
 	tell_manager("READY=1\nSTATUS=serving every SCSI device as /dev/bsg/H:C:T:L-cuse\n");
 	while ((why = wait_wake(rt)) != WAKE_STOP) {
 		if (why == WAKE_WORK)
@@ -489,18 +534,19 @@ static const char *policy_words(const struct options *opt)
 static int run_check(struct runtime *rt)
 {
 	struct options *opt = &rt->opt;
-	char why[256];
+	char why[256], cred[320];
 	struct node *n;
 
+	cred_check_words(opt, false, cred, sizeof(cred));
 	if (opt->all) {
 		printf("cuse_bsg: would serve every SCSI device's %s node as "
-		       "/dev/bsg/H:C:T:L-cuse; access policy: %s\n",
-		       uev_pick_subsystem("/sys"), policy_words(opt));
+		       "/dev/bsg/H:C:T:L-cuse; access policy: %s; %s\n",
+		       uev_pick_subsystem("/sys"), policy_words(opt), cred);
 	} else {
 		if (new_node(opt, &n) < 0)
 			return 1;
-		printf("cuse_bsg: would serve %s as /dev/%s; access policy: %s\n", node_target(n),
-		       opt->name, policy_words(opt));
+		printf("cuse_bsg: would serve %s as /dev/%s; access policy: %s; %s\n",
+		       node_target(n), opt->name, policy_words(opt), cred);
 		node_free(n);
 	}
 	fflush(stdout);
@@ -523,6 +569,8 @@ static int run(struct runtime *rt)
 		log_err("cannot allocate the shares: %s", strerror(ENOMEM));
 		return 1;
 	}
+	if (load_gate(&rt->opt) < 0)
+		return 1;
 	if (rt->opt.check)
 		return run_check(rt);
 	return rt->opt.all ? main_all(rt) : main_one(rt);

@@ -39,6 +39,7 @@
 #include "bsgdev.h"
 #include "cmdq.h"
 #include "control.h"
+#include "gate.h"
 #include "guard.h"
 #include "ioctl.h"
 #include "ioctx.h"
@@ -92,6 +93,8 @@ struct node {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool up;		  /* protected by lock: /dev/NAME exists with its owner and mode */
+	bool armed;		  /* protected by lock: cfg->gate checks dev's files (gate.h) */
+	dev_t dev;		  /* the node's number, once armed */
 	bool stopping;		  /* protected by lock: the session is ending, or se is gone */
 	bool over;		  /* protected by lock: the session has ended */
 	atomic_bool removed;	  /* udev said the device went */
@@ -275,6 +278,25 @@ static int count_file(struct node *n, uid_t uid, struct node_file *nf)
 	return ENOMEM;
 }
 
+/*
+ * The node exists before init_done has armed the gate: an open waits for
+ * it, so that no file of the node is ever read or written unchecked by
+ * the kernel.  0, or ENODEV: the node ends first.
+ */
+static int wait_armed(struct node *n)
+{
+	bool armed;
+
+	if (!n->cfg->gate)
+		return 0;
+	pthread_mutex_lock(&n->lock);
+	while (!n->armed && !n->stopping && !n->over)
+		pthread_cond_wait(&n->cond, &n->lock);
+	armed = n->armed;
+	pthread_mutex_unlock(&n->lock);
+	return armed ? 0 : ENODEV;
+}
+
 static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct node *n = req_node(req);
@@ -282,7 +304,9 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 	int err;
 
 	stat_inc(&n->d, STAT_OPEN);
-	err = nf ? count_file(n, fuse_req_ctx(req)->uid, nf) : ENOMEM;
+	err = wait_armed(n);
+	if (!err)
+		err = nf ? count_file(n, fuse_req_ctx(req)->uid, nf) : ENOMEM;
 	if (!err) {
 		err = open_file(req, fi, &nf->file);
 		if (err)
@@ -684,6 +708,60 @@ static int wait_for_udev(struct node *n)
 	return err < 0 ? err : 0;
 }
 
+/*
+ * The first node of a process proves the gate live (gate_prove()): its own
+ * open of the node, still devtmpfs's 0600 root:root, and a forked child's
+ * read(), which the kernel must refuse without us.  Not live: the /proc
+ * check, or with --cred-check=kernel no node.
+ */
+static int prove_gate(struct node *n, dev_t dev)
+{
+	struct gate *g = n->cfg->gate;
+	char path[160], why[256];
+	int fd, err;
+
+	if (gate_live(g))
+		return 0;
+	snprintf(path, sizeof(path), "/dev/%s", n->name);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, sizeof(why), "cannot open /dev/%s to prove the gate: %s", n->name,
+			 strerror(errno));
+	} else {
+		err = gate_prove(g, fd, dev, &n->d.stats[STAT_READ], why, sizeof(why));
+		close(fd);
+	}
+	if (!err)
+		return 0;
+	log_node(n->cfg->gate_required ? LOG_ERR : LOG_WARNING, n->name, "credential check: %s%s",
+		 why, n->cfg->gate_required ? "" : "; the /proc check serves instead");
+	return n->cfg->gate_required ? err : 0;
+}
+
+/* Arm the gate for dev before any open is answered, then prove it. */
+static int arm_gate(struct node *n, dev_t dev)
+{
+	int err;
+
+	if (!n->cfg->gate)
+		return 0;
+	err = gate_arm(n->cfg->gate, dev);
+	if (err) {
+		log_node(LOG_ERR, n->name, "cannot arm the credential gate for /dev/%s: %s",
+			 n->name, strerror(-err));
+		return err;
+	}
+	pthread_mutex_lock(&n->lock);
+	n->dev = dev;
+	n->armed = true;
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+	err = prove_gate(n, dev);
+	atomic_store(&n->d.gated, gate_live(n->cfg->gate));
+	return err;
+}
+
 /* libfuse calls this once CUSE_INIT is answered, even if registration failed. */
 static void cb_init_done(void *userdata)
 {
@@ -697,6 +775,12 @@ static void cb_init_done(void *userdata)
 			 "/dev/%s did not appear: the kernel refused the device (name or number "
 			 "taken? see dmesg)",
 			 n->name);
+		node_stop(n);
+		return;
+	}
+	err = arm_gate(n, dev);
+	if (err) {
+		n->start_err = err;
 		node_stop(n);
 		return;
 	}
@@ -951,6 +1035,8 @@ static void *node_thread(void *arg)
 			 "daemon exits");
 	else
 		fuse_session_destroy(n->se); /* closes /dev/cuse: the kernel removes the node */
+	if (!n->stuck && n->armed)
+		gate_disarm(n->cfg->gate, n->dev); /* its number may go to another driver */
 	pthread_mutex_lock(&n->lock);
 	n->d.pool = NULL;
 	n->d.serve = NULL;
@@ -1235,6 +1321,7 @@ void node_stop(struct node *n)
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&n->lock);
+	pthread_cond_broadcast(&n->cond); /* an open waiting for the gate (wait_armed()) */
 	if (!n->stopping && n->se && n->thread_started) {
 		n->stopping = true;
 		fuse_session_exit(n->se);
@@ -1276,6 +1363,19 @@ void node_gone(struct node *n)
 	target_gone(&n->d, 0);
 }
 
+/* The calls on n's files the gate refused in the kernel (they never reached us). */
+static unsigned long long gated_refused(struct node *n)
+{
+	bool armed;
+	dev_t dev;
+
+	pthread_mutex_lock(&n->lock);
+	armed = n->armed && !n->over;
+	dev = n->dev;
+	pthread_mutex_unlock(&n->lock);
+	return armed ? gate_refused(n->cfg->gate, dev) : 0;
+}
+
 void node_log_stats(struct node *n)
 {
 	struct bsgdev *d = &n->d;
@@ -1291,12 +1391,14 @@ void node_log_stats(struct node *n)
 	log_node(LOG_NOTICE, n->name,
 		 "stats: open=%lu release=%lu read=%lu write=%lu ioctl=%lu poll=%lu "
 		 "interrupt=%lu sg_io=%lu sg_io_errors=%lu ioctl_retries=%lu refused=%lu "
-		 "at_target=%u avg_latency_us=%lu queued=%u openers=%u",
+		 "at_target=%u avg_latency_us=%lu queued=%u openers=%u cred_check=%s "
+		 "gate_refused=%llu",
 		 s[STAT_OPEN], s[STAT_RELEASE], s[STAT_READ], s[STAT_WRITE], s[STAT_IOCTL],
 		 s[STAT_POLL], s[STAT_INTERRUPT], s[STAT_SG_IO], s[STAT_SG_IO_ERR],
 		 s[STAT_IOCTL_RETRY], s[STAT_REFUSED], atomic_load(&d->at_target),
 		 s[STAT_SG_IO] ? s[STAT_LATENCY_US] / s[STAT_SG_IO] : 0, queued,
-		 atomic_load(&d->openers));
+		 atomic_load(&d->openers), atomic_load(&d->gated) ? "kernel" : "procfs",
+		 gated_refused(n));
 }
 
 const char *node_name(const struct node *n)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct gate;
 struct mem_budget;
 struct policy;
 struct share;
@@ -49,6 +50,8 @@ struct node_config {
 	unsigned copy_timeout_ms; /* a copy of a client's memory at most (guard.h) */
 	unsigned queue_depth;	  /* v3 commands written, not read, per file; 0: 16 */
 	struct share *share;	  /* open files and threads per user and per file (share.h) */
+	struct gate *gate;	  /* the credential gate (gate.h), or NULL: the /proc check */
+	bool gate_required;	  /* --cred-check=kernel: no node serves without it live */
 };
 
 struct node;

@@ -256,6 +256,11 @@ static void usage(FILE *f)
 		   "  -s, --sg-compat N    be /dev/sgN, char major 21, for tools that trust only\n"
 		   "                       sg's number (sg_dd, sgp_dd); the sg driver must be "
 		   "unloaded\n"
+		   "  -K, --cred-check MODE  who may read() and write() a file: only the\n"
+		   "                       security context that opened it, checked by the\n"
+		   "                       kernel (a BPF LSM program) or from /proc: auto\n"
+		   "                       (the kernel's if it loads), kernel (or no start)\n"
+		   "                       or procfs (default: auto)\n"
 		   "  -P, --policy FILE    who may send which command (docs/POLICY.md), a\n"
 		   "                       regular file, read again on SIGHUP; default: the\n"
 		   "                       kernel's bsg rule\n"
@@ -339,6 +344,7 @@ static uint64_t default_max_memory(void)
 /* The words of --copy and --async, in the order of their enums. */
 static const char *const copy_names[] = { "auto", "direct", "retry" };
 static const char *const engine_names[] = { "auto", "queue", "pool" };
+static const char *const cred_check_names[] = { "auto", "kernel", "procfs" };
 
 /* The index of s in names[0..n), or -EINVAL. */
 static int parse_word(const char *s, const char *const *names, int n)
@@ -575,6 +581,16 @@ static int set_engine(struct options *opt, const char *arg)
 	return 0;
 }
 
+static int set_cred_check(struct options *opt, const char *arg)
+{
+	int v = parse_word(arg, cred_check_names, 3);
+
+	if (v < 0)
+		return bad_word("--cred-check", arg, cred_check_names, 3);
+	opt->cred_check = v;
+	return 0;
+}
+
 static int set_shared_queue(struct options *opt, const char *arg)
 {
 	(void)arg;
@@ -689,6 +705,7 @@ static const struct {
 	{ "queue-depth", 'Q', true, set_queue_depth },
 	{ "max-files", 'F', true, set_max_files },
 	{ "max-files-per-user", 'U', true, set_max_files_per_user },
+	{ "cred-check", 'K', true, set_cred_check },
 	{ "policy", 'P', true, set_policy },
 	{ "verbose", 'v', false, set_verbose },
 	{ "help", 'h', false, show_help },

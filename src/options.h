@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "bsgdev.h"
+#include "gate.h"
 #include "node.h"
 #include "share.h"
 
@@ -87,6 +88,8 @@ struct options {
 	bool opener_mem_given;	   /* --opener-memory was given, not defaulted */
 	const char *policy_file;   /* --policy FILE, or NULL: the kernel's rule */
 	struct share_limits share; /* --max-files, --max-files-per-user */
+	enum gate_mode cred_check; /* --cred-check */
+	char gate_why[256];	   /* why the gate is not used, if it is not */
 	struct node_config node;
 };
 

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The credential gate: kernel sg's sg_check_file_access() for the daemon's
+ * nodes, run in the kernel as a BPF LSM program.  A read(), write() (every
+ * path through rw_verify_area(): readv, pread, aio, io_uring, splice) or
+ * one of the asynchronous sg v4 ioctls on a file of a node in the nodes
+ * map is refused with EPERM when the file's f_cred is not the calling
+ * task's real_cred: the same one pointer compare as sg.  A refused call
+ * never reaches the daemon; the map's value counts it.
+ *
+ * The types are the few fields read, relocated against the running
+ * kernel's BTF (CO-RE): nothing here depends on the build machine's kernel.
+ */
+#include <linux/bpf.h>
+#include <linux/types.h>
+
+/* after the kernel's types, which they use */
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "gate_bpf.h"
+
+#define EPERM 1
+
+struct cred;
+
+struct inode {
+	__u32 i_rdev; /* dev_t: the kernel's MKDEV(major, minor) */
+} __attribute__((preserve_access_index));
+
+struct file {
+	struct inode *f_inode;
+	const struct cred *f_cred;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	const struct cred *real_cred;
+} __attribute__((preserve_access_index));
+
+/* the node's kernel device number -> its count of refused calls */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GATE_NODES_MAX);
+	__type(key, __u32);
+	__type(value, struct gate_count);
+} nodes SEC(".maps");
+
+/* the ioctls checked, set by the daemon before the load (scsi.h's numbers) */
+const volatile __u32 gated_ioctls[GATE_IOCTLS] = { 0 };
+
+static __always_inline int check(struct file *file)
+{
+	__u32 dev = file->f_inode->i_rdev;
+	struct task_struct *task;
+	struct gate_count *c;
+
+	if (!dev) /* regular files, pipes, sockets: no lookup */
+		return 0;
+	c = bpf_map_lookup_elem(&nodes, &dev);
+	if (!c)
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (file->f_cred == task->real_cred)
+		return 0;
+	__sync_fetch_and_add(&c->refused, 1);
+	return -EPERM;
+}
+
+SEC("lsm/file_permission")
+int BPF_PROG(gate_rw, struct file *file, int mask, int ret)
+{
+	if (ret)
+		return ret;
+	return check(file);
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(gate_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	if (ret)
+		return ret;
+	for (int i = 0; i < GATE_IOCTLS; i++)
+		if (cmd == gated_ioctls[i])
+			return check(file);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

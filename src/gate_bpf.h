@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the credential gate's BPF program (gate.bpf.c) and its loader
+ * (gate.c) share: the map's value and the sizes.  Plain C types only: the
+ * BPF side includes this without the C library.
+ */
+#ifndef CUSE_BSG_GATE_BPF_H
+#define CUSE_BSG_GATE_BPF_H
+
+#define GATE_NODES_MAX 4096 /* nodes one daemon process serves at once */
+#define GATE_IOCTLS    5    /* SG_IOSUBMIT(_V3), SG_IORECEIVE(_V3), SG_IOABORT */
+
+/* A node's entry: calls on its files the gate refused. */
+struct gate_count {
+	unsigned long long refused;
+};
+
+#endif /* CUSE_BSG_GATE_BPF_H */
