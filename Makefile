@@ -43,7 +43,7 @@ VM_RUN := tests/vm/vm-run
 
 # the test suites' clients and the daemon under AddressSanitizer: built by the
 # targets that use them (their packages come with ./setup's test set), not by all
-CLIENTS := $(addprefix build/clients/,sgclient sgclient32 sgasync sgv4io secprobe bsgbind nullcuse notifywait \
+CLIENTS := $(addprefix build/clients/,sgclient sgclient32 sgasync sgv4io secprobe ctxprobe bsgbind nullcuse notifywait \
 	robust starve stallfs)
 TEST_PROGS := $(CLIENTS) build/cuse_bsg.asan
 
@@ -169,6 +169,11 @@ build/clients/%: build/clients/%.o
 # them, bsgbind: the control node's client, notifywait: a stand-in for the
 # service manager's notification socket)
 build/clients/secprobe: build/clients/secprobe.o
+	$(CC) $(LDFLAGS) $^ -pthread -o $@
+
+# ctxprobe: the security context probes (section 4: one change of context,
+# one way of taking a completion, each next to the kernel's sg)
+build/clients/ctxprobe: build/clients/ctxprobe.o
 	$(CC) $(LDFLAGS) $^ -pthread -o $@
 
 # tests/vm/robust.sh's: signals to waiting calls, parked write()s, churn

@@ -8,6 +8,7 @@ NULLCUSE=${NULLCUSE:-$PWD/build/clients/nullcuse}
 NODE_PID=''
 NODE=''
 NODE_LOG=''
+NODE_OPTS=() # options every node_start adds (the security suite's --cred-check)
 PASSED=0
 FAILED=0
 
@@ -19,7 +20,7 @@ node_start() {
     NODE=/dev/$name
     NODE_LOG=$VM_OUT/daemon-${name//\//_}.log
     n0=$(grep -c 'serving' "$NODE_LOG" 2>/dev/null) || n0=0
-    "$CUSE_BSG" -f -v --name "$name" "$@" "$target" >>"$NODE_LOG" 2>&1 &
+    "$CUSE_BSG" -f -v --name "$name" "${NODE_OPTS[@]}" "$@" "$target" >>"$NODE_LOG" 2>&1 &
     NODE_PID=$!
     vm_wait 10 test -c "$NODE" || { cat "$NODE_LOG" >&2; vm_fail "$NODE did not appear"; }
     vm_wait 20 vm_lines_over "$n0" "$NODE_LOG" serving || vm_fail "cuse_bsg did not report readiness"

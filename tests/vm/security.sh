@@ -6,17 +6,24 @@
 #    kernel sg: EPERM | node: EPERM
 #
 # The daemon is cuse_bsg from this tree, or the one named as the first
-# argument; sections (1a ... 12) after it run only those:
+# argument; sections (1a ... 12) after it run only those.  CRED_CHECK=MODE
+# first (kernel, procfs or auto) starts every daemon with --cred-check MODE:
 #
-#    tests/vm/vm-run tests/vm/security.sh [/path/to/cuse_bsg [4 6 ...]]
+#    tests/vm/vm-run tests/vm/security.sh [CRED_CHECK=MODE] [/path/to/cuse_bsg [4 6 ...]]
+#
+# The check a node runs (its stats' cred_check=; procfs for a daemon that
+# has no other) picks the answers section 4 and 12 expect of it.
 set -uo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 . "$(dirname "$0")/node-lib.sh"
 
 T0=$SECONDS
+CRED_CHECK=${CRED_CHECK:-}
+case ${1:-} in CRED_CHECK=*) CRED_CHECK=${1#CRED_CHECK=} && shift ;; esac
 CUSE_BSG=${1:-$PWD/build/cuse_bsg}
 ONLY=("${@:2}") # sections to run (1a 1b ... 12); all without
 SECPROBE=$PWD/build/clients/secprobe
+CTXPROBE=$PWD/build/clients/ctxprobe
 DISK_GID=$(getent group disk | cut -d: -f3)
 DISK_GID=${DISK_GID:-6}
 # nobody, in group disk only, no capabilities (an array: bounded runs it)
@@ -307,6 +314,196 @@ contexts() {
     echo "   kernel log: $(dmesg | grep -m1 'changed security contexts' | sed 's/^\[[^]]*\] //')"
 }
 
+# Each case of ctxprobe, run against the kernel's sg and the node:
+# "ID|WHO|ARGUMENTS (@DEV@: the device)|kernel sg's answer|what", WHO root,
+# nobody (AS_USER) or norand (setarch -R: no address-space randomisation).
+# Kernel sg's answer is the one found on Debian 12's kernel: any other
+# means the probe is wrong.  The node's must be the same, but for the
+# differences listed below.
+CTX_CASES=(
+    "4h|root|change noop-setuid @DEV@|read errno=EPERM buf=intact|read() after a no-op setuid(getuid())"
+    "4i|root|change noop-setgroups @DEV@|read errno=EPERM buf=intact|read() after a no-op setgroups() (the same list)"
+    "4j|root|change noop-capset @DEV@|read errno=EPERM buf=intact|read() after a no-op capset() (the same sets)"
+    "4k|root|change keyctl-join @DEV@|read errno=EPERM buf=intact|read() after KEYCTL_JOIN_SESSION_KEYRING"
+    "4l|root|change securebits @DEV@|read errno=EPERM buf=intact|read() after PR_SET_SECUREBITS"
+    "4m|root|change keepcaps @DEV@|read errno=EPERM buf=intact|read() after PR_SET_KEEPCAPS"
+    "4n|root|change no-new-privs @DEV@|read ret=88 buf=changed|read() after PR_SET_NO_NEW_PRIVS (not a change of credentials)"
+    "4o|nobody|change userns @DEV@|read errno=EPERM buf=intact|read() after unshare(CLONE_NEWUSER), the capability sets put back"
+    "4p|norand|reexec first @DEV@|write errno=EPERM|setarch -R: execve() of the same program before the first call (write())"
+    "4q|norand|reexec second @DEV@|read errno=EPERM buf=intact|setarch -R: execve() of the same program between write() and read()"
+    "4r|root|clonevm-exec @DEV@|read errno=EPERM buf=intact|read() in a clone(CLONE_VM) sibling after its execve()"
+    "4s|root|exec-keepvm @DEV@|read errno=EPERM buf=intact|read() after execve() of the same program (randomised addresses), a clone(CLONE_VM) sibling keeping the old memory"
+    "4t|norand|exec-keepvm @DEV@|read errno=EPERM buf=intact|setarch -R: read() after execve() of the same program, a clone(CLONE_VM) sibling keeping the old memory"
+    "4u|root|thread-setuid @DEV@|thread read errno=EPERM buf=intact, sibling read ret=88 buf=changed|one thread's own setuid(nobody) (raw system call): its read() refused, a sibling thread's taken"
+    "4v|root|passfd-same @DEV@|read errno=EPERM buf=intact|read() in a process of the same uid the descriptor was passed to (SCM_RIGHTS)"
+    "4w|root|io readv same @DEV@|readv ret=88 buf=changed|readv() by the opener"
+    "4w|root|io readv fork @DEV@|readv errno=EPERM buf=intact|readv() in a forked child"
+    "4w|root|io preadv same @DEV@|preadv errno=ESPIPE buf=intact|preadv() by the opener"
+    "4w|root|io preadv fork @DEV@|preadv errno=ESPIPE buf=intact|preadv() in a forked child"
+    "4w|root|io aio same @DEV@|aio errno=EINVAL buf=intact|io_submit() IOCB_CMD_PREAD by the opener"
+    "4w|root|io aio fork @DEV@|aio errno=EINVAL buf=intact|io_submit() IOCB_CMD_PREAD in a forked child"
+    "4w|root|io uring same @DEV@|uring ret=88 buf=changed|io_uring IORING_OP_READ by the opener"
+    "4w|root|io uring fork @DEV@|uring errno=EPERM buf=intact|io_uring IORING_OP_READ in a forked child"
+    "4x|root|io splice same @DEV@|splice errno=EINVAL buf=intact|splice() of a header from a pipe by the opener"
+    "4x|root|io splice fork @DEV@|splice errno=EINVAL buf=intact|splice() of a header from a pipe in a forked child"
+    "4y|root|fork-sgio @DEV@|sgio ok status=0x0|SG_IO in a forked child (SG_IO is judged on its caller's rights alone)"
+    "4y|root|io write fork @DEV@|write errno=EPERM buf=intact|write() in a forked child"
+)
+# the same rule on a file of the control node bound to an sg node (section 12)
+CTX_BOUND=(
+    "12c|root|io read fork @DEV@|read errno=EPERM buf=intact|a bound file: read() in a forked child"
+    "12c|root|io write fork @DEV@|write errno=EPERM buf=intact|a bound file: write() in a forked child"
+    "12d|root|change noop-setuid @DEV@|read errno=EPERM buf=intact|a bound file: read() after a no-op setuid(getuid())"
+    "12e|root|io read same @DEV@|read ret=88 buf=changed|a bound file: read() by the opener"
+)
+
+# The node's answers that differ from kernel sg's, as "ID ARGUMENTS=answer".
+# In every mode: the node is a CUSE file, sg a character device of its own
+# (docs/INTERFACE.md); where another context calls, the node refuses.
+CTX_KNOWN=(
+    # sg opens non-seekable: ESPIPE before its check; CUSE takes an offset
+    # (and ignores it): the node's preadv() is a readv()
+    "4w io preadv same=preadv ret=88 buf=changed"
+    "4w io preadv fork=preadv errno=EPERM buf=intact"
+    # sg has no read_iter: aio_read() says EINVAL before any check; the
+    # node's file has one, so aio reaches the rule
+    "4w io aio same=aio ret=88 buf=changed"
+    "4w io aio fork=aio errno=EPERM buf=intact"
+)
+# In kernel mode: the gate refuses in rw_verify_area(), which splice() calls
+# before do_splice_from() finds neither sg nor CUSE can take a splice
+CTX_KNOWN_KERNEL=(
+    "4x io splice fork=splice errno=EPERM buf=intact"
+)
+# In procfs mode: what the /proc check cannot see.  A change of credentials
+# that changes nothing procfs shows passes (the kernel's compare is of the
+# credential object, which any commit_creds() replaces); no_new_privs is a
+# flag of the task, which procfs shows and the check compares; a re-exec of
+# the same program at the same addresses looks like the same program.
+CTX_KNOWN_PROCFS=(
+    "4h change noop-setuid=read ret=88 buf=changed"
+    "4i change noop-setgroups=read ret=88 buf=changed"
+    "4j change noop-capset=read ret=88 buf=changed"
+    "4k change keyctl-join=read ret=88 buf=changed"
+    "4l change securebits=read ret=88 buf=changed"
+    "4m change keepcaps=read ret=88 buf=changed"
+    "4n change no-new-privs=read errno=EPERM buf=intact"
+    "4p reexec first=write ok, read ret=88 buf=changed"
+    "4q reexec second=read ret=88 buf=changed"
+    "4t exec-keepvm=read ret=88 buf=changed"
+    "12d change noop-setuid=read ret=88 buf=changed"
+)
+
+# cred_mode: the check node_start's daemon runs (its stats' cred_check=),
+# procfs for a daemon that has no other
+cred_mode() {
+    local m
+    m=$(stats_field cred_check "$(node_stats)")
+    echo "${m:-procfs}"
+}
+
+# ctxprobe_run WHO DEV ARGUMENTS...: the probe's answer, on one line
+ctxprobe_run() {
+    local who=$1 dev=$2 cmd
+    shift 2
+    cmd=("$CTXPROBE" "${@//@DEV@/$dev}")
+    case $who in
+        nobody) cmd=("${AS_USER[@]}" "${cmd[@]}") ;;
+        norand) cmd=(setarch "$(uname -m)" -R "${cmd[@]}") ;;
+    esac
+    bounded 20 "${cmd[@]}" | tr '\n' ' ' | sed 's/ *$//'
+}
+
+# in_list ENTRY LIST...: ENTRY is one of LIST
+in_list() {
+    local e
+    for e in "${@:2}"; do [ "$e" = "$1" ] && return 0; done
+    return 1
+}
+
+# ctx_judge ID WHAT KEY WANT KERNEL NODE MODE: the kernel's answer must be
+# WANT (or the probe is wrong); the node's the same, or a listed difference
+ctx_judge() {
+    local id=$1 what=$2 key=$3 want=$4 k=$5 n=$6 mode=$7
+    echo "   kernel sg: $k | node: $n"
+    [ "$k" = "$want" ] || fail "$id: $what: kernel sg's answer is not '$want': the probe is wrong"
+    if [ "$n" = "$k" ]; then
+        pass "$id: $what"
+    elif in_list "$key=$n" "${CTX_KNOWN[@]}"; then
+        pass "$id: $what: differs, as documented (KNOWN)"
+    elif [ "$mode" = kernel ] && in_list "$key=$n" "${CTX_KNOWN_KERNEL[@]}"; then
+        pass "$id: $what: differs, as documented (KNOWN)"
+    elif [ "$mode" = procfs ] && in_list "$key=$n" "${CTX_KNOWN_PROCFS[@]}"; then
+        pass "$id: $what: the /proc check differs, as documented (KNOWN-PROCFS)"
+    else
+        fail "$id: $what ($mode mode)"
+    fi
+}
+
+# ctx_cases DEV KERNEL_DEV CASE...: each case on both
+ctx_cases() {
+    local dev=$1 kdev=$2 mode row id who args want what k n
+    shift 2
+    mode=$(cred_mode)
+    echo "   (the node's credential check: $mode)"
+    for row in "$@"; do
+        IFS='|' read -r id who args want what <<<"$row"
+        read -ra argv <<<"$args"
+        k=$(ctxprobe_run "$who" "$kdev" "${argv[@]}")
+        n=$(ctxprobe_run "$who" "$dev" "${argv[@]}")
+        ctx_judge "$id" "$what" "$id ${args% @DEV@}" "$want" "$k" "$n" "$mode"
+    done
+}
+
+contexts_exact() {
+    local f=/proc/sys/kernel/unprivileged_userns_clone
+    if [ -e $f ] && [ "$(cat $f)" = 0 ]; then echo 1 >$f; fi
+    ctx_cases "$NODE" "$VM_SG" "${CTX_CASES[@]}"
+}
+
+# stopped PID: PID is stopped (by a signal)
+stopped() {
+    [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]
+}
+
+# In kernel mode, a call the rule refuses never reaches the daemon: its
+# counters of read(), write() and ioctl() stand still, and the gate's
+# count of refusals for the node grows by as many.
+refused_unseen() {
+    local out=/tmp/refused.out a pid s0 s1 calls refused f
+    if [ "$(cred_mode)" != kernel ]; then
+        echo "   (the node checks in /proc: every call reaches the daemon; kernel mode only)"
+        return 0
+    fi
+    rm -f $out
+    "$CTXPROBE" refused "$NODE" >$out 2>&1 &
+    a=$!
+    if ! pid=$(probe_pid $out) || ! vm_wait 10 stopped "$pid"; then
+        kill -KILL $a
+        fail "4z: the probe never stopped: $(tr '\n' ' ' <$out)"
+        return
+    fi
+    s0=$(node_stats)
+    kill -CONT "$pid"
+    vm_wait 20 stopped "$pid" || fail "4z: the probe never stopped again"
+    s1=$(node_stats)
+    kill -CONT "$pid"
+    await "$pid" 20 || kill -KILL "$pid"
+    calls=$(grep -vc ' go$' $out)
+    refused=$(grep -c ' errno=EPERM' $out)
+    sed 's/^/   /' $out
+    echo "   before: $s0"
+    echo "   after:  $s1"
+    check "4z: a forked child's read(), readv(), preadv(), aio, io_uring, splice(), write(), sg v4 ioctls and a read() after a no-op setuid(): $calls calls, all EPERM" \
+        test "$calls" -eq 13 -a "$refused" -eq "$calls"
+    for f in read write ioctl; do
+        check "4z: ... none reached the daemon: $f= stands still" \
+            test "$(stats_field $f "$s0")" = "$(stats_field $f "$s1")"
+    done
+    check "4z: ... and gate_refused= grew by $refused" \
+        test "$(($(stats_field gate_refused "$s1") - $(stats_field gate_refused "$s0")))" = "$refused"
+}
+
 # ---- 11. completions handed over by the sg v4 ioctls ----
 
 SDEBUG_DELAY=/sys/bus/pseudo/drivers/scsi_debug/delay
@@ -383,6 +580,7 @@ control_bindings() {
     rawio_copy
     { chgrp disk "$VM_SD" && chmod 0660 "$VM_SD"; } || vm_fail "cannot give $VM_SD to group disk"
     handover_exec 12a "$ctl=$VM_SD" "a binding of $VM_SD"
+    ctx_cases "$ctl=$VM_SG" "$VM_SG" "${CTX_BOUND[@]}"
     # a disk nobody may open: O_PATH still names it
     chmod 0600 "$VM_SD" && chgrp root "$VM_SD"
     n=$(bounded 20 "${AS_USER[@]}" "$SECPROBE" opath-add "$ctl" "$VM_SD")
@@ -400,7 +598,7 @@ control_bindings() {
 all_start() {
     NODE=/dev/bsg/${VM_BSG##*/}-cuse
     NODE_LOG=$VM_OUT/daemon-all.log
-    "$CUSE_BSG" -f -v --all --mode 0660 --group disk >>"$NODE_LOG" 2>&1 &
+    "$CUSE_BSG" -f -v --all "${NODE_OPTS[@]}" --mode 0660 --group disk >>"$NODE_LOG" 2>&1 &
     NODE_PID=$!
     vm_wait 10 test -c "$NODE" || { cat "$NODE_LOG" >&2; vm_fail "$NODE did not appear"; }
     vm_wait 5 grep -q 'serving' "$NODE_LOG" || vm_fail "cuse_bsg --all did not report readiness"
@@ -635,14 +833,29 @@ if "$CUSE_BSG" --help 2>&1 | grep -q -- --copy-timeout; then
 else
     echo "== $CUSE_BSG has no --copy-timeout: started without it"
 fi
-echo "== daemon: $CUSE_BSG"
+if [ -n "$CRED_CHECK" ]; then
+    "$CUSE_BSG" --help 2>&1 | grep -q -- --cred-check ||
+        vm_fail "CRED_CHECK=$CRED_CHECK asked: $CUSE_BSG has no --cred-check"
+    NODE_OPTS=(--cred-check "$CRED_CHECK")
+fi
+echo "== daemon: $CUSE_BSG ${NODE_OPTS[*]}"
 # sections on one node, then those that need a daemon of their own
 node_start bsg/sec-cuse "$VM_SG" --mode 0660 --group disk "${COPY_OPTS[@]}"
+CRED_LINE=$(grep 'credential check:' "$NODE_LOG" | tail -n1 | sed 's/.*\(credential check:\)/\1/')
+echo "== ${CRED_LINE:-the daemon names no credential check: /proc, its only one}"
+if [ "$CRED_CHECK" = kernel ]; then
+    check "--cred-check kernel: the daemon says the gate checks" \
+        grep -q 'credential check: kernel (BPF LSM)' "$NODE_LOG"
+    check "--cred-check kernel: ... and the node's stats say so" test "$(cred_mode)" = kernel
+fi
 section 1b "1b. an opener in a child pid namespace" fail_open_pidns
 section 1c "1c. 800 supplementary groups" fail_open_groups
 section 2 "2. user namespace" user_namespace
 section 3 "3. rights travel with the descriptor" pass_fd
 section 4 "4. read() and write() from another security context" contexts
+section 4 "4. ... the kernel's rule exactly: any change of credentials, every way of reading" \
+    contexts_exact
+section 4 "4. ... refused calls never reach the daemon" refused_unseen
 section 6 "6. a client whose memory never arrives" slow_client
 section 7 "7. SG_SET_FORCE_PACK_ID and readv()" force_pack_id_readv
 section 8 "8. a long v4 array, not page-aligned" long_v4_array
