@@ -35,7 +35,7 @@ MODULES := scsi target pool creds guard uaccess ioctx cmd sgio cmdq async sgv4 i
 DAEMON_MODULES := node udev fleet gate
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps notify udev uaccess creds log list \
+UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate notify udev uaccess creds log list \
 	bsgadd policy options sigwatch share target)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
@@ -92,6 +92,10 @@ build/unit/test_creds: build/san/tests/unit/test_creds.o $(call san,creds)
 
 build/unit/test_caps: build/san/tests/unit/test_caps.o $(call san,caps)
 	$(UNIT_LINK) -o $@
+
+# the gate's choice and its fall-back; the skeleton built in
+build/unit/test_gate: build/san/tests/unit/test_gate.o $(call san,gate)
+	$(UNIT_LINK) $(shell $(PKG_CONFIG) --libs libbpf) -o $@
 
 build/unit/test_bsgadd: build/san/tests/unit/test_bsgadd.o $(call san,bsgadd)
 	$(UNIT_LINK) -o $@
