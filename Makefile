@@ -44,7 +44,7 @@ VM_RUN := tests/vm/vm-run
 # the test suites' clients and the daemon under AddressSanitizer: built by the
 # targets that use them (their packages come with ./setup's test set), not by all
 CLIENTS := $(addprefix build/clients/,sgclient sgclient32 sgasync sgv4io secprobe ctxprobe bsgbind nullcuse notifywait \
-	robust starve stallfs)
+	preadloop robust starve stallfs)
 TEST_PROGS := $(CLIENTS) build/cuse_bsg.asan
 
 all: build/cuse_bsg
@@ -194,11 +194,11 @@ build/clients/stallfs: build/clients/stallfs.o
 
 # the benchmark's null CUSE responder: the floor under the daemon
 # (with --creds, the daemon's own credentials check: uaccess.o, whose
-# copies pass guard.o)
+# copies pass guard.o; with --gate, the daemon's credential gate: gate.o)
 build/clients/nullcuse.o: override CPPFLAGS += -Isrc
 build/clients/nullcuse: build/clients/nullcuse.o build/obj/uaccess.o build/obj/creds.o \
-		build/obj/guard.o build/obj/log.o
-	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3) -pthread -o $@
+		build/obj/guard.o build/obj/log.o build/obj/gate.o
+	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3 libbpf) -pthread -o $@
 
 # a 32-bit caller, which the node refuses cleanly
 build/clients/sgclient32: tests/clients/sgclient.c
@@ -299,6 +299,14 @@ bench-load: test-progs
 	@mkdir -p build/bench-load
 	$(HOST_LOAD)
 	$(VM_RUN) --timeout 1200 --out build/bench-load --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh load
+	$(HOST_LOAD)
+
+# The credential gate's cost to every other read() on the machine: a
+# pread() loop with no gate loaded and with one (a minute)
+bench-gate: test-progs
+	@mkdir -p build/bench-gate
+	$(HOST_LOAD)
+	$(VM_RUN) --timeout 1200 --out build/bench-gate --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh gate
 	$(HOST_LOAD)
 
 # Where the time goes: CPU time and context switches per command, kernel sg,
@@ -427,6 +435,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test install-check doc-check demo bench bench-ioctl bench-iscsi bench-cost bench-load fuzz fuzz-check \
+.PHONY: all test-progs unit tsan vm-check check test install-check doc-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate fuzz fuzz-check \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

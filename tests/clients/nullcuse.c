@@ -8,13 +8,17 @@
  * exception is READ CAPACITY, answered for a 16 MiB disk of 512-byte blocks
  * so that fio's sg engine can size the device.
  *
- *   nullcuse [-f] [--name NAME] [--creds]   serve /dev/NAME (default bsg/null-cuse)
+ *   nullcuse [-f] [--name NAME] [--creds | --gate]
+ *                                          serve /dev/NAME (default bsg/null-cuse)
  *
  * --creds adds the one check the security model puts on every read() and
  * write(): the caller's credentials, from /proc/TID/status through the
  * daemon's own code (uaccess.c), against the opener's; EPERM if they differ.
  * make bench runs it beside the plain one, to show what that rule costs
- * apart from the daemon's other work.
+ * apart from the daemon's other work.  --gate makes the same check in the
+ * kernel instead, with the daemon's own credential gate (gate.c): loaded,
+ * armed for the node before its first open, proven live, and nothing
+ * checked here.
  *
  * It always stays in the foreground; -f is taken for likeness with cuse_bsg.
  *
@@ -41,6 +45,7 @@
  */
 #include <fuse3/cuse_lowlevel.h>
 
+#include "gate.h"
 #include "uaccess.h"
 
 #include <errno.h>
@@ -58,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #define QUEUE_MAX		16 /* SG_MAX_QUEUE */
@@ -80,7 +86,11 @@ enum { NC_OPEN, NC_RELEASE, NC_READ, NC_WRITE, NC_IOCTL, NC_POLL, NC_COUNT };
 struct server {
 	atomic_ulong stats[NC_COUNT];
 	atomic_bool stopping;
-	bool creds; /* --creds */
+	bool creds;	   /* --creds */
+	struct gate *gate; /* --gate */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool armed; /* protected by lock: the gate checks the node's files */
 	char name[128];
 };
 
@@ -653,10 +663,20 @@ static void file_free(struct nfile *f)
 	free(f);
 }
 
+/* --gate: no file is answered before the gate checks the node's files. */
+static void wait_armed(struct server *s)
+{
+	pthread_mutex_lock(&s->lock);
+	while (s->gate && !s->armed)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct nfile *f = calloc(1, sizeof(*f));
 
+	wait_armed(fuse_req_userdata(req));
 	count(req, NC_OPEN);
 	if (!f) {
 		fuse_reply_err(req, ENOMEM);
@@ -686,11 +706,45 @@ static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
+/* --gate: arm the node's number, then prove the gate live; exit if either fails. */
+static void arm_gate(struct server *s)
+{
+	char path[160], why[256] = "";
+	struct stat st;
+	int fd, err = -ENODEV;
+
+	snprintf(path, sizeof(path), "/dev/%s", s->name);
+	for (int i = 0; i < 500 && err; i++) /* devtmpfs makes it asynchronously */
+		if (stat(path, &st) == 0 && S_ISCHR(st.st_mode))
+			err = 0;
+		else
+			usleep(10000);
+	if (!err)
+		err = gate_arm(s->gate, st.st_rdev);
+	pthread_mutex_lock(&s->lock);
+	s->armed = !err;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	fd = err ? -1 : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		err = gate_prove(s->gate, fd, st.st_rdev, &s->stats[NC_READ], why, sizeof(why));
+		close(fd);
+	}
+	if (err || fd < 0) {
+		fprintf(stderr, "nullcuse: the gate for %s: %s\n", path,
+			why[0] ? why : strerror(err ? -err : errno));
+		exit(1);
+	}
+}
+
 static void cb_init_done(void *userdata)
 {
 	struct server *s = userdata;
 
-	fprintf(stderr, "nullcuse: serving /dev/%s\n", s->name);
+	if (s->gate)
+		arm_gate(s);
+	fprintf(stderr, "nullcuse: serving /dev/%s%s\n", s->name,
+		s->gate ? "; credential check: kernel (BPF LSM)" : "");
 }
 
 static const struct cuse_lowlevel_ops ops = {
@@ -761,16 +815,25 @@ int main(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "creds", no_argument, NULL, 'c' },
+		{ "gate", no_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct server s = { .name = "bsg/null-cuse" };
+	static struct server s = { .name = "bsg/null-cuse",
+				   .lock = PTHREAD_MUTEX_INITIALIZER,
+				   .cond = PTHREAD_COND_INITIALIZER };
+	bool gate = false;
+	char why[256];
 	pthread_t stats_thread;
 	sigset_t set;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "n:fc", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:fcg", longopts, NULL)) != -1) {
 		if (c == 'f')
 			continue;
+		if (c == 'g') {
+			gate = true;
+			continue;
+		}
 		if (c == 'c') {
 			s.creds = true;
 			continue;
@@ -779,12 +842,16 @@ int main(int argc, char **argv)
 			snprintf(s.name, sizeof(s.name), "%s", optarg);
 			continue;
 		}
-		fprintf(stderr, "usage: nullcuse [-f] [--name NAME] [--creds]\n");
+		fprintf(stderr, "usage: nullcuse [-f] [--name NAME] [--creds | --gate]\n");
 		return 2;
 	}
-	if (optind != argc) {
-		fprintf(stderr, "usage: nullcuse [-f] [--name NAME] [--creds]\n");
+	if (optind != argc || (gate && s.creds)) {
+		fprintf(stderr, "usage: nullcuse [-f] [--name NAME] [--creds | --gate]\n");
 		return 2;
+	}
+	if (gate && gate_new(GATE_KERNEL, &s.gate, why, sizeof(why)) < 0) {
+		fprintf(stderr, "nullcuse: %s\n", why);
+		return 1;
 	}
 	/* libfuse handles only signals left at their default */
 	signal(SIGINT, SIG_DFL);
