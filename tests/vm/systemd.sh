@@ -18,7 +18,8 @@
 #   h. a start-up error (a bad option in a drop-in): the unit fails, is not
 #      restarted, and `journalctl -p err` shows the daemon's line;
 #   i. every documented instance name: sgN, sdX, bsg-H:C:T:L;
-#   j. the daemon's "serving" line in `journalctl -u`;
+#   j. the daemon's "serving" line in `journalctl -u`, naming the kernel's
+#      credential check (the unit lets the daemon load its BPF LSM gate);
 #   r. systemctl reload (ExecReload=, SIGHUP): the same process serves on
 #      (run after j, while the unit of j serves);
 #   k. cuse-bsgctl disable ID: the unit stops, and no trigger starts it;
@@ -535,6 +536,10 @@ check_j() {
     echo "   $(grep -c . <<<"$lines") such lines (one per start of $U)${lines:+, the last:}"
     [ -z "$lines" ] || echo "    | ${lines##*$'\n'}"
     check "j: journalctl -u $U has a 'serving' line" test -n "$lines"
+    # the unit's sandbox lets the daemon load its credential gate (bpf(),
+    # CAP_SYS_ADMIN): the kernel makes sg's test, not /proc
+    check "j: ... and its credential check is the kernel's (BPF LSM), under the unit's sandbox" \
+        grep -q 'credential check: kernel (BPF LSM)$' <<<"${lines##*$'\n'}"
 }
 
 check_r() {
