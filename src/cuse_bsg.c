@@ -545,14 +545,38 @@ static int run_check(struct runtime *rt)
 	} else {
 		if (new_node(opt, &n) < 0)
 			return 1;
-		printf("cuse_bsg: would serve %s as /dev/%s; access policy: %s; %s\n",
-		       node_target(n), opt->name, policy_words(opt), cred);
+		printf("cuse_bsg: would serve %s as /dev/%s; access policy: %s; %s%s\n",
+		       node_target(n), opt->name, policy_words(opt), cred,
+		       opt->node.shared_queue
+			       ? "; --shared-queue: openers read each other's replies"
+			       : "");
 		node_free(n);
 	}
 	fflush(stdout);
 	if (check_cuse(why, sizeof(why)) < 0)
 		log_warn("warning: %s before starting", why);
 	return 0;
+}
+
+/*
+ * Choices a user may regret, said once at start (and by --check): a node
+ * every user may open sends every user's commands to the device, with the
+ * kernel's rule as its only bound.  Not for --control, whose files get
+ * only what the descriptor a client binds gives, and which is meant 0666.
+ */
+static void warn_unsafe(const struct options *opt)
+{
+	const char *which = opt->all ? "every node" : opt->name;
+
+	if (opt->node.shared_queue)
+		log_warn("warning: --shared-queue: every opener of /dev/%s reads the others' "
+			 "replies; for a test of that flaw only",
+			 which);
+	if (!opt->control && opt->node.mode != (mode_t)-1 && (opt->node.mode & 0006))
+		log_warn("warning: --mode %04o: every user may open %s%s and send SCSI commands "
+			 "to the device%s",
+			 (unsigned)opt->node.mode, opt->all ? "" : "/dev/", which,
+			 opt->policy_file ? "" : " (no --policy narrows the kernel's rule)");
 }
 
 static int run(struct runtime *rt)
@@ -571,6 +595,7 @@ static int run(struct runtime *rt)
 	}
 	if (load_gate(&rt->opt) < 0)
 		return 1;
+	warn_unsafe(&rt->opt);
 	if (rt->opt.check)
 		return run_check(rt);
 	return rt->opt.all ? main_all(rt) : main_one(rt);

@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -283,7 +284,8 @@ static void usage(FILE *f)
 		   "                       it: ENOMEM (default: 1024, 1..1048576)\n"
 		   "  -S, --shared-queue   one queue for every open file, as bsg before Linux\n"
 		   "                       4.19: replies reach other openers; only to show that\n"
-		   "                       flaw, never for use\n"
+		   "                       flaw, never for use: refused unless the environment\n"
+		   "                       has " OPTIONS_SHARED_QUEUE_ENV "=1\n"
 		   "  -k, --check          check the options, the policy and the target as a\n"
 		   "                       start would, print what would be served, and exit:\n"
 		   "                       0 if it would start, 1 with the reason if not; a\n"
@@ -397,6 +399,21 @@ static int check_control(const struct options *opt)
 	return 0;
 }
 
+/*
+ * --shared-queue brings back the flaw this project removes, one opener
+ * reading another's replies: only with the environment's word that this
+ * is a test, so that no unit file or copied command line turns it on.
+ */
+static int check_shared_queue(const struct options *opt)
+{
+	const char *test = getenv(OPTIONS_SHARED_QUEUE_ENV);
+
+	if (!opt->node.shared_queue || (test && !strcmp(test, "1")))
+		return 0;
+	return usage_error("--shared-queue lets every opener read the others' replies: "
+			   "refused, but for a test of that flaw (" OPTIONS_SHARED_QUEUE_ENV "=1)");
+}
+
 /* --opener-memory at most --max-memory; its default comes down to it. */
 static int check_memory(struct options *opt)
 {
@@ -423,7 +440,7 @@ static int check_mode(int argc, char **argv, struct options *opt)
 				   : opt->control   ? "--control takes no TARGET"
 				   : optind == argc ? "no TARGET given"
 						    : "one TARGET only");
-	if (check_memory(opt))
+	if (check_memory(opt) || check_shared_queue(opt))
 		return 2;
 	if (opt->all)
 		return 0;

@@ -93,6 +93,9 @@ struct options {
 	struct node_config node;
 };
 
+/* The environment's word that --shared-queue is for a test: "1". */
+#define OPTIONS_SHARED_QUEUE_ENV "CUSE_BSG_TEST_SHARED_QUEUE"
+
 /*
  * argv into opt, every value checked and every default set (log_err() says
  * why not): 0 to go on, -1 for done (--help, --version: exit 0), or the exit

@@ -296,6 +296,7 @@ static const struct run_case run_cases[] = {
 	{ { "--control", "--sg-compat", "3" }, 2, "--control takes none of" },
 	{ { "--control", "--copy=retry" }, 2, "--control takes none of" },
 	{ { "--control", "--shared-queue" }, 2, "--control takes none of" },
+	{ { "--shared-queue", "/dev/sg0" }, 2, "refused, but for a test of that flaw" },
 	{ { "--control", "--async=queue" }, 2, "--control takes none of" },
 	{ { "--control", "--all" }, 2, "--control takes none of" },
 	{ { "--control", "/dev/sg0" }, 2, "--control takes no TARGET" },
@@ -357,6 +358,20 @@ Test(options, daemon_refuses_bad_command_lines_with_one_line_and_status_2)
 		cr_expect(not(eq(ptr, strstr(err, c->says), NULL)), "'%s' in: %s", c->says, err);
 		cr_expect(eq(u32, lines(err), 1), "one line: %s", err);
 	}
+}
+
+/* A mode that opens the node to every user is said before the target is looked at. */
+Test(options, a_mode_open_to_every_user_is_warned_of)
+{
+	const char *open_to_all[] = { "--check", "--mode", "0604", "/dev/null", NULL };
+	const char *group_only[] = { "--check", "--mode", "0660", "/dev/null", NULL };
+	char err[2048];
+
+	cr_expect(eq(int, run(open_to_all, err, sizeof(err)), 1), "%s", err);
+	cr_expect(not(eq(ptr, strstr(err, "warning: --mode 0604: every user may open"), NULL)),
+		  "%s", err);
+	cr_expect(eq(int, run(group_only, err, sizeof(err)), 1), "%s", err);
+	cr_expect(eq(ptr, strstr(err, "warning"), NULL), "%s", err);
 }
 
 /* A policy the daemon cannot use is a start-up error (1), found before the target. */

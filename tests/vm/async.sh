@@ -70,7 +70,7 @@ shared_queue() {
     check "per-opener queues: two processes of TEST UNIT READYs each get their own" \
         two_clients 2000 tur
     node_stop
-    node_start bsg/shared-cuse "$VM_SG" --shared-queue
+    CUSE_BSG_TEST_SHARED_QUEUE=1 node_start bsg/shared-cuse "$VM_SG" --shared-queue
     check "pre-4.19 semantics (--shared-queue): replies reach the other process" crossed
     node_stop
 }
