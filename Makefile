@@ -1,4 +1,8 @@
 # cuse_bsg: plain make with pkg-config.
+
+# The version, written here alone: the daemon's and cuse-bsgctl's --version
+# and the installed man pages take it; NEWS heads with it (make doc-check).
+VERSION := 0.1.0
 PKG_CONFIG ?= pkg-config
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -23,6 +27,7 @@ WERROR ?=
 # 'override' keeps the required flags when CFLAGS is given on the command line
 override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -MMD -MP $(SAN)
 # the libfuse API every source is written against
+override CPPFLAGS += -DCUSE_BSG_VERSION='"$(VERSION)"'
 override CPPFLAGS += -D_GNU_SOURCE -DFUSE_USE_VERSION=312 -Iinclude $(shell $(PKG_CONFIG) --cflags fuse3 libudev)
 override LDFLAGS += $(SAN)
 # sources in src/; everything built goes to build/ (the daemon: build/cuse_bsg)
@@ -325,7 +330,7 @@ FUZZ_CC ?= clang
 FUZZ_TIME ?= 60
 # seconds each fuzzer runs in make check and make test; 0: none in make test
 FUZZ_S ?= 20
-FUZZ_FLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra $(WERROR) -Isrc \
+FUZZ_FLAGS = -std=gnu11 -D_GNU_SOURCE -DCUSE_BSG_VERSION='"$(VERSION)"' -g -O1 -Wall -Wextra $(WERROR) -Isrc \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZERS := filter scsi creds mrq bsgadd options
 FUZZ_BINS := $(addprefix build/fuzz_,$(FUZZERS))
@@ -393,27 +398,36 @@ INSTALLED := $(SBINDIR)/cuse_bsg $(SBINDIR)/cuse-bsgctl $(MANDIR)/man8/cuse_bsg.
 
 # every file with its mode, and the directories made 0755, whatever the
 # caller's umask; the unit names the daemon where it goes, the udev rule
-# the helper
+# the helper, the man pages the version and the paths of this install
 INSTALL := umask 022 && install
+SUBST := sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
+	-e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g'
 install: build/cuse_bsg
+	@mkdir -p build/install
 	$(INSTALL) -D -m 0755 build/cuse_bsg $(DESTDIR)$(SBINDIR)/cuse_bsg
-	$(INSTALL) -D -m 0755 dist/cuse-bsgctl $(DESTDIR)$(SBINDIR)/cuse-bsgctl
-	$(INSTALL) -D -m 0644 man/cuse_bsg.8 $(DESTDIR)$(MANDIR)/man8/cuse_bsg.8
-	$(INSTALL) -D -m 0644 man/cuse-bsgctl.8 $(DESTDIR)$(MANDIR)/man8/cuse-bsgctl.8
-	sed -e 's|@SBINDIR@|$(SBINDIR)|g' dist/bsg.rules >build/60-cuse-bsg.rules
-	$(INSTALL) -D -m 0644 build/60-cuse-bsg.rules $(DESTDIR)$(UDEVRULESDIR)/60-cuse-bsg.rules
-	sed -e 's|@SBINDIR@|$(SBINDIR)|g' dist/cuse-bsg@.service.in >build/cuse-bsg@.service
-	$(INSTALL) -D -m 0644 build/cuse-bsg@.service $(DESTDIR)$(SYSTEMDUNITDIR)/cuse-bsg@.service
+	$(SUBST) dist/cuse-bsgctl >build/install/cuse-bsgctl
+	$(INSTALL) -D -m 0755 build/install/cuse-bsgctl $(DESTDIR)$(SBINDIR)/cuse-bsgctl
+	$(SUBST) man/cuse_bsg.8 >build/install/cuse_bsg.8
+	$(INSTALL) -D -m 0644 build/install/cuse_bsg.8 $(DESTDIR)$(MANDIR)/man8/cuse_bsg.8
+	$(SUBST) man/cuse-bsgctl.8 >build/install/cuse-bsgctl.8
+	$(INSTALL) -D -m 0644 build/install/cuse-bsgctl.8 $(DESTDIR)$(MANDIR)/man8/cuse-bsgctl.8
+	$(SUBST) dist/bsg.rules >build/install/60-cuse-bsg.rules
+	$(INSTALL) -D -m 0644 build/install/60-cuse-bsg.rules $(DESTDIR)$(UDEVRULESDIR)/60-cuse-bsg.rules
+	$(SUBST) dist/cuse-bsg@.service.in >build/install/cuse-bsg@.service
+	$(INSTALL) -D -m 0644 build/install/cuse-bsg@.service $(DESTDIR)$(SYSTEMDUNITDIR)/cuse-bsg@.service
 	$(INSTALL) -D -m 0644 dist/policy.example $(DESTDIR)$(DOCDIR)/policy.example
 
 # the policy file's man page, the documents the man pages name, and the
 # control node's header for clients
 INSTALLED += $(MANDIR)/man5/cuse_bsg.policy.5 \
-	$(addprefix $(DOCDIR)/,POLICY.md INTERFACE.md SECURITY.md) $(INCLUDEDIR)/cuse_bsg/control.h
+	$(addprefix $(DOCDIR)/,POLICY.md INTERFACE.md SECURITY.md DEPLOYMENT.md) $(INCLUDEDIR)/cuse_bsg/control.h
 install: install-docs
 install-docs:
-	$(INSTALL) -D -m 0644 man/cuse_bsg.policy.5 $(DESTDIR)$(MANDIR)/man5/cuse_bsg.policy.5
-	$(INSTALL) -D -m 0644 -t $(DESTDIR)$(DOCDIR) docs/POLICY.md docs/INTERFACE.md docs/SECURITY.md
+	@mkdir -p build/install
+	$(SUBST) man/cuse_bsg.policy.5 >build/install/cuse_bsg.policy.5
+	$(INSTALL) -D -m 0644 build/install/cuse_bsg.policy.5 $(DESTDIR)$(MANDIR)/man5/cuse_bsg.policy.5
+	$(INSTALL) -D -m 0644 -t $(DESTDIR)$(DOCDIR) docs/POLICY.md docs/INTERFACE.md docs/SECURITY.md \
+		docs/DEPLOYMENT.md
 	$(INSTALL) -D -m 0644 include/cuse_bsg/control.h $(DESTDIR)$(INCLUDEDIR)/cuse_bsg/control.h
 
 uninstall:
@@ -422,6 +436,11 @@ uninstall:
 # install into a scratch DESTDIR, check what landed (the unit with
 # systemd-analyze verify, the man page with groff), uninstall, expect no file
 install-check: build/cuse_bsg
+	@$(MAKE) --no-print-directory install-check-prefix
+	@$(MAKE) --no-print-directory install-check-prefix prefix=/usr
+
+# the one prefix of this make's variables
+install-check-prefix:
 	tests/install-check.sh $(INSTALLED)
 
 # every option of --help in the man page and in README's usage table, with
@@ -435,6 +454,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test install-check doc-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate fuzz fuzz-check \
+.PHONY: all test-progs unit tsan vm-check check test install-check doc-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate fuzz fuzz-check install-check-prefix \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

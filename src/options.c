@@ -223,7 +223,9 @@ int options_check_memory(uint64_t max_memory, uint64_t opener_memory, char *why,
  * usage error.
  */
 
-#define CUSE_BSG_VERSION "0.1.0"
+#ifndef CUSE_BSG_VERSION
+#error "CUSE_BSG_VERSION: the Makefile's VERSION, as a string"
+#endif
 
 static void usage(FILE *f)
 {
@@ -262,7 +264,7 @@ static void usage(FILE *f)
 		   "                       kernel (a BPF LSM program) or from /proc: auto\n"
 		   "                       (the kernel's if it loads), kernel (or no start)\n"
 		   "                       or procfs (default: auto)\n"
-		   "  -P, --policy FILE    who may send which command (docs/POLICY.md), a\n"
+		   "  -P, --policy FILE    who may send which command (cuse_bsg.policy(5)), a\n"
 		   "                       regular file, read again on SIGHUP; default: the\n"
 		   "                       kernel's bsg rule\n"
 		   "  -M, --max-memory SIZE  the most all data buffers may take (default: a\n"

@@ -76,6 +76,26 @@ for page in $(printf '%s\n' "$@" | grep '/man[1-7]/'); do
     check "man -l renders ${page##*/} without a word" test -z "$out"
 done
 
+# the version and the paths of this install, filled in
+prefix=${sbin%/sbin/cuse_bsg}
+version=$("$D$sbin" --version | awk '{ print $NF; exit }')
+check "cuse-bsgctl --version: cuse-bsgctl $version" test "$("$D$ctl" --version)" = "cuse-bsgctl $version"
+for page in $(printf '%s\n' "$@" | grep '/man[1-8]/'); do
+    check "${page##*/}: .TH names cuse-bsg $version" grep -q "^\.TH .*\"cuse-bsg $version\"" "$D$page"
+    left=$(grep -o '@[A-Z]*@' "$D$page" | sort -u)
+    check "${page##*/}: no placeholder left (${left//$'\n'/ })" test -z "$left"
+    other=$(grep -o '/usr/[a-z]*' "$D$page" | grep -v "^$prefix" | sort -u)
+    check "${page##*/}: no path under another prefix than $prefix (${other//$'\n'/ })" test -z "$other"
+done
+check "cuse_bsg.8 names the daemon where it is installed" grep -q "^\.B $sbin\$" "$D$(printf '%s\n' "$@" | grep '/cuse_bsg\.8$')"
+
+# every relative link of an installed document reaches a file installed beside it
+for doc in $(printf '%s\n' "$@" | grep '\.md$'); do
+    bad=$(grep -o '\]([^)#:]*[)#]' "$D$doc" | sed 's/^](//; s/[)#]$//' | sort -u |
+        while read -r to; do [ -z "$to" ] || [ -e "$(dirname "$D$doc")/$to" ] || echo "$to"; done)
+    check "${doc##*/}: links only to installed files (${bad//$'\n'/ })" test -z "$bad"
+done
+
 "$MAKE" --no-print-directory uninstall DESTDIR="$D" >/dev/null || fail "make uninstall"
 left=$(find "$D" ! -type d)
 [ -z "$left" ] || echo "$left"

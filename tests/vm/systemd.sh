@@ -31,7 +31,8 @@
 #      the node gets ENODEV, not that device;
 #   o. cuse-bsgctl refuses what would choose the wrong devices: a kernel
 #      name not present (it is no stable id), a typeN that has a class name,
-#      a type past 31; nothing is enabled for them.
+#      a type past 31, a misspelled class (disks); nothing is enabled for
+#      them; its --help goes to standard output, its --version is the daemon's.
 # Every wait is bounded (WAIT seconds unless said); each check prints PASS:
 # or FAIL:, each step its duration.
 #
@@ -663,6 +664,13 @@ check_o() {
         bash -c "! ls /etc/systemd/system/*.wants/cuse-bsg@scsi_generic-sdzz.service 2>/dev/null | grep -q ."
     refused "enable type0 (a disk's type)" "is 'disk'" enable type0
     refused "enable type99" "from 0 to 31" enable type99
+    refused "enable disks (a misspelled class)" "not shaped like a stable id" enable disks
+    check "o: ... no unit or class file for it" bash -c \
+        "! ls /etc/systemd/system/*.wants/cuse-bsg@scsi_generic-disks.service /etc/cuse-bsg/serve/disks 2>/dev/null | grep -q ."
+    check "o: --help: on standard output, status 0" \
+        bash -c 'cuse-bsgctl --help 2>/dev/null | grep -q "^usage: cuse-bsgctl"'
+    check "o: --version: the daemon's version" \
+        test "$(cuse-bsgctl --version)" = "cuse-bsgctl $(cuse_bsg --version | cut -d' ' -f2)"
     check "o: ... no class file for either" \
         test ! -e /etc/cuse-bsg/serve/type0 -a ! -e /etc/cuse-bsg/serve/type99
 }
