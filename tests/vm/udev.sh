@@ -63,7 +63,7 @@ mode_is() {
 }
 
 node_rule() {
-    local sg=${VM_SG#/dev/} kname info wwid link
+    local sg=${VM_SG#/dev/} kname info wwid link old
     kname="bsg!$sg-cuse"
     node_start "bsg/$sg-cuse" "$VM_SG"
     udev_saw
@@ -74,7 +74,7 @@ node_rule() {
     has "udevadm info $NODE: DEVNAME" "$info" "E: DEVNAME=$NODE"
     has "udevadm info $NODE: kernel name as KERNEL matches it" "$info" "M: bsg/$sg-cuse"
     udevadm test "/sys/class/cuse/$kname" 2>&1 | grep -e '60-cuse-bsg' -e 'PROGRAM' | head -n 20
-    mode_is "without --mode the rule's 0660 root:disk" "$NODE" 660:disk
+    mode_is "without --mode the rule's 0660, the group of $VM_SG: root:disk" "$NODE" 660:disk
     check "link /dev/bsg-cuse/$sg" test "$(readlink -f "/dev/bsg-cuse/$sg")" = "$NODE"
     wwid=$(tr -s ' ' _ <"/sys/class/scsi_generic/$sg/device/wwid")
     if [ -n "$wwid" ]; then
@@ -90,6 +90,17 @@ node_rule() {
     node_stop
     vm_wait 10 test ! -e "/dev/bsg-cuse/$sg"
     check "the links go with the node" test ! -e "/dev/bsg-cuse/$sg"
+
+    # the group follows the target's own node, as udev gives a tape's
+    old=$(stat -c %G "$VM_SG")
+    chgrp tape "$VM_SG" || fail "chgrp tape $VM_SG"
+    node_start "bsg/$sg-cuse" "$VM_SG"
+    udev_saw
+    mode_is "the group of the node served ($VM_SG's tape): 0660 root:tape" "$NODE" 660:tape
+    same "group tape may use the node: sg_inq" "$VM_SG" \
+        setpriv --reuid=65534 --regid=65534 --groups=tape sg_inq @DEV@
+    node_stop
+    chgrp "$old" "$VM_SG" || fail "chgrp $old $VM_SG"
 
     node_start "bsg/$sg-cuse" "$VM_SG" --mode 0640 --group root
     mode_is "--mode 0640 --group root win over the rule" "$NODE" 640:root
