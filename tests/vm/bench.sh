@@ -265,7 +265,7 @@ requests_per_command() {  # the node's and the null responder's, at QD $1
 busy_row() {
     local name row
     row=$(printf '| %-18s ' "$1, QD $2")
-    for name in sg node pool null nullc; do
+    for name in sg node pool null nullg nullc; do
         row+=$(awk -F, -v l="$1" -v q="$2" -v n=$name '$1 == l && $2 == q && $3 == n {print $4}' \
             "$VM_OUT/busy.csv" | median |
             awk 'NF {printf "| %8s%% ", $1; ok = 1} END {if (!ok) printf "| %9s ", "n/a"}')
@@ -280,8 +280,8 @@ busy_table() {
     echo "The guest during those fio runs (delay=0): busy share of its $(nproc) vCPUs (/proc/stat;"
     echo "idle=poll's spinning counts as idle), medians"
     echo
-    echo "| fio randread 4k    | kernel sg |      node |      pool | null resp | null+creds |"
-    echo "|--------------------|----------:|----------:|----------:|----------:|-----------:|"
+    echo "| fio randread 4k    | kernel sg |      node |      pool | null resp | null+gate | null+proc |"
+    echo "|--------------------|----------:|----------:|----------:|----------:|----------:|----------:|"
     for qd in "$@"; do busy_row "delay=0" "$qd"; done
 }
 
