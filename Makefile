@@ -34,7 +34,7 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev libbpf) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi target pool creds guard uaccess ioctx cmd sgio cmdq async sgv4 ioctl midlayer log filter caps notify opener \
+MODULES := scsi target pool creds guard uaccess ioctx cmd sgio chans copyjob park done cmdq async sgv4 ioctl midlayer log filter caps notify opener \
 	policy options control bsgadd sigwatch share
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node udev fleet gate

@@ -30,9 +30,11 @@
 
 #include "async.h"
 #include "bsgdev.h"
+#include "chans.h"
 #include "cmd.h"
 #include "cmdq.h"
 #include "cmdq_i.h"
+#include "copyjob.h"
 #include "deadline.h"
 #include "guard.h"
 #include "ioctx.h"
@@ -172,10 +174,10 @@ static void write_v4(fuse_req_t req, struct opener *o, pid_t tid, const char *bu
 			p = parked_write(o, req, tid, buf, size, &n);
 		if (!p)
 			break;
-		if (cmdq_park(o, &o->writers, p, false) != READY)
+		if (park_add(o, &o->writers, p, false) != READY)
 			return;
 	}
-	cmdq_parked_free(o, p);
+	park_free(o, p);
 	if (n == CMD_ANSWERED)
 		return;
 	if (n < 0)
@@ -196,7 +198,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	if (!err && atomic_load(&o->d->target_gone))
 		err = -ENODEV;
 	if (!err)
-		err = cmdq_open_chan(o);
+		err = chans_open(o);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -309,7 +311,7 @@ static struct parked *claim_unresolved(struct opener *o, fuse_req_t req, pid_t t
 	}
 	pthread_mutex_unlock(&o->lock);
 	if (p)
-		cmdq_unparked(p); /* from here on, nobody else answers it */
+		park_taken(p); /* from here on, nobody else answers it */
 	return p;
 }
 
@@ -398,7 +400,7 @@ static void resume_read(struct opener *o, fuse_req_t req, pid_t tid, int err, ui
 	}
 	opener_get(o);
 	resume_job_init(j, &r);
-	cmdq_copy_submit(&j->c);
+	copyjob_submit(&j->c);
 }
 
 /* No resolver (any more): the read takes any completion. */
@@ -552,11 +554,11 @@ static unsigned read_take(struct opener *o, const struct want *w, size_t size, b
 	unsigned n;
 
 	pthread_mutex_lock(&o->lock);
-	n = unresolved ? 0 : cmdq_take_done(o, w, size, cmds);
+	n = unresolved ? 0 : done_take(o, w, size, cmds);
 	if (n)
 		o->refs++; /* cmdq_deliver() goes on after its answer, when the
 			    * client may already have closed the file */
-	*gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !cmdq_still_running(o, w));
+	*gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !done_still_running(o, w));
 	pthread_mutex_unlock(&o->lock);
 	return n;
 }
@@ -573,8 +575,8 @@ static bool read_parked_ready(struct opener *o, const struct parked *p)
 
 	if (r->unresolved)
 		return atomic_load(&o->d->target_gone);
-	return cmdq_oldest_done(o, &r->w) != NULL ||
-	       (atomic_load(&o->d->target_gone) && !cmdq_still_running(o, &r->w));
+	return done_oldest(o, &r->w) != NULL ||
+	       (atomic_load(&o->d->target_gone) && !done_still_running(o, &r->w));
 }
 
 static bool read_parked_take(struct opener *o, struct parked *p, struct cmd **cmds, unsigned *n,
@@ -585,7 +587,7 @@ static bool read_parked_take(struct opener *o, struct parked *p, struct cmd **cm
 	if (r->unresolved)
 		return false;
 	*res = 0;
-	*n = cmdq_take_done(o, &r->w, r->size, cmds);
+	*n = done_take(o, &r->w, r->size, cmds);
 	return *n > 0;
 }
 
@@ -600,7 +602,7 @@ static bool read_parked_gone(struct opener *o, const struct parked *p)
 {
 	const struct rd *r = rd_of(p);
 
-	return r->unresolved || (!cmdq_oldest_done(o, &r->w) && !cmdq_still_running(o, &r->w));
+	return r->unresolved || (!done_oldest(o, &r->w) && !done_still_running(o, &r->w));
 }
 
 static const struct parked_ops read_ops = {
@@ -655,7 +657,7 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 		p = read_parked(p, req, tid, size, &w, unresolved, flags);
 		if (!p)
 			return;
-		switch (cmdq_park(o, &o->readers, p, false)) {
+		switch (park_add(o, &o->readers, p, false)) {
 		case PARKED:
 			if (unresolved && !resolve_later(o, req, tid))
 				resolve_now(o, req, tid);
@@ -709,10 +711,10 @@ static void write_room(struct opener *o)
 		pthread_mutex_unlock(&o->lock);
 		if (!p)
 			break;
-		cmdq_unparked(p);
+		park_taken(p);
 		n = submit_headers(o, p->req, p->tid, wr_of(p)->hdrs, wr_of(p)->len, &b);
 		/* filled again meanwhile: wait on, first in line */
-		if (n == -EAGAIN && cmdq_park(o, &o->writers, p, true) != READY)
+		if (n == -EAGAIN && park_add(o, &o->writers, p, true) != READY)
 			break;
 		if (n == -EAGAIN) {
 			pthread_mutex_lock(&o->lock);
@@ -720,7 +722,7 @@ static void write_room(struct opener *o)
 			pthread_mutex_unlock(&o->lock);
 			continue;
 		}
-		cmdq_parked_uncharge(o, p);
+		park_uncharge(o, p);
 		if (n == CMD_ANSWERED)
 			; /* the watchdog answered it */
 		else if (n < 0)
@@ -728,7 +730,7 @@ static void write_room(struct opener *o)
 		else
 			fuse_reply_write(p->req, n);
 		cmdq_batch_start(&b);
-		cmdq_parked_dispose(p);
+		park_dispose(p);
 	}
 }
 

@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The opener's command queue (cmdq.h): its commands from the queue to the
- * target and back to its done list, the calls parked on it and their
- * interrupts, the hand-over of completions (cmdq_check_caller() once per
- * call, the copy into the caller's memory, copy jobs for readers that
- * waited), the target's channels, and the file's end.  The front ends,
- * async.c (write(), read(), poll()) and sgv4.c (the sg v4 ioctls), park
- * their calls here with their own functions (struct parked_ops).
+ * The opener's command queue (cmdq.h, cmdq_i.h): its commands from a call
+ * to the target and back to its done list, the caller check, the serving
+ * of parked readers, SG_IO's kept orphans and shared slots, and the file's
+ * and the target's end.  Its parts: chans.c (the channels and their slots),
+ * park.c (parked calls and their interrupts), done.c (taking completions),
+ * copyjob.c (copies on the elastic pool).  The front ends, async.c and
+ * sgv4.c, park their calls with their own functions (struct parked_ops).
  *
  * Locking: o->lock guards the lists, the parked calls and the poll handle.
- * No fuse_reply_*, SG_IO or client copy happens under it.  libfuse calls an
- * interrupt callback with its request lock held and the callback takes
- * o->lock, so o->lock is never held while calling into libfuse's request
- * functions, except fuse_req_interrupted(), which takes only the session
- * lock.
+ * No fuse_reply_*, SG_IO or client copy happens under it (park.h says why).
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,9 +20,11 @@
 #include <time.h>
 
 #include "bsgdev.h"
+#include "chans.h"
 #include "cmd.h"
 #include "cmdq.h"
 #include "cmdq_i.h"
+#include "copyjob.h"
 #include "deadline.h"
 #include "guard.h"
 #include "ioctx.h"
@@ -34,38 +32,6 @@
 #include "opener.h"
 #include "sigwatch.h"
 #include "uaccess.h"
-
-/*
- * Give back p's charge: before its call is answered, as the answer may let
- * the file, and o, go.
- */
-void cmdq_parked_uncharge(struct opener *o, struct parked *p)
-{
-	if (p && p->charged)
-		opener_mem_uncharge(o, p->charged);
-	if (p)
-		p->charged = 0;
-}
-
-void cmdq_parked_dispose(struct parked *p)
-{
-	if (p && p->mapped)
-		munmap(p, p->mapped);
-	else
-		free(p);
-}
-
-/* Free p, a call no list has any more, its call not answered yet. */
-void cmdq_parked_free(struct opener *o, struct parked *p)
-{
-	cmdq_parked_uncharge(o, p);
-	cmdq_parked_dispose(p);
-}
-
-int cmdq_pack_id_of(const struct cmd *cmd)
-{
-	return cmd->r.version == 3 ? cmd->r.hdr.v3.pack_id : (int)cmd->r.hdr.v4.request_extra;
-}
 
 /*
  * How many commands an opener may have written and not yet read: for v3
@@ -86,9 +52,6 @@ unsigned cmdq_poll_limit(struct opener *o)
 {
 	return cmdq_queue_limit(o, atomic_load(&o->wrote) == 3 ? 3 : 4);
 }
-
-struct cmd *cmdq_oldest_done(struct opener *o, const struct want *w);
-bool cmdq_still_running(struct opener *o, const struct want *w);
 
 /* Caller holds o->lock.  The poll handle to notify, taken, or NULL. */
 struct fuse_pollhandle *cmdq_take_poller(struct opener *o)
@@ -116,160 +79,6 @@ static void wake_poller(struct opener *o)
 	ph = cmdq_take_poller(o);
 	pthread_mutex_unlock(&o->lock);
 	cmdq_wake_poller(ph);
-}
-
-/* Caller holds o->lock.  The call of req taken off list, or NULL. */
-static struct parked *unpark(struct list_head *list, fuse_req_t req)
-{
-	struct parked *p;
-
-	list_for_each_entry(p, list, node) {
-		if (p->req == req) {
-			list_del(&p->node);
-			return p;
-		}
-	}
-	return NULL;
-}
-
-void cmdq_serve_later(struct opener *o);
-
-/*
- * p, taken off its list, ends with EINTR: a signal.  Its call holds o only
- * until it is answered (the client may close the file then), so what ends
- * with it is done first.
- */
-static void parked_eintr(struct opener *o, struct parked *p)
-{
-	stat_inc(o->d, STAT_INTERRUPT);
-	cmdq_parked_uncharge(o, p);
-	if (p->ops->ended)
-		p->ops->ended(o, p);
-	fuse_reply_err(p->req, EINTR);
-	cmdq_parked_dispose(p);
-}
-
-/* Caller holds no lock: the call of req, taken off o's lists, or NULL if it is answered. */
-static struct parked *unpark_any(struct opener *o, fuse_req_t req)
-{
-	struct parked *p;
-
-	pthread_mutex_lock(&o->lock);
-	p = unpark(&o->readers, req);
-	if (!p)
-		p = unpark(&o->writers, req);
-	pthread_mutex_unlock(&o->lock);
-	return p;
-}
-
-/* The signal watcher: a watched call's signal ends it now. */
-static void parked_fired(fuse_req_t req, void *data)
-{
-	struct opener *o = data;
-	struct parked *p = unpark_any(o, req);
-
-	if (p)
-		parked_eintr(o, p);
-}
-
-/* The call of req, parked on o's lists, or NULL.  Caller holds o->lock. */
-static struct parked *find_parked(struct opener *o, fuse_req_t req)
-{
-	struct list_head *lists[] = { &o->readers, &o->writers };
-	struct parked *p;
-
-	for (unsigned i = 0; i < 2; i++)
-		list_for_each_entry(p, lists[i], node)
-			if (p->req == req)
-				return p;
-	return NULL;
-}
-
-/*
- * Caller holds o->lock: p, parked and interrupted, goes to the signal
- * watcher, which answers it once a signal that ends the call is pending
- * (sigwatch.h: a stop signal does not).  False if it cannot: the caller
- * answers EINTR now.
- */
-static bool watch_parked(struct opener *o, struct parked *p)
-{
-	if (p->watched)
-		return true;
-	p->watch = (struct sigwatch_entry){
-		.req = p->req, .tid = p->tid, .fire = parked_fired, .data = o
-	};
-	p->watched = !sigwatch_watch(&o->d->sigwatch, o->d->signal_ends, &p->watch);
-	return p->watched;
-}
-
-/*
- * libfuse, with the request's lock held: a parked call got a signal.  One
- * that ends it is answered now; another is watched.
- */
-static void parked_interrupted(fuse_req_t req, void *data)
-{
-	struct opener *o = data;
-	struct parked *p;
-	bool watched = false;
-
-	if (!bsgdev_signal_ends(o->d, fuse_req_ctx(req)->pid)) {
-		pthread_mutex_lock(&o->lock);
-		p = find_parked(o, req);
-		watched = !p || watch_parked(o, p);
-		pthread_mutex_unlock(&o->lock);
-	}
-	if (watched)
-		return;
-	p = unpark_any(o, req);
-	if (!p)
-		return; /* being answered already */
-	if (p->watched)
-		sigwatch_cancel(&p->watch); /* watched since an earlier interrupt */
-	parked_eintr(o, p);
-}
-
-/*
- * Park p on list (at its head if front), unless ready() says, under the
- * same lock that a completion or a freed slot takes, that it can go on now
- * (then the caller retries).  The interrupt callback goes first, so that a
- * signal arriving at any point is seen by one of the two: an interrupt that
- * came before p was parked is judged here.  ANSWERED: p got EINTR.
- */
-enum park_result cmdq_park(struct opener *o, struct list_head *list, struct parked *p, bool front)
-{
-	enum park_result res = PARKED;
-	bool ends;
-
-	fuse_req_interrupt_func(p->req, parked_interrupted, o);
-	ends = fuse_req_interrupted(p->req) && bsgdev_signal_ends(o->d, p->tid);
-	pthread_mutex_lock(&o->lock);
-	if (ends) {
-		res = ANSWERED;
-	} else if (p->ops->ready(o, p)) {
-		res = READY;
-	} else {
-		if (front)
-			list_add(&p->node, list);
-		else
-			list_add_tail(&p->node, list);
-		/* interrupted since the look above, or by a signal that ends nothing */
-		if (fuse_req_interrupted(p->req) && !watch_parked(o, p)) {
-			list_del(&p->node);
-			res = ANSWERED;
-		}
-	}
-	pthread_mutex_unlock(&o->lock);
-	if (res == ANSWERED)
-		parked_eintr(o, p);
-	return res;
-}
-
-/* Taken off a list to be answered: wait out a running interrupt callback. */
-void cmdq_unparked(struct parked *p)
-{
-	fuse_req_interrupt_func(p->req, NULL, NULL);
-	sigwatch_cancel(&p->watch);
-	p->watched = false; /* only its own thread has it now */
 }
 
 /*
@@ -333,70 +142,7 @@ int cmdq_check_caller(struct opener *o, pid_t tid, const char *call)
 }
 
 static void run_async(struct pool_work *w, unsigned slot);
-void cmdq_serve_readers(struct opener *o);
-void cmdq_serve_later(struct opener *o);
 
-/* A new channel for written commands (a target queue where the node has them). */
-static int chan_new(struct opener *o, int *chan, struct target_queue **tq)
-{
-	struct target *t = o->d->target;
-	int err;
-
-	*chan = -1;
-	*tq = NULL;
-	if (o->d->queue)
-		err = t->ops->queue_open(t, tq);
-	else
-		err = *chan = t->ops->chan_open(t);
-	/* the device node gone with the device is ENODEV, as sg */
-	return err < 0 ? (err == -ENOENT ? -ENODEV : err) : 0;
-}
-
-static void chan_close(struct opener *o, int chan, struct target_queue *tq)
-{
-	struct target *t = o->d->target;
-
-	if (tq)
-		t->ops->queue_close(t, tq);
-	else if (chan >= 0)
-		t->ops->chan_close(t, chan);
-}
-
-/* Caller holds o->lock: chan (or tq) becomes o's next channel. */
-static void chan_install(struct opener *o, int chan, struct target_queue *tq)
-{
-	o->achan[o->nchans] = chan;
-	o->tq[o->nchans] = tq;
-	o->chan_running[o->nchans] = 0;
-	o->nchans++;
-}
-
-/* The first channel written commands take, opened at the first write(). */
-int cmdq_open_chan(struct opener *o)
-{
-	struct target_queue *tq;
-	bool have;
-	int chan, err;
-
-	pthread_mutex_lock(&o->lock);
-	have = o->nchans > 0;
-	pthread_mutex_unlock(&o->lock);
-	if (have)
-		return 0;
-	err = chan_new(o, &chan, &tq);
-	if (err)
-		return cmd_target_failed(o->d, err);
-	pthread_mutex_lock(&o->lock);
-	have = o->nchans > 0;
-	if (!have)
-		chan_install(o, chan, tq);
-	pthread_mutex_unlock(&o->lock);
-	if (have) /* another thread of the opener was first */
-		chan_close(o, chan, tq);
-	return 0;
-}
-
-void cmdq_complete(struct cmd *cmd, int err, bool placed);
 static void complete(struct cmd *cmd, int err, bool placed, bool here);
 
 /*
@@ -491,7 +237,17 @@ static struct cmd *batch_take(struct batch *b)
 	return cmd;
 }
 
-static bool take_place(struct opener *o, struct cmd *cmd);
+/* cmd may start now (true), or waits for a slot; the ones that waited and got one go. */
+static void dispatch_all(struct list_head *cmds);
+
+static bool take_place(struct opener *o, struct cmd *cmd)
+{
+	struct list_head more = LIST_HEAD_INIT(more);
+	bool go = chans_take(o, cmd, &more);
+
+	dispatch_all(&more);
+	return go;
+}
 
 /* After the write's answer: each command to the target, or to wait for its place. */
 void cmdq_batch_start(struct batch *b)
@@ -503,56 +259,6 @@ void cmdq_batch_start(struct batch *b)
 			dispatch(cmd, true);
 }
 
-/*
- * Caller holds o->lock: a channel with a free slot for a written command,
- * or -1.  On a binding's one open file SG_IOs take slots too, and one
- * waiting goes first: it holds its caller, a written command nobody.
- */
-static int free_chan(struct opener *o)
-{
-	unsigned max = o->d->max_running;
-
-	if (!max)
-		return o->nchans ? 0 : -1;
-	if (o->d->slots_shared)
-		return o->nchans && o->running + o->sync_running < max && !o->sync_waiting ? 0 : -1;
-	for (unsigned i = 0; i < o->nchans; i++)
-		if (o->chan_running[i] < max)
-			return (int)i;
-	return -1;
-}
-
-/* Caller holds o->lock: cmd takes a slot of channel i. */
-void cmdq_place(struct opener *o, struct cmd *cmd, int i)
-{
-	cmd->chan_idx = (unsigned)i;
-	cmd->chan = o->achan[i];
-	cmd->tq = o->tq[i];
-	o->chan_running[i]++;
-	o->running++;
-}
-
-/* Caller holds o->lock: may o open one more channel now? */
-static bool may_grow(struct opener *o)
-{
-	return o->d->max_running && !o->d->slots_shared && o->nchans < OPENER_CHANS &&
-	       !o->chan_opening && !o->released && !atomic_load(&o->d->target_gone);
-}
-
-/* Caller holds o->lock: commands waiting for a slot that now have one, onto out. */
-static void place_pending(struct opener *o, struct list_head *out)
-{
-	struct cmd *cmd;
-	int i;
-
-	while ((cmd = list_first_entry_or_null(&o->pend, struct cmd, pend)) &&
-	       (i = free_chan(o)) >= 0) {
-		list_del(&cmd->pend);
-		cmdq_place(o, cmd, i);
-		list_add_tail(&cmd->pend, out);
-	}
-}
-
 static void dispatch_all(struct list_head *cmds)
 {
 	struct cmd *cmd, *next;
@@ -562,51 +268,6 @@ static void dispatch_all(struct list_head *cmds)
 		list_del(&cmd->pend);
 		dispatch(cmd, false);
 	}
-}
-
-/*
- * cmd may start now (true), or waits for one of its opener's to end.  With
- * every channel's slots taken, one more channel opens, here, as the
- * write() that brought cmd has been answered.
- */
-static bool take_place(struct opener *o, struct cmd *cmd)
-{
-	struct list_head more = LIST_HEAD_INIT(more);
-	struct target_queue *tq;
-	bool go = false;
-	int i, chan, err;
-
-	pthread_mutex_lock(&o->lock);
-	while (!go) {
-		i = list_empty(&o->pend) ? free_chan(o) : -1; /* in order */
-		if (i >= 0) {
-			cmdq_place(o, cmd, i);
-			go = true;
-			break;
-		}
-		if (!may_grow(o))
-			break;
-		o->chan_opening = true;
-		pthread_mutex_unlock(&o->lock);
-		err = chan_new(o, &chan, &tq);
-		pthread_mutex_lock(&o->lock);
-		o->chan_opening = false;
-		if (err) /* it waits for a slot of those open */
-			break;
-		if (o->released || atomic_load(&o->d->target_gone)) {
-			pthread_mutex_unlock(&o->lock);
-			chan_close(o, chan, tq);
-			pthread_mutex_lock(&o->lock);
-			continue;
-		}
-		chan_install(o, chan, tq);
-		place_pending(o, &more); /* those that waited meanwhile, first */
-	}
-	if (!go)
-		list_add_tail(&cmd->pend, &o->pend);
-	pthread_mutex_unlock(&o->lock);
-	dispatch_all(&more);
-	return go;
 }
 
 /*
@@ -745,120 +406,6 @@ int cmdq_submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr
  * owner is the process that wrote or kept it (0: any); --shared-queue's
  * files share every completion, as pre-4.19 bsg did.
  */
-bool cmdq_wanted(const struct opener *o, const struct cmd *c, const struct want *w)
-{
-	if (c->mrq != w->mrq)
-		return false;
-	if (w->version && c->r.version != w->version)
-		return false;
-	if (c->owner && c->owner != w->owner && !o->shared)
-		return false;
-	return w->id == -1 || (w->by_tag ? c->tag : cmdq_pack_id_of(c)) == w->id;
-}
-
-/*
- * Caller holds o->lock.  The oldest command from pos (a node of o->cmds, or
- * the head itself: none) on that w wants, done or not.
- */
-struct cmd *cmdq_find_from(struct opener *o, struct list_head *pos, const struct want *w, bool done)
-{
-	for (; pos != &o->cmds; pos = pos->next) {
-		struct cmd *c = list_entry(pos, struct cmd, node);
-
-		if (c->done == done && cmdq_wanted(o, c, w))
-			return c;
-	}
-	return NULL;
-}
-
-/* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
-struct cmd *cmdq_oldest_done(struct opener *o, const struct want *w)
-{
-	return cmdq_find_from(o, o->cmds.next, w, true);
-}
-
-/* Caller holds o->lock: is a command w wants still running? */
-bool cmdq_still_running(struct opener *o, const struct want *w)
-{
-	return cmdq_find_from(o, o->cmds.next, w, false) != NULL;
-}
-
-/*
- * Caller holds o->lock.  Take up to room headers' worth of completions for
- * a reader: one v3, or as many v4 as fit, at most READ_MAX_HDRS (cmds'
- * size).  Returns how many, in cmds.
- */
-unsigned cmdq_take_done(struct opener *o, const struct want *w, size_t room, struct cmd **cmds)
-{
-	struct want v4 = *w;
-	struct cmd *c = cmdq_oldest_done(o, w);
-	unsigned n = 0;
-
-	v4.version = 4;
-	while (c) {
-		struct list_head *next = c->node.next;
-
-		list_del(&c->node);
-		o->queued--;
-		o->done--;
-		cmds[n++] = c;
-		if (c->r.version == 3 || (n + 1) * SCSI_V4_HDR_LEN > room || w->id != -1 ||
-		    n == READ_MAX_HDRS)
-			break;
-		c = cmdq_find_from(o, next, &v4, true);
-	}
-	return n;
-}
-
-/* Data-in and sense into the reader; the header into out.  0 or -errno. */
-int cmdq_deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out)
-{
-	unsigned sense_len;
-	int err;
-
-	if (cmd->err)
-		return cmd->err; /* the target's SG_IO itself failed */
-	sense_len = scsi_complete(&cmd->r, &cmd->c.res, cmd->duration);
-	if (cmd->aborted && cmd->r.version == 3) {
-		cmd->r.hdr.v3.info |= SG_INFO_ABORTED;
-	} else if (cmd->aborted) {
-		cmd->r.hdr.v4.info |= SG_INFO_ABORTED;
-		/* bsg's rule leaves out the DRIVER_SOFT an unrun abort sets */
-		cmd->r.hdr.v4.driver_status |= cmd->c.res.driver_status;
-	}
-	err = cmd_put_data(cmd, tid, sense_len);
-	if (!err)
-		memcpy(out, cmd->r.hdr.raw, cmd->r.hdr_len);
-	return err;
-}
-
-void cmdq_put_back(struct opener *o, struct cmd **cmds, unsigned n)
-{
-	bool released;
-
-	pthread_mutex_lock(&o->lock);
-	released = o->released;
-	for (unsigned i = n; !released && i--;) {
-		struct cmd *c = cmds[i];
-
-		c->mrq = 0;		      /* a blocking array's call is over: anyone's */
-		list_add(&c->node, &o->cmds); /* still the oldest completions */
-		o->queued++;
-		o->done++;
-	}
-	pthread_mutex_unlock(&o->lock);
-	if (!released)
-		return;
-	for (unsigned i = 0; i < n; i++)
-		cmd_free(cmds[i]); /* cmdq_release() has swept the list: nobody reads them */
-}
-
-/*
- * Answer a read with cmds[0..n), then wake writers and pollers.  A failure
- * part-way answers the headers before it; the failed one is dropped if it
- * was the first, else given back with the rest, as is whatever was not
- * reached.  True if any was given back.
- */
 bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, struct cmd **cmds,
 		  unsigned n)
 {
@@ -875,7 +422,7 @@ bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, stru
 		err = guard_begin(o->d->wd, &g, req, tid, &o->stuck);
 	if (!err) {
 		for (; i < n && !err; i++) {
-			err = cmdq_deliver_one(cmds[i], tid, out + len);
+			err = done_deliver_one(cmds[i], tid, out + len);
 			if (!err)
 				len += cmds[i]->r.hdr_len;
 		}
@@ -885,7 +432,7 @@ bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, stru
 	if (!mine)
 		used = i; /* answered EFAULT meanwhile: what it reached is lost, as sg's */
 	if (used < n)
-		cmdq_put_back(o, cmds + used, n - used);
+		done_put_back(o, cmds + used, n - used);
 	for (unsigned k = 0; k < used; k++)
 		cmd_recycle(cmds[k]);
 	if (!mine)
@@ -896,94 +443,6 @@ bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, stru
 		fuse_reply_err(req, -err);
 	cmdq_room(o);
 	return used < n;
-}
-
-static void copy_unlist(struct copy_job *j)
-{
-	struct opener *o = j->o;
-
-	pthread_mutex_lock(&o->lock);
-	if (j->listed)
-		list_del(&j->node);
-	j->listed = false;
-	pthread_mutex_unlock(&o->lock);
-}
-
-static void copy_run(struct pool_work *w, unsigned slot)
-{
-	struct copy_job *j = container_of(w, struct copy_job, work);
-	struct share_call call = j->w.call;
-
-	(void)slot;
-	copy_unlist(j);
-	j->run(j);
-	share_end(&call);
-}
-
-/* A share came free for j, parked: to the elastic pool (share_end()'s thread). */
-static void copy_resume(struct share_wait *w)
-{
-	struct copy_job *j = container_of(w, struct copy_job, w);
-
-	pool_submit(j->o->d->serve, &j->work);
-}
-
-static void copy_dropped(struct copy_job *j)
-{
-	copy_unlist(j);
-	j->drop(j);
-}
-
-/* The node whose pools d's copies use (a binding's: its control node's) is ending. */
-static bool copies_ending(const struct bsgdev *d)
-{
-	return atomic_load(&(d->home ? d->home : d)->serve_ending);
-}
-
-/* j, with run, drop and o set: to the elastic pool, with its share or parked for one. */
-void cmdq_copy_submit(struct copy_job *j)
-{
-	struct opener *o = j->o;
-	bool park = false;
-
-	j->work.run = copy_run;
-	j->w = (struct share_wait){ 0 };
-	j->listed = false;
-	pthread_mutex_lock(&o->lock);
-	/* released: its calls have all been answered, and o->sf may be freed
-	 * (the reader a completion saw may have taken EINTR since) */
-	if (o->released) {
-		pthread_mutex_unlock(&o->lock);
-		j->drop(j);
-		return;
-	}
-	if (o->sf && !share_enter(o->sf, o->uid, &j->w.call)) {
-		j->w = (struct share_wait){ .uid = o->uid,
-					    .f = o->sf,
-					    .owner = o->d->serve,
-					    .state = SHARE_NEW,
-					    .resume = copy_resume };
-		list_add_tail(&j->node, &o->copy_waits);
-		j->listed = true;
-		park = true;
-	}
-	pthread_mutex_unlock(&o->lock);
-	if (park) {
-		switch (share_park(o->share, &j->w)) {
-		case SHARE_PARKED:
-			/* parked after cmdq_drain_serve() looked: run it now, unshared */
-			if (!copies_ending(o->d) || !share_cancel(o->share, &j->w))
-				return; /* j is the share's now */
-			j->w.call = (struct share_call){ 0 };
-			break;
-		case SHARE_CANCELLED:
-			copy_dropped(j); /* released */
-			return;
-		default:
-			break; /* a share came free meanwhile: j holds it */
-		}
-	}
-	pool_submit(o->d->serve, &j->work);
 }
 
 /*
@@ -1010,10 +469,10 @@ static void answer_all(struct opener *o, struct list_head *list, int err)
 	struct parked *p, *next;
 
 	list_for_each_entry_safe(p, next, list, node) {
-		cmdq_unparked(p);
-		cmdq_parked_uncharge(o, p);
+		park_taken(p);
+		park_uncharge(o, p);
 		fuse_reply_err(p->req, err);
-		cmdq_parked_dispose(p);
+		park_dispose(p);
 	}
 }
 
@@ -1069,7 +528,7 @@ void cmdq_serve_readers(struct opener *o)
 			answer_all(o, &gone, ENODEV);
 			return;
 		}
-		cmdq_unparked(p);
+		park_taken(p);
 		p->ops->answer(o, p, cmds, n, res); /* what it gave back, the loop serves */
 		free(p);
 	}
@@ -1121,12 +580,12 @@ static void serve_no_memory(struct opener *o)
 	if (!list_empty(&all))
 		bsgdev_warn(o->d, "no memory to serve parked reads: answered ENOMEM");
 	list_for_each_entry_safe(p, next, &all, node) {
-		cmdq_unparked(p);
-		cmdq_parked_uncharge(o, p);
+		park_taken(p);
+		park_uncharge(o, p);
 		if (p->ops->ended)
 			p->ops->ended(o, p);
 		fuse_reply_err(p->req, ENOMEM);
-		cmdq_parked_dispose(p);
+		park_dispose(p);
 	}
 	opener_put(o);
 }
@@ -1156,7 +615,7 @@ void cmdq_serve_later(struct opener *o)
 		return;
 	}
 	*j = (struct copy_job){ .o = o, .run = serve_copy, .drop = serve_dropped };
-	cmdq_copy_submit(j);
+	copyjob_submit(j);
 }
 
 void cmdq_set_share(struct opener *o, struct share *s, struct share_file *sf, uid_t uid)
@@ -1164,41 +623,6 @@ void cmdq_set_share(struct opener *o, struct share *s, struct share_file *sf, ui
 	o->share = s;
 	o->sf = sf;
 	o->uid = uid;
-}
-
-void cmdq_drain_serve(struct bsgdev *d, struct share *s)
-{
-	struct list_head out = LIST_HEAD_INIT(out);
-	struct share_wait *w, *next;
-
-	if (!d->serve)
-		return;
-	atomic_store(&d->serve_ending,
-		     true);		/* before the share's lock: cmdq_copy_submit() sees it */
-	share_drain(s, d->serve, &out); /* its bindings' too: they share the pool */
-	list_for_each_entry_safe(w, next, &out, node) {
-		list_del(&w->node);
-		copy_dropped(container_of(w, struct copy_job, w));
-	}
-}
-
-/*
- * Caller holds o->lock, none of o's written commands running: its channels
- * but the first, taken off into chan[] and tq[] to be closed; how many.
- */
-static unsigned chans_detach(struct opener *o, int *chan, struct target_queue **tq)
-{
-	unsigned n = 0;
-
-	while (o->nchans > 1) {
-		o->nchans--;
-		chan[n] = o->achan[o->nchans];
-		tq[n] = o->tq[o->nchans];
-		o->achan[o->nchans] = -1;
-		o->tq[o->nchans] = NULL;
-		n++;
-	}
-	return n;
 }
 
 void cmdq_complete(struct cmd *cmd, int err, bool placed)
@@ -1218,9 +642,7 @@ static void complete(struct cmd *cmd, int err, bool placed, bool here)
 	struct opener *o = cmd->o;
 	struct fuse_pollhandle *ph = NULL;
 	struct list_head next = LIST_HEAD_INIT(next);
-	int extra[OPENER_CHANS];
-	struct target_queue *extra_tq[OPENER_CHANS];
-	unsigned idle = 0;
+	struct chans_idle idle;
 	bool orphan;
 
 	if (err == -ENODEV || err == -ENXIO) {
@@ -1234,16 +656,10 @@ static void complete(struct cmd *cmd, int err, bool placed, bool here)
 	cmd_clear_tail(cmd);
 	cmd_duration(cmd);
 	cmd_log(cmd, cmd->err);
+	idle.n = 0;
 	pthread_mutex_lock(&o->lock);
-	if (placed) {
-		o->chan_running[cmd->chan_idx]--;
-		o->running--;
-		if (o->sync_waiting)
-			pthread_cond_broadcast(&o->slot_freed);
-		place_pending(o, &next);
-		if (!o->running && list_empty(&o->pend))
-			idle = chans_detach(o, extra, extra_tq);
-	}
+	if (placed)
+		chans_give(o, cmd, &next, &idle);
 	orphan = o->released;
 	if (orphan) {
 		o->queued--;
@@ -1264,8 +680,7 @@ static void complete(struct cmd *cmd, int err, bool placed, bool here)
 		cmdq_serve_later(o);
 	cmdq_wake_poller(ph);
 	dispatch_all(&next);
-	for (unsigned i = 0; i < idle; i++)
-		chan_close(o, extra[i], extra_tq[i]);
+	chans_close_idle(o, &idle);
 	opener_put(o);
 }
 
@@ -1309,7 +724,7 @@ void cmdq_slot_give(struct opener *o)
 	if (o->sync_waiting)
 		pthread_cond_broadcast(&o->slot_freed);
 	else
-		place_pending(o, &next);
+		chans_place_pending(o, &next);
 	pthread_mutex_unlock(&o->lock);
 	dispatch_all(&next);
 }
@@ -1427,17 +842,11 @@ void cmdq_release(struct opener *o)
 	struct list_head done = LIST_HEAD_INIT(done);
 	struct fuse_pollhandle *ph;
 	struct list_head dropped = LIST_HEAD_INIT(dropped);
-	struct copy_job *j, *jn;
 
 	pthread_mutex_lock(&o->lock);
 	o->released = true;
 	/* copies parked for the file's share: its share_file goes after this */
-	list_for_each_entry_safe(j, jn, &o->copy_waits, node) {
-		if (!share_cancel(o->share, &j->w))
-			continue; /* running now, or parking: share_park() says cancelled */
-		list_del(&j->node);
-		list_add_tail(&j->node, &dropped);
-	}
+	copyjob_cancel(o, &dropped);
 	list_for_each_entry_safe(c, next, &o->cmds, node) {
 		list_del(&c->node);
 		if (!c->done)
@@ -1452,8 +861,7 @@ void cmdq_release(struct opener *o)
 		cmd_free(c); /* results nobody will read: no user memory touched */
 	if (ph)
 		fuse_pollhandle_destroy(ph);
-	list_for_each_entry_safe(j, jn, &dropped, node)
-		copy_dropped(j); /* still listed: unlisted from dropped */
+	copyjob_drop(&dropped);
 	opener_put(o);
 }
 
@@ -1475,7 +883,7 @@ int cmdq_pack_id(struct opener *o)
 	pthread_mutex_lock(&o->lock);
 	list_for_each_entry(c, &o->cmds, node) {
 		if (c->done) {
-			id = cmdq_pack_id_of(c);
+			id = done_pack_id(c);
 			break;
 		}
 	}
@@ -1498,7 +906,7 @@ void cmdq_request_table(struct opener *o, struct sg_req_info *t, unsigned n)
 		/* sg ANDs the three, as coded */
 		t[i].problem = c->done && (((res->status >> 1) & 0x7f) & res->host_status &
 					   res->driver_status);
-		t[i].pack_id = cmdq_pack_id_of(c);
+		t[i].pack_id = done_pack_id(c);
 		t[i].usr_ptr = c->r.version == 3 ? c->r.hdr.v3.usr_ptr
 						 : (void *)(uintptr_t)c->r.hdr.v4.usr_ptr;
 		t[i].duration = c->done ? c->duration : cmd_elapsed_ms(&c->start);

@@ -69,9 +69,6 @@ void cmdq_release(struct opener *o);
  */
 void cmdq_set_share(struct opener *o, struct share *s, struct share_file *sf, uid_t uid);
 
-/* The node of d ends: its serve jobs parked in s for a share are dropped. */
-void cmdq_drain_serve(struct bsgdev *d, struct share *s);
-
 /* For SG_GET_NUM_WAITING, SG_GET_PACK_ID, SG_GET_REQUEST_TABLE. */
 int cmdq_num_waiting(struct opener *o);
 int cmdq_pack_id(struct opener *o);

@@ -39,6 +39,7 @@
 #include "bsgdev.h"
 #include "cmdq.h"
 #include "control.h"
+#include "copyjob.h"
 #include "gate.h"
 #include "guard.h"
 #include "ioctl.h"
@@ -626,7 +627,7 @@ static void drain_parked(struct node *n)
 	struct list_head out = LIST_HEAD_INIT(out);
 	struct share_wait *w, *next;
 
-	cmdq_drain_serve(&n->d, n->cfg->share);
+	copyjob_drain(&n->d, n->cfg->share);
 	share_drain(n->cfg->share, n, &out);
 	list_for_each_entry_safe(w, next, &out, node) {
 		struct parked *p = container_of(w, struct parked, w);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chans.h"
 #include "cmdq.h"
 #include "cmdq_i.h"
 #include "guard.h"
@@ -287,7 +288,7 @@ void sgv4_iosubmit(struct ioctx *x, unsigned version)
 	cmdq_batch_init(&b);
 	err = ioctl_start(x, version == 3 ? "SG_IOSUBMIT_V3" : "SG_IOSUBMIT", &from.owner, true);
 	if (!err)
-		err = cmdq_open_chan(o);
+		err = chans_open(o);
 	if (!err)
 		err = copy_guarded(o, x->req, x->tid, x->arg, h.raw,
 				   version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN, false);
@@ -333,19 +334,19 @@ static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool t
 
 	*n = 0;
 	if (!rc->mrq) {
-		c = cmdq_oldest_done(o, &rc->w);
+		c = done_oldest(o, &rc->w);
 		if (c && take) {
 			take_cmd(o, c);
 			cmds[(*n)++] = c;
 		}
 		if (c)
 			return 0;
-		if (gone && !cmdq_still_running(o, &rc->w))
+		if (gone && !done_still_running(o, &rc->w))
 			return -ENODEV;
 		return nonblock ? -EAGAIN : 1;
 	}
 	list_for_each_entry(c, &o->cmds, node) {
-		if (!cmdq_wanted(o, c, &rc->w))
+		if (!done_wanted(o, c, &rc->w))
 			continue;
 		all++;
 		done += c->done;
@@ -354,13 +355,13 @@ static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool t
 		return gone ? -ENODEV : -ENODATA;
 	if (!nonblock && done < (max < all ? max : all))
 		return 1;
-	c = take ? cmdq_oldest_done(o, &rc->w) : NULL;
+	c = take ? done_oldest(o, &rc->w) : NULL;
 	while (c && *n < max) {
 		struct list_head *next = c->node.next;
 
 		take_cmd(o, c);
 		cmds[(*n)++] = c;
-		c = cmdq_find_from(o, next, &rc->w, true);
+		c = done_find_from(o, next, &rc->w, true);
 	}
 	return 0;
 }
@@ -454,7 +455,7 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmd
 
 	if (!err) {
 		for (; i < n && !err; i++) {
-			err = cmdq_deliver_one(cmds[i], rc->tid, out + i * hlen);
+			err = done_deliver_one(cmds[i], rc->tid, out + i * hlen);
 			ok += !err;
 			if (!err && rc->w.version == 4)
 				((struct sg_io_v4 *)(out + i * hlen))->generated_tag =
@@ -469,7 +470,7 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmd
 	if (!mine)
 		used = i; /* answered EFAULT meanwhile: what it reached is lost */
 	if (used < n)
-		cmdq_put_back(o, cmds + used, n - used);
+		done_put_back(o, cmds + used, n - used);
 	for (unsigned k = 0; k < used; k++)
 		cmd_recycle(cmds[k]);
 	free(out);
@@ -505,7 +506,7 @@ static bool rcv_parked_gone(struct opener *o, const struct parked *p)
 {
 	const struct rcv *rc = rcv_of(p);
 
-	return !cmdq_oldest_done(o, &rc->w) && !cmdq_still_running(o, &rc->w);
+	return !done_oldest(o, &rc->w) && !done_still_running(o, &rc->w);
 }
 
 static const struct parked_ops rcv_ops = { .ready = rcv_parked_ready,
@@ -547,7 +548,7 @@ static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 		}
 		*p = (struct parked){ .ops = &rcv_ops, .req = rc->req, .tid = rc->tid };
 		*rcv_of(p) = *rc; /* in the room allocated past p */
-		switch (cmdq_park(o, &o->readers, p, false)) {
+		switch (park_add(o, &o->readers, p, false)) {
 		case PARKED:
 		case ANSWERED:
 			return;
@@ -665,7 +666,7 @@ void sgv4_ioabort(struct ioctx *x)
 	id = by_tag ? (int)h.request_tag : (int)h.request_extra;
 	pthread_mutex_lock(&o->lock);
 	list_for_each_entry(it, &o->cmds, node) {
-		if (id == -1 || (by_tag ? it->tag : cmdq_pack_id_of(it)) == id) {
+		if (id == -1 || (by_tag ? it->tag : done_pack_id(it)) == id) {
 			c = it;
 			break;
 		}

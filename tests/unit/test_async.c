@@ -33,6 +33,7 @@
 #include "async.h"
 #include "cmd.h"
 #include "cmdq_i.h"
+#include "copyjob.h"
 #include "fake.h"
 #include "guard.h"
 #include "ioctl.h"
@@ -1185,7 +1186,7 @@ Test(async, copy_submitted_after_the_release_is_dropped)
 	rig_release(&g);
 	share_file_close(sr.sf); /* freed: no call of the file holds a thread */
 	j.c = (struct copy_job){ .o = o, .run = late_ran, .drop = late_dropped };
-	cmdq_copy_submit(&j.c);
+	copyjob_submit(&j.c);
 	cr_expect(j.dropped, "a job of a released file runs");
 	cr_expect(not(j.ran));
 	share_end(&sr.held);

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The opener's commands as calls take them (done.h): which a call wants,
+ * the oldest done, taking them, the copy of one into its caller's memory,
+ * and putting back what a call could not hand over.
+ *
+ * Locking: o->lock guards o->cmds and the counts, as the callers say.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "bsgdev.h"
+#include "cmd.h"
+#include "done.h"
+#include "list.h"
+#include "opener.h"
+#include "scsi.h"
+
+int done_pack_id(const struct cmd *cmd)
+{
+	return cmd->r.version == 3 ? cmd->r.hdr.v3.pack_id : (int)cmd->r.hdr.v4.request_extra;
+}
+
+bool done_wanted(const struct opener *o, const struct cmd *c, const struct want *w)
+{
+	if (c->mrq != w->mrq)
+		return false;
+	if (w->version && c->r.version != w->version)
+		return false;
+	if (c->owner && c->owner != w->owner && !o->shared)
+		return false;
+	return w->id == -1 || (w->by_tag ? c->tag : done_pack_id(c)) == w->id;
+}
+
+/*
+ * Caller holds o->lock.  The oldest command from pos (a node of o->cmds, or
+ * the head itself: none) on that w wants, done or not.
+ */
+struct cmd *done_find_from(struct opener *o, struct list_head *pos, const struct want *w, bool done)
+{
+	for (; pos != &o->cmds; pos = pos->next) {
+		struct cmd *c = list_entry(pos, struct cmd, node);
+
+		if (c->done == done && done_wanted(o, c, w))
+			return c;
+	}
+	return NULL;
+}
+
+/* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
+struct cmd *done_oldest(struct opener *o, const struct want *w)
+{
+	return done_find_from(o, o->cmds.next, w, true);
+}
+
+/* Caller holds o->lock: is a command w wants still running? */
+bool done_still_running(struct opener *o, const struct want *w)
+{
+	return done_find_from(o, o->cmds.next, w, false) != NULL;
+}
+
+/*
+ * Caller holds o->lock.  Take up to room headers' worth of completions for
+ * a reader: one v3, or as many v4 as fit, at most READ_MAX_HDRS (cmds'
+ * size).  Returns how many, in cmds.
+ */
+unsigned done_take(struct opener *o, const struct want *w, size_t room, struct cmd **cmds)
+{
+	struct want v4 = *w;
+	struct cmd *c = done_oldest(o, w);
+	unsigned n = 0;
+
+	v4.version = 4;
+	while (c) {
+		struct list_head *next = c->node.next;
+
+		list_del(&c->node);
+		o->queued--;
+		o->done--;
+		cmds[n++] = c;
+		if (c->r.version == 3 || (n + 1) * SCSI_V4_HDR_LEN > room || w->id != -1 ||
+		    n == READ_MAX_HDRS)
+			break;
+		c = done_find_from(o, next, &v4, true);
+	}
+	return n;
+}
+
+/* Data-in and sense into the reader; the header into out.  0 or -errno. */
+int done_deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out)
+{
+	unsigned sense_len;
+	int err;
+
+	if (cmd->err)
+		return cmd->err; /* the target's SG_IO itself failed */
+	sense_len = scsi_complete(&cmd->r, &cmd->c.res, cmd->duration);
+	if (cmd->aborted && cmd->r.version == 3) {
+		cmd->r.hdr.v3.info |= SG_INFO_ABORTED;
+	} else if (cmd->aborted) {
+		cmd->r.hdr.v4.info |= SG_INFO_ABORTED;
+		/* bsg's rule leaves out the DRIVER_SOFT an unrun abort sets */
+		cmd->r.hdr.v4.driver_status |= cmd->c.res.driver_status;
+	}
+	err = cmd_put_data(cmd, tid, sense_len);
+	if (!err)
+		memcpy(out, cmd->r.hdr.raw, cmd->r.hdr_len);
+	return err;
+}
+
+void done_put_back(struct opener *o, struct cmd **cmds, unsigned n)
+{
+	bool released;
+
+	pthread_mutex_lock(&o->lock);
+	released = o->released;
+	for (unsigned i = n; !released && i--;) {
+		struct cmd *c = cmds[i];
+
+		c->mrq = 0;		      /* a blocking array's call is over: anyone's */
+		list_add(&c->node, &o->cmds); /* still the oldest completions */
+		o->queued++;
+		o->done++;
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (!released)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		cmd_free(cmds[i]); /* cmdq_release() has swept the list: nobody reads them */
+}
+
+/*
+ * Answer a read with cmds[0..n), then wake writers and pollers.  A failure
+ * part-way answers the headers before it; the failed one is dropped if it
+ * was the first, else given back with the rest, as is whatever was not
+ * reached.  True if any was given back.
+ */
