@@ -1,30 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * One served node: its target, struct bsgdev and CUSE session.  The CUSE
- * callbacks below are thin trampolines.  None waits on a condition; the
- * one that may block on the device is SG_IO, which runs its command on the
- * worker that received it while few workers do so (INLINE_MAX) and hands
- * it to the pool past that, so that workers stay free to read interrupts.
- * A copy of a client's memory may stall a worker too, for as long as the
- * client's memory makes it wait: so every read, write and ioctl holds a
- * share of the threads, its open file's and its user's (share.h), and past
- * either waits parked, with no thread, so that such a stall holds only the
- * staller's share.  Each node has its own /dev/cuse descriptor and its own
- * thread running libfuse's multi-threaded loop.  libfuse's workers read requests
- * through node_read(), which also waits on the node's stop eventfd, so that
+ * One served node: its target, struct bsgdev and CUSE session, on a
+ * /dev/cuse descriptor and a thread of its own that runs libfuse's
+ * multi-threaded loop; workers read requests through fuseio.c, so that
  * node_stop() ends every worker of this session, and only those, from any
- * thread.
+ * thread.  The callbacks are thin trampolines: open and release keep the
+ * file's count in the shares; read, write and ioctl run within the call's
+ * share of threads, or park past it (calls.c); the device file is made
+ * ready by devnode.c.  Only node_start() waits on n->cond, for the session
+ * to come up or end.  A callback may wait below it: a binding's SG_IO for
+ * a slot (cmdq_slot_take()), a copy for its watchdog's answer (guard.h).
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -33,13 +26,15 @@
 #include <unistd.h>
 
 #include <fuse3/cuse_lowlevel.h>
-#include <linux/fuse.h>
 
 #include "async.h"
 #include "bsgdev.h"
+#include "calls.h"
 #include "cmdq.h"
 #include "control.h"
 #include "copyjob.h"
+#include "devnode.h"
+#include "fuseio.h"
 #include "gate.h"
 #include "guard.h"
 #include "ioctl.h"
@@ -51,29 +46,20 @@
 #include "share.h"
 #include "sigwatch.h"
 #include "uaccess.h"
-#include "udev.h"
 
-#define SG_MAJOR     21 /* the sg driver's char major, which sg_dd and sgp_dd test for */
-#define NODE_WAIT_MS 5000
-#define NODE_UDEV_S  60 /* for udevd to run its rules on the new node */
+#define SG_MAJOR 21 /* the sg driver's char major, which sg_dd and sgp_dd test for */
 /*
  * libfuse workers at most.  Many, so that workers held in a copy of a
  * client's memory that stalls (guard.h) leave plenty for everyone else;
  * INLINE_MAX of them at most run a command themselves.
  */
 #define FUSE_THREADS 128
-/*
- * Of those, how many may wait idle: one more, idle for FUSE_IDLE_MS,
- * leaves (node_read()), so that a burst's workers and their descriptors go
- * back once it is over.
- */
-#define FUSE_IDLE_THREADS 16
-#define FUSE_IDLE_MS	  2000
-#define INLINE_MAX	  12
-#define SERVE_MAX	  256 /* threads of the elastic pool (d->serve) at most */
+#define INLINE_MAX   12
+#define SERVE_MAX    256 /* threads of the elastic pool (d->serve) at most */
 
 struct node {
 	struct bsgdev d;     /* first: the callbacks' userdata is the node */
+	struct calls calls;  /* its read(), write() and ioctl() calls, in their shares */
 	struct control *ctl; /* --control: files bind to devices; d has no target */
 	bool stuck;	     /* its session ended with a copy still stalled: leave it */
 	const struct node_config *cfg;
@@ -84,9 +70,7 @@ struct node {
 	struct share_file *shared_sf; /* protected by shared_lock: its own, while it lives */
 	unsigned shared_files;	      /* protected by shared_lock */
 	struct fuse_session *se;
-	int stopfd;	     /* written once by node_stop(): every worker returns */
-	atomic_uint waiting; /* libfuse workers waiting for a request in node_read() */
-	atomic_bool trimmed; /* no request since the heap was last trimmed (node_read()) */
+	struct fuseio io; /* its workers' reads, and the stop eventfd */
 	pthread_t thread;
 	bool thread_started; /* protected by lock */
 	node_ended_fn *ended;
@@ -100,48 +84,14 @@ struct node {
 	bool over;		  /* protected by lock: the session has ended */
 	atomic_bool removed;	  /* udev said the device went */
 	atomic_bool warned_files; /* an open past the bounds on open files was logged */
-	atomic_bool warned_park;  /* a call refused its parking by --max-memory was logged */
 	int start_err;		  /* why the node did not come up, if known */
 	int result;		  /* protected by lock: the loop's, once over */
 };
-
-#define to_node(dp) ((struct node *)((char *)(dp)-offsetof(struct node, d)))
 
 /* An open file of the node, as fi->fh says. */
 struct node_file {
 	void *file;	       /* its struct opener, or a control node's struct control_file */
 	struct share_file *sf; /* its count of open files and of calls holding a thread */
-};
-
-enum call_kind { CALL_READ, CALL_WRITE, CALL_IOCTL };
-
-/* One read(), write() or ioctl() call as libfuse hands it over. */
-struct call {
-	enum call_kind kind;
-	fuse_req_t req;
-	struct fuse_file_info fi;
-	int cmd;
-	void *arg;
-	unsigned flags;
-	const void *buf; /* write()'s bytes, ioctl()'s in_buf */
-	size_t len;	 /* their length; read()'s size */
-	size_t out_len;	 /* ioctl()'s out_bufsz */
-};
-
-/*
- * A call past its file's or its user's share of threads (share.h): parked
- * with a copy of what libfuse gave, and no thread, until a share comes
- * free; then run on a thread of the elastic pool.
- */
-struct parked {
-	struct share_wait w;
-	struct pool_work work;
-	struct node *n;
-	struct call c;
-	struct sigwatch_entry watch; /* interrupted by a signal that ends nothing (sigwatch.h) */
-	uint64_t charged;	     /* bytes charged to the process's memory bound */
-	uint64_t user_charged;	     /* and to its user's (share_mem_charge()) */
-	char buf[];
 };
 
 static struct node *req_node(fuse_req_t req)
@@ -157,11 +107,6 @@ static struct bsgdev *req_daemon(fuse_req_t req)
 static struct node_file *fi_file(const struct fuse_file_info *fi)
 {
 	return (struct node_file *)(uintptr_t)fi->fh;
-}
-
-static struct opener *fi_opener(const struct fuse_file_info *fi)
-{
-	return fi_file(fi)->file;
 }
 
 /* The last file of o is gone (with --shared-queue, maybe not yet). */
@@ -340,13 +285,14 @@ static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
  * The opener of fi; NULL for a control node's file not bound yet, whose
  * calls get ENXIO as on bsg's control node (poll: POLLERR).
  */
+static struct opener *nf_opener(struct node *n, struct node_file *nf)
+{
+	return n->ctl ? control_opener(nf->file) : nf->file;
+}
+
 static struct opener *file_opener(fuse_req_t req, const struct fuse_file_info *fi)
 {
-	struct node *n = req_node(req);
-
-	if (n->ctl)
-		return control_opener(fi_file(fi)->file);
-	return fi_opener(fi);
+	return nf_opener(req_node(req), fi_file(fi));
 }
 
 static void run_ioctl(struct node *n, struct call *c, struct opener *o)
@@ -363,20 +309,20 @@ static void run_ioctl(struct node *n, struct call *c, struct opener *o)
 
 	x.direct = n->d.direct && x.tid > 0; /* 0: caller outside our pid namespace */
 	if (n->ctl)
-		control_ioctl(n->ctl, fi_file(&c->fi)->file, &x, (unsigned)c->cmd, c->flags);
+		control_ioctl(n->ctl, c->nf->file, &x, (unsigned)c->cmd, c->flags);
 	else
 		ioctl_dispatch(&x, (unsigned)c->cmd, c->flags);
 }
 
 /*
- * fi->flags is the file's flags now: O_NONBLOCK set later by fcntl() shows.
  * The call holds its opener while it runs: once the watchdog has answered
  * it (guard.h), its client may close the file, whose release then lets go
  * of the opener while this thread still waits in a copy.
  */
-static void run_call(struct node *n, struct call *c)
+static void run_call(struct calls *cs, struct call *c)
 {
-	struct opener *o = file_opener(c->req, &c->fi);
+	struct node *n = container_of(cs, struct node, calls);
+	struct opener *o = nf_opener(n, c->nf);
 
 	if (o)
 		opener_get(o);
@@ -385,209 +331,37 @@ static void run_call(struct node *n, struct call *c)
 	else if (!o)
 		fuse_reply_err(c->req, ENXIO);
 	else if (c->kind == CALL_READ)
-		async_read(c->req, o, c->len, c->fi.flags);
+		async_read(c->req, o, c->len, c->fflags);
 	else
-		async_write(c->req, o, c->buf, c->len, c->fi.flags);
+		async_write(c->req, o, c->buf, c->len, c->fflags);
 	if (o)
 		opener_put(o);
 }
 
-/* Run c on this thread, which holds its share, then give the share back. */
-static void run_held(struct node *n, struct call *c, struct share_call *held)
-{
-	share_set_current(held);
-	run_call(n, c);
-	share_set_current(NULL);
-	share_end(held);
-}
-
-static void parked_free(struct parked *p)
-{
-	if (p->charged)
-		atomic_fetch_sub(&p->n->d.mem->used, p->charged);
-	if (p->user_charged)
-		share_mem_uncharge(p->n->cfg->share, p->w.uid, p->user_charged);
-	free(p);
-}
-
-/* On a thread of the elastic pool, holding the share the call was given. */
-static void parked_run(struct pool_work *work, unsigned slot)
-{
-	struct parked *p = container_of(work, struct parked, work);
-
-	(void)slot;
-	/* waits out an interrupt callback running now; it sees the call running */
-	fuse_req_interrupt_func(p->c.req, NULL, NULL);
-	sigwatch_cancel(&p->watch);
-	run_held(p->n, &p->c, &p->w.call);
-	parked_free(p);
-}
-
-static void parked_resume(struct share_wait *w)
-{
-	struct parked *p = container_of(w, struct parked, w);
-
-	pool_submit(p->n->d.serve, &p->work);
-}
-
-/* The call of p, parked, is the caller's now (share_cancel()): EINTR. */
-static void parked_eintr(struct parked *p)
-{
-	stat_inc(&p->n->d, STAT_INTERRUPT);
-	fuse_reply_err(p->c.req, EINTR);
-	parked_free(p);
-}
-
-/* The signal watcher's: a signal that ends the call is pending now. */
-static void parked_fired(fuse_req_t req, void *data)
-{
-	struct parked *p = data;
-
-	if (!share_cancel(p->n->cfg->share, &p->w))
-		return;				  /* running, or answered by whoever cancelled it */
-	fuse_req_interrupt_func(req, NULL, NULL); /* waits out the interrupt callback */
-	parked_eintr(p);
-}
-
-/*
- * Called by libfuse with its request lock held; only a parked call is
- * answered here.  As sg's own sleeps, only a signal that runs a handler or
- * kills ends it; after another (a stop) it stays parked, watched so that a
- * later one ends it (FUSE sends one interrupt per request).
- */
-static void parked_interrupted(fuse_req_t req, void *data)
-{
-	struct parked *p = data;
-	struct node *n = p->n;
-
-	if (!bsgdev_signal_ends(&n->d, fuse_req_ctx(req)->pid)) {
-		p->watch = (struct sigwatch_entry){
-			.req = req, .tid = fuse_req_ctx(req)->pid, .fire = parked_fired, .data = p
-		};
-		if (!sigwatch_watch(&n->d.sigwatch, n->d.signal_ends, &p->watch))
-			return; /* p may be answered (freed) by the watcher already */
-		p->watch = (struct sigwatch_entry){ 0 };
-	}
-	if (!share_cancel(n->cfg->share, &p->w))
-		return;
-	parked_eintr(p);
-}
-
-/*
- * A copy of c to park, charged to the process's and uid's memory bounds;
- * NULL past either, *which saying whose.
- */
-static struct parked *parked_new(struct node *n, const struct call *c, uid_t uid,
-				 const char **which)
-{
-	struct mem_budget *m = n->d.mem;
-	struct share *s = n->cfg->share;
-	size_t len = c->kind == CALL_READ ? 0 : c->len;
-	uint64_t size = sizeof(struct parked) + len;
-	struct parked *p = NULL;
-
-	*which = "the daemon's";
-	if (m && atomic_fetch_add(&m->used, size) + size > m->max) {
-		atomic_fetch_sub(&m->used, size);
-		return NULL;
-	}
-	if (s && share_mem_charge(s, uid, size)) {
-		*which = "its user's";
-	} else {
-		p = malloc(size);
-		if (!p && s)
-			share_mem_uncharge(s, uid, size);
-	}
-	if (!p) {
-		if (m)
-			atomic_fetch_sub(&m->used, size);
-		return NULL;
-	}
-	p->n = n;
-	p->c = *c;
-	p->charged = m ? size : 0;
-	p->user_charged = s ? size : 0;
-	if (len)
-		memcpy(p->buf, c->buf, len);
-	p->c.buf = p->buf;
-	p->w = (struct share_wait){ .uid = uid,
-				    .f = fi_file(&c->fi)->sf,
-				    .owner = n,
-				    .state = SHARE_NEW,
-				    .resume = parked_resume };
-	p->work.run = parked_run;
-	p->watch = (struct sigwatch_entry){ 0 };
-	return p;
-}
-
-/* c is past its share: park it, or run it if a share came free meanwhile. */
-static void park(struct node *n, struct call *c, uid_t uid)
-{
-	const char *which;
-	struct parked *p = parked_new(n, c, uid, &which);
-	int state;
-
-	if (!p) {
-		if (!atomic_exchange(&n->warned_park, true))
-			bsgdev_warn(&n->d,
-				    "uid %u: a call past its share of threads is past %s "
-				    "memory bound, parked: ENOMEM",
-				    (unsigned)uid, which);
-		else
-			bsgdev_debug(
-				&n->d,
-				"uid %u: a call past its share of threads: no memory to park it",
-				(unsigned)uid);
-		fuse_reply_err(c->req, ENOMEM);
-		return;
-	}
-	fuse_req_interrupt_func(c->req, parked_interrupted, p);
-	state = share_park(n->cfg->share, &p->w);
-	if (state == SHARE_PARKED)
-		return; /* p is the share's now */
-	fuse_req_interrupt_func(c->req, NULL, NULL);
-	sigwatch_cancel(&p->watch);
-	if (state == SHARE_RUNNING)
-		run_held(n, &p->c, &p->w.call);
-	else
-		fuse_reply_err(c->req, EINTR);
-	parked_free(p);
-}
-
-/*
- * Every call that may touch its caller's memory holds a share of threads
- * (share.h) while it runs, its file's and its user's; past either it waits
- * parked, without a thread.
- */
-static void enter(struct call *c)
-{
-	struct node *n = req_node(c->req);
-	uid_t uid = fuse_req_ctx(c->req)->uid;
-	struct share_call held;
-
-	if (share_enter(fi_file(&c->fi)->sf, uid, &held))
-		run_held(n, c, &held);
-	else
-		park(n, c, uid);
-}
-
 static void cb_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct call c = { .kind = CALL_READ, .req = req, .fi = *fi, .len = size };
+	struct call c = {
+		.kind = CALL_READ, .req = req, .nf = fi_file(fi), .fflags = fi->flags, .len = size
+	};
 
 	(void)off;
 	stat_inc(req_daemon(req), STAT_READ);
-	enter(&c);
+	calls_enter(&req_node(req)->calls, &c, c.nf->sf); /* within its shares */
 }
 
 static void cb_write(fuse_req_t req, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
-	struct call c = { .kind = CALL_WRITE, .req = req, .fi = *fi, .buf = buf, .len = size };
+	struct call c = { .kind = CALL_WRITE,
+			  .req = req,
+			  .nf = fi_file(fi),
+			  .fflags = fi->flags,
+			  .buf = buf,
+			  .len = size };
 
 	(void)off;
 	stat_inc(req_daemon(req), STAT_WRITE);
-	enter(&c);
+	calls_enter(&req_node(req)->calls, &c, c.nf->sf); /* within its shares */
 }
 
 static void cb_poll(fuse_req_t req, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
@@ -609,7 +383,8 @@ static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *
 {
 	struct call c = { .kind = CALL_IOCTL,
 			  .req = req,
-			  .fi = *fi,
+			  .nf = fi_file(fi),
+			  .fflags = fi->flags,
 			  .cmd = cmd,
 			  .arg = arg,
 			  .flags = flags,
@@ -618,95 +393,7 @@ static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *
 			  .out_len = out_bufsz };
 
 	stat_inc(req_daemon(req), STAT_IOCTL);
-	enter(&c);
-}
-
-/* The calls parked on n's session, which has ended: ENODEV, as for a device gone. */
-static void drain_parked(struct node *n)
-{
-	struct list_head out = LIST_HEAD_INIT(out);
-	struct share_wait *w, *next;
-
-	copyjob_drain(&n->d, n->cfg->share);
-	share_drain(n->cfg->share, n, &out);
-	list_for_each_entry_safe(w, next, &out, node) {
-		struct parked *p = container_of(w, struct parked, w);
-
-		fuse_req_interrupt_func(p->c.req, NULL, NULL);
-		sigwatch_cancel(&p->watch);
-		fuse_reply_err(p->c.req, ENODEV);
-		parked_free(p);
-	}
-}
-
-/* devtmpfs creates the node asynchronously; sysfs names it with '!' for '/'. */
-static int wait_for_node(const char *name, dev_t *ret)
-{
-	char devpath[160], syspath[200], kname[128];
-	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	unsigned maj, min;
-	struct stat st;
-
-	snprintf(devpath, sizeof(devpath), "/dev/%s", name);
-	snprintf(kname, sizeof(kname), "%s", name);
-	for (char *p = kname; *p; p++)
-		if (*p == '/')
-			*p = '!';
-	snprintf(syspath, sizeof(syspath), "/sys/class/cuse/%s/dev", kname);
-	for (int waited = 0; waited < NODE_WAIT_MS; waited += 10) {
-		FILE *f = fopen(syspath, "re");
-		int k = f ? fscanf(f, "%u:%u", &maj, &min) : 0;
-
-		if (f)
-			fclose(f);
-		if (k == 2 && stat(devpath, &st) == 0 && S_ISCHR(st.st_mode) &&
-		    st.st_rdev == makedev(maj, min)) {
-			*ret = st.st_rdev;
-			return 0;
-		}
-		nanosleep(&tick, NULL);
-	}
-	return -ENODEV;
-}
-
-/* Only what --mode, --owner and --group ask for, once udev's rules have run: the options win. */
-static int set_node_access(const struct node *n)
-{
-	const struct node_config *cfg = n->cfg;
-	char devpath[160];
-
-	if (cfg->mode == (mode_t)-1 && cfg->uid == (uid_t)-1 && cfg->gid == (gid_t)-1)
-		return 0;
-	snprintf(devpath, sizeof(devpath), "/dev/%s", n->name);
-	/* the mode first, while the node is root's: no CAP_FOWNER needed */
-	if (cfg->mode != (mode_t)-1 && chmod(devpath, cfg->mode) < 0)
-		return -errno;
-	if ((cfg->uid != (uid_t)-1 || cfg->gid != (gid_t)-1) &&
-	    chown(devpath, cfg->uid, cfg->gid) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
- * The node exists; udevd still has to run its rules on it (mode, group,
- * links).  The node is up only after that, so that a client started once
- * we are ready finds the node as the rules make it.
- */
-static int wait_for_udev(struct node *n)
-{
-	int err = uev_wait_node(n->name, NODE_UDEV_S * 1000);
-
-	if (err == -ETIMEDOUT)
-		log_node(LOG_ERR, n->name,
-			 "udev has not processed /dev/%s within %d s: its mode, owner and links "
-			 "are not set; giving up",
-			 n->name, NODE_UDEV_S);
-	else if (err < 0)
-		log_node(LOG_ERR, n->name, "cannot learn whether udev has processed /dev/%s: %s",
-			 n->name, strerror(-err));
-	else if (err > 0)
-		log_node(LOG_DEBUG, n->name, "no udevd runs: /dev/%s stays as created", n->name);
-	return err < 0 ? err : 0;
+	calls_enter(&req_node(req)->calls, &c, c.nf->sf); /* within its shares */
 }
 
 /*
@@ -770,31 +457,16 @@ static void cb_init_done(void *userdata)
 	dev_t dev;
 	int err;
 
-	err = wait_for_node(n->name, &dev);
-	if (err) {
-		log_node(LOG_ERR, n->name,
-			 "/dev/%s did not appear: the kernel refused the device (name or number "
-			 "taken? see dmesg)",
-			 n->name);
-		node_stop(n);
-		return;
-	}
-	err = arm_gate(n, dev);
-	if (err) {
+	err = devnode_wait(n->name, &dev);
+	if (!err) {
+		err = arm_gate(n, dev);
+		if (!err)
+			err = devnode_wait_udev(n->name);
 		n->start_err = err;
-		node_stop(n);
-		return;
 	}
-	err = wait_for_udev(n);
+	if (!err)
+		err = devnode_set_access(n->name, n->cfg->mode, n->cfg->uid, n->cfg->gid);
 	if (err) {
-		n->start_err = err;
-		node_stop(n);
-		return;
-	}
-	err = set_node_access(n);
-	if (err) {
-		log_node(LOG_ERR, n->name, "cannot set owner and mode of /dev/%s: %s", n->name,
-			 strerror(-err));
 		node_stop(n);
 		return;
 	}
@@ -825,168 +497,12 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 	.poll = cb_poll,
 };
 
-/*
- * A libfuse worker's own epoll set: the session's /dev/cuse descriptor,
- * exclusive (a request wakes one idle worker, not all: poll() on the shared
- * descriptor woke every one, and all but one read nothing), and the node's
- * stop eventfd, which wakes every one.  Freed when the worker thread ends.
- */
-struct worker_wait {
-	int epfd;
-	int fd; /* the /dev/cuse descriptor it was made for */
-};
-
-static pthread_key_t worker_key;
-static pthread_once_t worker_once = PTHREAD_ONCE_INIT;
-
-static void worker_wait_free(void *p)
-{
-	struct worker_wait *w = p;
-
-	close(w->epfd);
-	free(w);
-}
-
-static void worker_key_init(void)
-{
-	if (pthread_key_create(&worker_key, worker_wait_free))
-		abort(); /* only EAGAIN, with thousands of keys */
-}
-
-/* This worker's epoll descriptor for fd, or -1 (then it waits in poll()). */
-static int worker_epoll(struct node *n, int fd)
-{
-	struct epoll_event in = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = 0 };
-	struct epoll_event stop = { .events = EPOLLIN, .data.u32 = 1 };
-	struct worker_wait *w;
-
-	pthread_once(&worker_once, worker_key_init);
-	w = pthread_getspecific(worker_key);
-	if (w && w->fd == fd)
-		return w->epfd;
-	if (w) /* not reached: a worker serves one session */
-		worker_wait_free(w);
-	pthread_setspecific(worker_key, NULL);
-	w = malloc(sizeof(*w));
-	if (!w)
-		return -1;
-	w->fd = fd;
-	w->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &in) < 0 ||
-	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, n->stopfd, &stop) < 0) {
-		if (w->epfd >= 0)
-			close(w->epfd);
-		free(w);
-		return -1;
-	}
-	pthread_setspecific(worker_key, w);
-	return w->epfd;
-}
-
-/*
- * Wait until fd may have a request (0), or the node stops (-1, EINTR), or
- * ms pass (1; -1: no bound).
- */
-static int worker_wait(struct node *n, int fd, int ms)
-{
-	struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
-			       { .fd = n->stopfd, .events = POLLIN } };
-	int epfd = worker_epoll(n, fd);
-	struct epoll_event ev[2];
-	int k;
-
-	if (epfd < 0) {
-		k = poll(p, 2, ms);
-		if (k < 0)
-			return -1;
-		if (p[1].revents)
-			goto stopped;
-		return k == 0;
-	}
-	k = epoll_wait(epfd, ev, 2, ms);
-	if (k < 0)
-		return -1;
-	if (k == 0)
-		return 1;
-	for (int i = 0; i < k; i++)
-		if (ev[i].data.u32 == 1)
-			goto stopped;
-	return 0;
-stopped:
-	errno = EINTR;
-	return -1;
-}
-
-/*
- * libfuse lets a worker go only once it has handled a request, and then
- * only while more than its max_idle_threads wait.  A worker idle for
- * FUSE_IDLE_MS while more than FUSE_IDLE_THREADS wait hands libfuse a
- * FORGET of no inode instead of a request: CUSE answers a FORGET with
- * nothing, and the worker leaves after it.
- */
-static ssize_t idle_request(void *buf, size_t len)
-{
-	struct {
-		struct fuse_in_header h;
-		struct fuse_forget_in f;
-	} r = { .h = { .len = sizeof(r), .opcode = FUSE_FORGET } };
-
-	if (len < sizeof(r)) {
-		errno = EINTR; /* not reached: libfuse's buffer holds a request */
-		return -1;
-	}
-	memcpy(buf, &r, sizeof(r));
-	return sizeof(r);
-}
-
-/* Requests read so far by every worker of every node: the heap is the process's. */
-static atomic_ulong requests_read;
-
-/*
- * libfuse's read of the next request.  The descriptor is non-blocking, so
- * that a worker waits in worker_wait(), where the stop eventfd reaches it:
- * EINTR with the session marked exited makes it leave its loop.  Waiting
- * first costs two calls a request; reading first costs one when a request
- * is there but three when none is, and at a queue depth of 16 a worker
- * mostly finds none.
- */
+/* libfuse's read of the next request (fuseio.h). */
 static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
 {
 	struct node *n = userdata;
-	ssize_t r = -1;
 
-	atomic_fetch_add(&n->waiting, 1);
-	for (;;) {
-		unsigned long seen = atomic_load_explicit(&requests_read, memory_order_relaxed);
-		int w = worker_wait(n, fd, FUSE_IDLE_MS);
-
-		if (w < 0)
-			break;
-		if (w > 0 && atomic_load(&n->waiting) > FUSE_IDLE_THREADS) {
-			atomic_store(&n->trimmed, false); /* once this one is gone */
-			r = idle_request(buf, len);
-			break;
-		}
-		/* no worker of any node has read a request while this one waited, and
-		 * the extra workers are gone: what a burst took from malloc goes back
-		 * (glibc's arenas keep freed memory).  Not while requests come in: the
-		 * trim takes every arena's lock and gives back pages that their
-		 * workers would fault in again. */
-		if (w > 0 && atomic_load_explicit(&requests_read, memory_order_relaxed) == seen &&
-		    !atomic_exchange(&n->trimmed, true))
-			malloc_trim(0);
-		if (w > 0)
-			continue;
-		r = read(fd, buf, len);
-		if (r >= 0)
-			atomic_fetch_add_explicit(&requests_read, 1, memory_order_relaxed);
-		if (r >= 0 && atomic_load_explicit(&n->trimmed, memory_order_relaxed))
-			atomic_store(&n->trimmed, false);
-		if (r >= 0 || errno != EAGAIN)
-			break;
-	}
-	atomic_fetch_sub(&n->waiting, 1);
-	return r;
+	return fuseio_read(&n->io, fd, buf, len);
 }
 
 static ssize_t node_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -1019,7 +535,8 @@ static void *node_thread(void *arg)
 	n->stopping = true; /* from now on, node_stop() leaves se alone */
 	pthread_mutex_unlock(&n->lock);
 	/* answer what the workers still hold while the session can take it */
-	drain_parked(n);
+	copyjob_drain(&n->d, n->cfg->share);
+	calls_drain(&n->calls);
 	control_stop(n->ctl);
 	async_bsgdev_fini(&n->d);
 	/* a completion hands work to the pools: none comes once they go */
@@ -1109,7 +626,7 @@ static void target_gone(struct bsgdev *d, int err);
 static void openers_gone(struct bsgdev *d)
 {
 	if (atomic_load(&d->target_gone))
-		node_stop(to_node(d));
+		node_stop(container_of(d, struct node, d));
 }
 
 static int open_target(struct node *n, const char *target, char *why, size_t why_len)
@@ -1158,7 +675,7 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	if (!n)
 		return -ENOMEM;
 	n->cfg = cfg;
-	n->stopfd = -1;
+	n->io.stopfd = -1;
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->d.name = n->name;
 	n->d.policy = cfg->policy;
@@ -1168,6 +685,7 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	n->d.queue_depth = cfg->queue_depth;
 	n->d.openers_gone = openers_gone;
 	n->d.gone = target_gone;
+	n->calls = (struct calls){ .d = &n->d, .share = cfg->share, .run = run_call };
 	pthread_mutex_init(&n->shared_lock, NULL);
 	bsgdev_init(&n->d);
 	pthread_mutex_init(&n->lock, NULL);
@@ -1250,8 +768,8 @@ static int start_session(struct node *n)
 {
 	int err;
 
-	n->stopfd = eventfd(0, EFD_CLOEXEC);
-	if (n->stopfd < 0)
+	n->io.stopfd = eventfd(0, EFD_CLOEXEC);
+	if (n->io.stopfd < 0)
 		return -errno;
 	err = new_session(n);
 	if (err) {
@@ -1326,7 +844,7 @@ void node_stop(struct node *n)
 	if (!n->stopping && n->se && n->thread_started) {
 		n->stopping = true;
 		fuse_session_exit(n->se);
-		if (write(n->stopfd, &one, sizeof(one)) != sizeof(one))
+		if (write(n->io.stopfd, &one, sizeof(one)) != sizeof(one))
 			abort(); /* an eventfd takes this write */
 	}
 	pthread_mutex_unlock(&n->lock);
@@ -1340,7 +858,7 @@ void node_stop(struct node *n)
  */
 static void target_gone(struct bsgdev *d, int err)
 {
-	struct node *n = to_node(d);
+	struct node *n = container_of(d, struct node, d);
 	bool first = !atomic_exchange(&d->target_gone, true);
 
 	if (err && !first)
@@ -1463,8 +981,8 @@ int node_free(struct node *n)
 	pool_free(n->d.serve);
 	watchdog_free(n->d.wd);
 	target_free(n->d.target);
-	if (n->stopfd >= 0)
-		close(n->stopfd);
+	if (n->io.stopfd >= 0)
+		close(n->io.stopfd);
 	pthread_cond_destroy(&n->cond);
 	pthread_mutex_destroy(&n->lock);
 	pthread_mutex_destroy(&n->shared_lock);

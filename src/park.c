@@ -185,9 +185,14 @@ enum park_result park_add(struct opener *o, struct list_head *list, struct parke
 }
 
 /* Taken off a list to be answered: wait out a running interrupt callback. */
+void park_settle(struct fuse_req *req, struct sigwatch_entry *watch)
+{
+	fuse_req_interrupt_func(req, NULL, NULL);
+	sigwatch_cancel(watch);
+}
+
 void park_taken(struct parked *p)
 {
-	fuse_req_interrupt_func(p->req, NULL, NULL);
-	sigwatch_cancel(&p->watch);
+	park_settle(p->req, &p->watch);
 	p->watched = false; /* only its own thread has it now */
 }

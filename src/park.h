@@ -79,7 +79,16 @@ enum park_result { PARKED, ANSWERED, READY };
  * go on now; ANSWERED: it got EINTR.
  */
 enum park_result park_add(struct opener *o, struct list_head *list, struct parked *p, bool front);
-/* Taken off a list to be answered: wait out a running interrupt callback and the watcher. */
+/*
+ * The one way a call that had an interrupt callback set, parked here or
+ * elsewhere (calls.c) or running (sgio.c), becomes its answerer's alone:
+ * the callback cleared, which waits out one running now (libfuse runs it
+ * under the request's lock) and lets none start after; then its watch,
+ * if any, off the signal watcher, which waits out a firing.  Not from the
+ * interrupt callback or the watch's fire function themselves.
+ */
+void park_settle(struct fuse_req *req, struct sigwatch_entry *watch);
+/* Taken off a list to be answered: park_settle() for p. */
 void park_taken(struct parked *p);
 
 /* p's charge given back, before its call is answered; p freed (its call not answered yet). */

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "ioctx.h"
 #include "log.h"
 #include "opener.h"
+#include "park.h"
 #include "sgio.h"
 #include "share.h"
 #include "sigwatch.h"
@@ -140,8 +142,7 @@ static bool run_target_part(struct cmd *cmd, int *ret)
 	}
 	/* waits out an interrupt callback running now; none can start after,
 	 * and the signal watcher fires it no more */
-	fuse_req_interrupt_func(cmd->req, NULL, NULL);
-	sigwatch_cancel(&cmd->watch);
+	park_settle(cmd->req, &cmd->watch);
 	return true;
 }
 
