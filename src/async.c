@@ -21,6 +21,7 @@
  * (cmdq.h), with its locking.
  */
 #include <errno.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
  * No fuse_reply_*, SG_IO or client copy happens under it (park.h says why).
  */
 #include <errno.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>

@@ -16,7 +16,6 @@
 #ifndef CUSE_BSG_CMDQ_I_H
 #define CUSE_BSG_CMDQ_I_H
 
-#include <fuse3/fuse_lowlevel.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +30,9 @@
 #include "pool.h"
 #include "share.h"
 #include "sigwatch.h"
+
+struct fuse_req; /* libfuse's fuse_req_t */
+struct fuse_pollhandle;
 
 /*
  * The commands one write() took, in order, started once it is answered.
@@ -78,7 +80,7 @@ void cmdq_batch_cancel(struct opener *o, struct batch *b);
  * CMD_ANSWERED, or the header's errno; *ret_tag, if not NULL, the
  * command's generated_tag.
  */
-int cmdq_submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr, size_t len,
+int cmdq_submit_one(struct opener *o, struct fuse_req *req, pid_t tid, const void *hdr, size_t len,
 		    struct batch *b, const struct origin *from, int *ret_tag);
 /* cmd ended at the target with err (placed: it held a channel's slot). */
 void cmdq_complete(struct cmd *cmd, int err, bool placed);
@@ -87,7 +89,7 @@ void cmdq_complete(struct cmd *cmd, int err, bool placed);
  * Answer a read() of req by tid (size bytes of room) with the n commands
  * taken: true if some went back to the done list.
  */
-bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, struct cmd **cmds,
+bool cmdq_deliver(struct opener *o, struct fuse_req *req, pid_t tid, size_t size, struct cmd **cmds,
 		  unsigned n);
 
 #endif /* CUSE_BSG_CMDQ_I_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,6 +10,7 @@
  * return and unlink it as soon as the lock is let go.
  */
 #include <errno.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <pthread.h>
 #include <stdlib.h>
 

@@ -26,13 +26,13 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include <fuse3/fuse_lowlevel.h>
-
 #include "list.h"
+
+struct fuse_req; /* libfuse's fuse_req_t */
 
 struct guard {
 	struct list_head node; /* protected by the watchdog's lock */
-	fuse_req_t req;
+	struct fuse_req *req;
 	int tid;
 	atomic_uint *stuck; /* the open file's count of stuck copies */
 	struct timespec start;
@@ -62,7 +62,8 @@ unsigned watchdog_stalled(struct watchdog *w);
  * Before copying for req: 0, or -EFAULT (no copy: answer it) when the open
  * file counted by stuck already has a copy stuck.  A NULL w guards nothing.
  */
-int guard_begin(struct watchdog *w, struct guard *g, fuse_req_t req, int tid, atomic_uint *stuck);
+int guard_begin(struct watchdog *w, struct guard *g, struct fuse_req *req, int tid,
+		atomic_uint *stuck);
 
 /* After it: true if the caller still answers req, false if the watchdog did. */
 bool guard_end(struct watchdog *w, struct guard *g);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <linux/blktrace_api.h>
 #include <linux/fs.h>
 #include <scsi/scsi.h>

@@ -4,6 +4,7 @@
  * the caller is within reach, else through the kernel's retry exchange.
  */
 #include <errno.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <string.h>
 
 #include "bsgdev.h"

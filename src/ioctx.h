@@ -14,13 +14,13 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include <fuse3/fuse_lowlevel.h>
+struct fuse_req; /* libfuse's fuse_req_t */
 
 struct opener;
 
 /* One ioctl call as libfuse hands it over. */
 struct ioctx {
-	fuse_req_t req;
+	struct fuse_req *req;
 	struct opener *o;
 	uint64_t arg;
 	const void *in_buf;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <scsi/sg.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,6 +13,7 @@
  * so the calls mix.
  */
 #include <errno.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -25,9 +25,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <fuse3/fuse_lowlevel.h>
-
 #include "list.h"
+
+struct fuse_req; /* libfuse's fuse_req_t */
 
 #define SIGWATCH_TICK_MS 20
 
@@ -60,9 +60,9 @@ bool sigwatch_ends_call(pid_t tid);
  */
 struct sigwatch_entry {
 	struct list_head node; /* protected by the watcher's lock */
-	fuse_req_t req;
+	struct fuse_req *req;
 	pid_t tid;
-	fuse_interrupt_func_t fire;
+	void (*fire)(struct fuse_req *req, void *data); /* fuse_interrupt_func_t */
 	void *data;
 	struct sigwatch *w; /* set by sigwatch_add() */
 };

@@ -7,6 +7,7 @@
 #include "uaccess.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,6 +10,7 @@
  * pool workers.
  */
 #include <errno.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -37,6 +37,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>

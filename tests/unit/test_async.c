@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <sched.h>

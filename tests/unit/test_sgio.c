@@ -11,6 +11,7 @@
 #include <criterion/parameterized.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <linux/blktrace_api.h>
 #include <linux/capability.h>
 #include <linux/fs.h>

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <errno.h>
+#include <fuse3/fuse_lowlevel.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
