@@ -557,7 +557,7 @@ static unsigned read_take(struct opener *o, const struct want *w, size_t size, b
 	pthread_mutex_lock(&o->lock);
 	n = unresolved ? 0 : done_take(o, w, size, cmds);
 	if (n)
-		o->refs++; /* cmdq_deliver() goes on after its answer, when the
+		opener_get_locked(o); /* cmdq_deliver() goes on after its answer, when the
 			    * client may already have closed the file */
 	*gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !done_still_running(o, w));
 	pthread_mutex_unlock(&o->lock);

@@ -135,6 +135,23 @@ static inline void bsgdev_init(struct bsgdev *d)
 	list_init(&d->opener_list);
 }
 
+/*
+ * A new device (zeroed), node or binding: what the daemon's options give
+ * every one, then bsgdev_init().  Its owner sets the rest: its target,
+ * pools, limits and hooks.
+ */
+static inline void bsgdev_setup(struct bsgdev *d, const char *name, struct mem_budget *mem,
+				uint64_t opener_mem_max, unsigned queue_depth,
+				struct policy *policy)
+{
+	d->name = name;
+	d->mem = mem;
+	d->opener_mem_max = opener_mem_max;
+	d->queue_depth = queue_depth;
+	d->policy = policy;
+	bsgdev_init(d);
+}
+
 static inline void stat_inc(struct bsgdev *d, enum stat_id id)
 {
 	atomic_fetch_add_explicit(&d->stats[id], 1, memory_order_relaxed);

@@ -29,6 +29,7 @@
 #include "deadline.h"
 #include "guard.h"
 #include "ioctx.h"
+#include "list.h"
 #include "log.h"
 #include "opener.h"
 #include "sigwatch.h"
@@ -218,6 +219,24 @@ static void dispatch(struct cmd *cmd, bool here)
 	}
 }
 
+/* o->lock held: cmd joins o's commands, with a tag of its own and a reference to o. */
+static void queue_add(struct opener *o, struct cmd *cmd)
+{
+	o->queued++;
+	opener_get_locked(o);
+	cmd->tag = o->next_tag;
+	o->next_tag = o->next_tag == INT32_MAX ? 0 : o->next_tag + 1;
+	list_add_tail(&cmd->node, &o->cmds);
+}
+
+/* o->lock held: undo queue_add() for cmd, never seen by a reader. */
+static void queue_del(struct opener *o, struct cmd *cmd)
+{
+	list_del(&cmd->node);
+	o->queued--;
+	opener_put_locked(o);
+}
+
 void cmdq_batch_init(struct batch *b)
 {
 	list_init(&b->cmds);
@@ -289,9 +308,7 @@ void cmdq_batch_cancel(struct opener *o, struct batch *b)
 
 	while ((cmd = batch_take(b))) {
 		pthread_mutex_lock(&o->lock);
-		list_del(&cmd->node);
-		o->queued--;
-		o->refs--;
+		queue_del(o, cmd);
 		pthread_mutex_unlock(&o->lock);
 		cmd_recycle(cmd);
 		undone = true;
@@ -334,11 +351,7 @@ static int enqueue(struct opener *o, struct cmd *cmd, const struct origin *from)
 		/* sg: EDOM, blocking or not */
 		return version == 3 && !from->ioctl ? -EDOM : -EAGAIN;
 	}
-	o->queued++;
-	o->refs++;
-	cmd->tag = o->next_tag;
-	o->next_tag = o->next_tag == INT32_MAX ? 0 : o->next_tag + 1;
-	list_add_tail(&cmd->node, &o->cmds);
+	queue_add(o, cmd);
 	pthread_mutex_unlock(&o->lock);
 	return 0;
 }
@@ -347,9 +360,7 @@ static int enqueue(struct opener *o, struct cmd *cmd, const struct origin *from)
 static void dequeue(struct opener *o, struct cmd *cmd)
 {
 	pthread_mutex_lock(&o->lock);
-	list_del(&cmd->node);
-	o->queued--;
-	o->refs--;
+	queue_del(o, cmd);
 	pthread_mutex_unlock(&o->lock);
 }
 
@@ -605,7 +616,7 @@ void cmdq_serve_later(struct opener *o)
 	go = !list_empty(&o->readers) && !o->serve_queued;
 	if (go) {
 		o->serve_queued = true;
-		o->refs++;
+		opener_get_locked(o);
 	}
 	pthread_mutex_unlock(&o->lock);
 	if (!go)
@@ -732,7 +743,7 @@ void cmdq_slot_give(struct opener *o)
 
 static void run_async(struct pool_work *w, unsigned slot)
 {
-	struct cmd *cmd = (struct cmd *)((char *)w - offsetof(struct cmd, work));
+	struct cmd *cmd = container_of(w, struct cmd, work);
 
 	(void)slot;
 	cmdq_complete(cmd, cmd_run_target(cmd), true);
@@ -740,7 +751,7 @@ static void run_async(struct pool_work *w, unsigned slot)
 
 void cmdq_target_done(struct scsi_cmd *c, int err)
 {
-	struct cmd *cmd = (struct cmd *)((char *)c - offsetof(struct cmd, c));
+	struct cmd *cmd = container_of(c, struct cmd, c);
 
 	cmd->duration = stat_target_end(cmd->d, &cmd->start, &cmd->sent);
 	cmdq_complete(cmd, err ? cmd_target_failed(cmd->d, err) : 0, true);
@@ -760,14 +771,8 @@ bool cmdq_keep(struct cmd *cmd)
 	cmd->owner = o->ident.c.tgid; /* cmdq_may_keep(): the opener's process */
 	pthread_mutex_lock(&o->lock);
 	room = o->queued < cmdq_queue_limit(o, cmd->r.version);
-	if (room) {
-		o->queued++;
-		o->refs++;
-		/* a tag of its own, as enqueue() gives: none answers for another's */
-		cmd->tag = o->next_tag;
-		o->next_tag = o->next_tag == INT32_MAX ? 0 : o->next_tag + 1;
-		list_add_tail(&cmd->node, &o->cmds);
-	}
+	if (room)
+		queue_add(o, cmd); /* a tag of its own: none answers for another's */
 	pthread_mutex_unlock(&o->lock);
 	return room;
 }
@@ -779,7 +784,7 @@ void cmdq_unkeep(struct cmd *cmd)
 	pthread_mutex_lock(&o->lock);
 	list_del(&cmd->node);
 	o->queued--;
-	o->refs--; /* not the last: the file is open */
+	opener_put_locked(o); /* not the last: the file is open */
 	pthread_mutex_unlock(&o->lock);
 }
 
@@ -823,7 +828,7 @@ void cmdq_target_gone(struct bsgdev *d)
 		if (!all)
 			break;
 		pthread_mutex_lock(&o->lock);
-		o->refs++;
+		opener_get_locked(o);
 		pthread_mutex_unlock(&o->lock);
 		all[i++] = o;
 	}

@@ -48,7 +48,7 @@ struct control_file {
 	uid_t uid;
 };
 
-#define to_binding(dp) ((struct binding *)(dp))
+#define to_binding(dp) container_of(dp, struct binding, d)
 
 /* d's last opener is gone, on any thread: freed later, from a control call. */
 static void binding_gone(struct bsgdev *d)
@@ -207,9 +207,7 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 		return -ENOMEM;
 	b->ctl = c;
 	snprintf(b->name, sizeof(b->name), "%s:%s", cd->name, base ? base + 1 : t->info.path);
-	b->d.name = b->name;
-	b->d.mem = cd->mem;
-	b->d.opener_mem_max = cd->opener_mem_max;
+	bsgdev_setup(&b->d, b->name, cd->mem, cd->opener_mem_max, cd->queue_depth, cd->policy);
 	b->d.target = t;
 	b->d.pool = cd->pool;
 	b->d.serve = cd->serve;
@@ -219,11 +217,9 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	b->d.max_running = target_max_queued(t);
 	/* the client's one open file: its channels are duplicates, with one set of slots */
 	b->d.slots_shared = b->d.max_running != 0;
-	b->d.queue_depth = cd->queue_depth;
 	b->d.max_xfer = t->info.max_xfer;
 	b->d.max_xfer_errno = t->info.max_xfer_errno;
 	/* the rule of the descriptor's own driver where the policy leaves it to the kernel */
-	b->d.policy = cd->policy;
 	b->d.policy_kernel = t->info.kind == TARGET_SG ? FILTER_KERNEL_SG : FILTER_KERNEL_BSG;
 	b->d.bound = true;
 	/* commands go to the shared workers: no binding holds libfuse's */
@@ -231,7 +227,6 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	b->d.home = c->cd;
 	b->d.openers_gone = binding_gone;
 	b->d.gone = binding_target_gone;
-	bsgdev_init(&b->d);
 	pthread_mutex_lock(&c->lock);
 	list_add(&b->node, &c->live);
 	pthread_mutex_unlock(&c->lock);

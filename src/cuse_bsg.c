@@ -313,9 +313,7 @@ static int setup_wait(struct runtime *rt)
 
 static void wake(struct runtime *rt)
 {
-	uint64_t one = 1;
-
-	if (write(rt->wakefd, &one, sizeof(one)) != sizeof(one))
+	if (eventfd_write(rt->wakefd, 1) < 0)
 		abort(); /* an eventfd takes this write */
 }
 

@@ -17,6 +17,7 @@
 #include "cmd.h"
 #include "guard.h"
 #include "ioctx.h"
+#include "list.h"
 #include "log.h"
 #include "midlayer.h"
 #include "opener.h"
@@ -106,7 +107,7 @@ static void finish(struct mid_call *c)
 
 static struct mid_call *call_of(struct pool_work *w)
 {
-	return (struct mid_call *)((char *)w - offsetof(struct mid_call, work));
+	return container_of(w, struct mid_call, work);
 }
 
 static void finish_run(struct pool_work *w, unsigned slot)

@@ -677,17 +677,12 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	n->cfg = cfg;
 	n->io.stopfd = -1;
 	snprintf(n->name, sizeof(n->name), "%s", name);
-	n->d.name = n->name;
-	n->d.policy = cfg->policy;
+	bsgdev_setup(&n->d, n->name, cfg->mem, cfg->opener_mem_max, cfg->queue_depth, cfg->policy);
 	n->d.policy_kernel = POLICY_KERNEL_OWN;
-	n->d.mem = cfg->mem;
-	n->d.opener_mem_max = cfg->opener_mem_max;
-	n->d.queue_depth = cfg->queue_depth;
 	n->d.openers_gone = openers_gone;
 	n->d.gone = target_gone;
 	n->calls = (struct calls){ .d = &n->d, .share = cfg->share, .run = run_call };
 	pthread_mutex_init(&n->shared_lock, NULL);
-	bsgdev_init(&n->d);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
 	err = target ? open_target(n, target, why, why_len) : new_control(n, why, why_len);
@@ -837,14 +832,12 @@ int node_start(struct node *n, node_ended_fn *ended, void *arg)
 /* Under lock: the session thread may be destroying se.  Neither call blocks. */
 void node_stop(struct node *n)
 {
-	uint64_t one = 1;
-
 	pthread_mutex_lock(&n->lock);
 	pthread_cond_broadcast(&n->cond); /* an open waiting for the gate (wait_armed()) */
 	if (!n->stopping && n->se && n->thread_started) {
 		n->stopping = true;
 		fuse_session_exit(n->se);
-		if (write(n->io.stopfd, &one, sizeof(one)) != sizeof(one))
+		if (eventfd_write(n->io.stopfd, 1) < 0)
 			abort(); /* an eventfd takes this write */
 	}
 	pthread_mutex_unlock(&n->lock);

@@ -147,7 +147,7 @@ int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct uacce
 void opener_get(struct opener *o)
 {
 	pthread_mutex_lock(&o->lock);
-	o->refs++;
+	opener_get_locked(o);
 	pthread_mutex_unlock(&o->lock);
 }
 

@@ -132,6 +132,20 @@ int opener_chan(struct opener *o);
 /* A reference to o, which lives until the last is put (o->lock not held). */
 void opener_get(struct opener *o);
 void opener_put(struct opener *o);
+/*
+ * The same with o->lock held: one more reference (a command of its queue, a
+ * call that goes on after its answer), or one less that is never the last
+ * (the file, or the call that gives it back, still holds o).
+ */
+static inline void opener_get_locked(struct opener *o)
+{
+	o->refs++;
+}
+
+static inline void opener_put_locked(struct opener *o)
+{
+	o->refs--;
+}
 
 /*
  * Charge n bytes of data buffer to o and to the process: 0, or -ENOMEM

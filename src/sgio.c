@@ -19,6 +19,7 @@
 #include "cmdq.h"
 #include "guard.h"
 #include "ioctx.h"
+#include "list.h"
 #include "log.h"
 #include "opener.h"
 #include "park.h"
@@ -148,7 +149,7 @@ static bool run_target_part(struct cmd *cmd, int *ret)
 
 static struct cmd *cmd_of(struct pool_work *w)
 {
-	return (struct cmd *)((char *)w - offsetof(struct cmd, work));
+	return container_of(w, struct cmd, work);
 }
 
 /* On the libfuse worker that took the call. */

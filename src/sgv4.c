@@ -527,7 +527,7 @@ static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 		pthread_mutex_lock(&o->lock);
 		res = rcv_try(o, rc, nonblock, true, cmds, &n);
 		if (!res)
-			o->refs++; /* deliver_rcv() goes on after its answer */
+			opener_get_locked(o); /* deliver_rcv() goes on after its answer */
 		pthread_mutex_unlock(&o->lock);
 		if (res <= 0) {
 			free(p);

@@ -435,11 +435,9 @@ err_close:
 void target_queue_stop(struct target *t)
 {
 	struct real_target *rt = to_real(t);
-	uint64_t one = 1;
-
 	if (!t || t->ops->free != real_free || !rt->done || rt->stopped)
 		return;
-	if (write(rt->stopfd, &one, sizeof(one)) != sizeof(one))
+	if (eventfd_write(rt->stopfd, 1) < 0)
 		abort(); /* an eventfd takes this write */
 	pthread_join(rt->thread, NULL);
 	rt->stopped = true;

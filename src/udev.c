@@ -235,11 +235,9 @@ err_free:
 
 void uev_watch_free(struct uev_watch *w)
 {
-	uint64_t one = 1;
-
 	if (!w)
 		return;
-	if (write(w->stopfd, &one, sizeof(one)) != sizeof(one))
+	if (eventfd_write(w->stopfd, 1) < 0)
 		abort(); /* an eventfd takes this write */
 	pthread_join(w->thread, NULL);
 	udev_monitor_unref(w->mon);

@@ -33,6 +33,7 @@
 
 #include "async.h"
 #include "cmd.h"
+#include "cmdq.h"
 #include "cmdq_i.h"
 #include "copyjob.h"
 #include "fake.h"
