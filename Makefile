@@ -243,15 +243,20 @@ vm-check: test-progs
 # Everything: the sources' format and the shell scripts' lint, unit tests
 # (ASan+UBSan, then TSan), a short run of each fuzzer, then the integration
 # suite in the VM.
-check: format-check shellcheck doc-check unit install-check fuzz-check vm-check
+check: format-check shellcheck doc-check arch-check unit install-check fuzz-check vm-check
 check: WERROR := -Werror
 check: export UNIT_REQUIRE_ROOT = 1
 
 # What runs offline (no VM, no download), as any user: for a packager's
 # build.  FUZZ_S=0 leaves the fuzzers out; the unit tests' total line last.
 test: build/cuse_bsg
-	@$(MAKE) --no-print-directory doc-check install-check $(if $(filter 0,$(FUZZ_S)),,fuzz-check)
+	@$(MAKE) --no-print-directory doc-check arch-check install-check $(if $(filter 0,$(FUZZ_S)),,fuzz-check)
 	@$(MAKE) --no-print-directory unit
+
+# docs/ARCHITECTURE.md's module drawing against the includes of src/: the
+# same arrows, each running down a layer
+arch-check:
+	tests/arch-check.sh docs/ARCHITECTURE.md src
 
 demo: test-progs
 	$(VM_RUN) tests/vm/demo.sh
@@ -387,7 +392,7 @@ format-check:
 # every shell script: the VM suites, their harness and libraries, setup, CI,
 # the deployment helper, the install check and the plot (.shellcheckrc lets
 # it follow the suites' libraries)
-SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl tests/install-check.sh tests/unit-run.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
+SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
 	shellcheck $(SHELL_SCRIPTS)
@@ -454,6 +459,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test install-check doc-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate fuzz fuzz-check install-check-prefix \
+.PHONY: all test-progs unit tsan vm-check check test install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate fuzz fuzz-check install-check-prefix \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

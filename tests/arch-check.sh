@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The module drawing of docs/ARCHITECTURE.md against the code: the
+# ```modules block there names every module of src/ on its layer (top
+# first) and, under it, the modules it includes ("-> a b c").  A module is
+# NAME.c and NAME.h, with a private NAME_i.h, and a BPF program NAME.bpf.c
+# with the header it shares, NAME_bpf.h.  Fails on an arrow drawn that
+# the code does not have, one the code has that is not drawn, a module on
+# one side only, or an arrow that does not run down to a lower layer.
+#
+# usage: tests/arch-check.sh [ARCHITECTURE.md [SRCDIR]]
+set -eu
+
+doc=${1:-docs/ARCHITECTURE.md}
+src=${2:-src}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# the code: "from to" for each #include "..." of a file of src/
+for f in "$src"/*.c "$src"/*.h; do
+	from=$(basename "$f")
+	from=${from%.*}
+	from=${from%.bpf}
+	from=${from%_i}
+	from=${from%_bpf}
+	echo "module $from"
+	sed -n 's/^#include "\([^"/]*\)".*/\1/p' "$f" | while read -r h; do
+		[ -f "$src/$h" ] || continue
+		to=${h%.h}
+		to=${to%_i}
+		to=${to%_bpf}
+		[ "$to" = "$from" ] || echo "$from $to"
+	done
+done >"$tmp/code.raw"
+grep '^module ' "$tmp/code.raw" | cut -d' ' -f2 | sort -u >"$tmp/code.modules"
+grep -v '^module ' "$tmp/code.raw" | sort -u >"$tmp/code.edges"
+
+# the drawing: "layer module" lines and "-> to ..." under each
+awk -v layers="$tmp/doc.layers" -v edges="$tmp/doc.edges" '
+	/^```modules/ { inside = 1; next }
+	inside && /^```/ { inside = 0; next }
+	!inside { next }
+	$1 ~ /^[0-9]+$/ { mod = $2; print $1, mod >layers; next }
+	$1 == "->" { for (i = 2; i <= NF; i++) print mod, $i >edges; next }
+	/^[ \t]*$/ || /^[ \t]*#/ { next }
+	{ print "arch-check: cannot read this line of the drawing: " $0 >"/dev/stderr"; bad = 1 }
+	END { exit bad }
+' "$doc"
+touch "$tmp/doc.layers" "$tmp/doc.edges"
+sort -u "$tmp/doc.edges" -o "$tmp/doc.edges"
+cut -d' ' -f2 "$tmp/doc.layers" | sort -u >"$tmp/doc.modules"
+
+rc=0
+report() {
+	# $1: what the lines of $2 are
+	if [ -s "$2" ]; then
+		awk -v what="$1" '{ print "arch-check: " what ": " $0 }' "$2" >&2
+		rc=1
+	fi
+}
+comm -23 "$tmp/code.modules" "$tmp/doc.modules" >"$tmp/x"
+report "a module of $src/ not in the drawing" "$tmp/x"
+comm -13 "$tmp/code.modules" "$tmp/doc.modules" >"$tmp/x"
+report "a module drawn that $src/ does not have" "$tmp/x"
+comm -23 "$tmp/code.edges" "$tmp/doc.edges" | sed 's/ / -> /' >"$tmp/x"
+report "an include not drawn" "$tmp/x"
+comm -13 "$tmp/code.edges" "$tmp/doc.edges" | sed 's/ / -> /' >"$tmp/x"
+report "an arrow drawn that the code does not have" "$tmp/x"
+awk 'NR == FNR { layer[$2] = $1; next }
+	!($1 in layer) || !($2 in layer) { next }
+	layer[$1] + 0 <= layer[$2] + 0 {
+		print $1 " (layer " layer[$1] ") -> " $2 " (layer " layer[$2] ")"
+	}' "$tmp/doc.layers" "$tmp/doc.edges" >"$tmp/x"
+report "an arrow that does not run down" "$tmp/x"
+awk '{ n[$2]++ } END { for (m in n) if (n[m] > 1) print m }' "$tmp/doc.layers" >"$tmp/x"
+report "a module drawn twice" "$tmp/x"
+
+if [ "$rc" = 0 ]; then
+	echo "arch-check: $(wc -l <"$tmp/doc.modules") modules, $(wc -l <"$tmp/doc.edges") arrows: the drawing is the code"
+fi
+exit "$rc"
