@@ -195,7 +195,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	int version, err, reply_len;
 
 	cmdq_batch_init(&b);
-	err = cmdq_check_caller(o, tid, "write()");
+	err = opener_check_caller(o, tid, "write()");
 	if (!err && atomic_load(&o->d->target_gone))
 		err = -ENODEV;
 	if (!err)
@@ -677,7 +677,7 @@ void async_read(fuse_req_t req, struct opener *o, size_t size, int flags)
 	int err, pack_id = -1;
 	bool unresolved = false;
 
-	err = cmdq_check_caller(o, tid, "read()");
+	err = opener_check_caller(o, tid, "read()");
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;

@@ -83,66 +83,6 @@ static void wake_poller(struct opener *o)
 	cmdq_wake_poller(ph);
 }
 
-/*
- * sg's sg_check_file_access(), for every call that takes or hands over a
- * command of the file: read(), write() and the sg v4 ioctls (SG_IOSUBMIT,
- * SG_IORECEIVE(_V3), SG_IOABORT) only from the context that opened it
- * (README, security model).  A completion, kept SG_IO orphans included,
- * reaches a caller only through a call this passed, once per call however
- * many it hands over.  The caller's /proc/TID stays open for its next
- * call; another thread of the file meanwhile reads its own.
- */
-static int check_procfs(struct opener *o, pid_t tid, const char *call)
-{
-	struct uaccess_status own;
-	const char *why;
-	int err;
-
-	if (!o->d->direct || tid <= 0) {
-		if (!atomic_exchange(&o->warned_path, true))
-			bsgdev_warn(o->d,
-				    "tid %d: %s refused: the asynchronous interface needs the "
-				    "direct-copy path (CAP_SYS_PTRACE over callers)",
-				    tid, call);
-		return -EINVAL;
-	}
-	if (pthread_mutex_trylock(&o->status_lock)) {
-		uaccess_status_init(&own);
-		err = uaccess_ident_match(&own, tid, &o->ident, o->shared, &why);
-		uaccess_status_fini(&own);
-	} else {
-		err = uaccess_ident_match(&o->status, tid, &o->ident, o->shared, &why);
-		pthread_mutex_unlock(&o->status_lock);
-	}
-	if (!err)
-		return 0;
-	if (err != -EPERM) {
-		bsgdev_warn(o->d, "tid %d: %s refused: %s: %s", tid, call, why, strerror(-err));
-		return err;
-	}
-	if (!atomic_exchange(&o->warned, true))
-		bsgdev_warn(o->d, "tid %d: %s refused: not the opener's security context (%s)", tid,
-			    call, why);
-	else
-		bsgdev_debug(o->d, "tid %d: %s refused: %s", tid, call, why);
-	return -EPERM;
-}
-
-/*
- * Where the node's credential gate is live (gate.h), the kernel made sg's
- * test before the call reached us, exactly: nothing is left to check.
- * --shared-queue's files share one opener, whose owner the kernel does not
- * know: /proc still.
- */
-int cmdq_check_caller(struct opener *o, pid_t tid, const char *call)
-{
-	const struct bsgdev *node = o->d->home ? o->d->home : o->d;
-
-	if (!o->d->direct || tid <= 0 || o->shared || !atomic_load(&node->gated))
-		return check_procfs(o, tid, call);
-	return 0;
-}
-
 static void run_async(struct pool_work *w, unsigned slot);
 
 static void complete(struct cmd *cmd, int err, bool placed, bool here);
@@ -414,7 +354,7 @@ int cmdq_submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr
 }
 
 /*
- * May a call that wants w take c?  The call passed cmdq_check_caller(): c's
+ * May a call that wants w take c?  The call passed opener_check_caller(): c's
  * owner is the process that wrote or kept it (0: any); --shared-queue's
  * files share every completion, as pre-4.19 bsg did.
  */
@@ -760,7 +700,7 @@ void cmdq_target_done(struct scsi_cmd *c, int err)
 bool cmdq_may_keep(struct cmd *cmd)
 {
 	/* SG_IO passes the gate, as sg's own: its caller is checked here */
-	return check_procfs(cmd->o, cmd->tid, "an interrupted SG_IO kept for read()") == 0;
+	return opener_check_procfs(cmd->o, cmd->tid, "an interrupted SG_IO kept for read()") == 0;
 }
 
 bool cmdq_keep(struct cmd *cmd)

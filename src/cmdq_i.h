@@ -53,14 +53,6 @@ struct origin {
 unsigned cmdq_queue_limit(struct opener *o, unsigned version);
 unsigned cmdq_poll_limit(struct opener *o);
 
-/*
- * sg's sg_check_file_access(), once per call that takes or hands over a
- * command of o: 0, or -EPERM (-EINVAL without the direct-copy path).  Made
- * by the kernel where o's node has a live credential gate (bsgdev.gated),
- * from /proc otherwise.
- */
-int cmdq_check_caller(struct opener *o, pid_t tid, const char *call);
-
 /* Room may have appeared: the writers waiting for it go on, pollers are woken (POLLOUT). */
 void cmdq_room(struct opener *o);
 /* Serve the parked readers that what is done now satisfies. */

@@ -130,6 +130,16 @@ int opener_read_ident(struct bsgdev *d, struct uaccess_status *cache, pid_t tid,
 int opener_chan(struct opener *o);
 
 /* A reference to o, which lives until the last is put (o->lock not held). */
+/*
+ * sg's sg_check_file_access(), once per call that takes or hands over a
+ * command of o: 0, or -EPERM (-EINVAL without the direct-copy path).  Made
+ * by the kernel where o's node has a live credential gate (bsgdev.gated),
+ * from /proc otherwise.
+ */
+int opener_check_caller(struct opener *o, pid_t tid, const char *call);
+/* The same from /proc, whatever the gate: for a call the gate does not see. */
+int opener_check_procfs(struct opener *o, pid_t tid, const char *call);
+
 void opener_get(struct opener *o);
 void opener_put(struct opener *o);
 /*

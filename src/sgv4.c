@@ -4,7 +4,7 @@
  * the opener's command queue (cmdq.h).
  *
  * Each call is checked as read() and write() are, once: the caller must be
- * in the opener's security context (cmdq_check_caller()), so that a completion
+ * in the opener's security context (opener_check_caller()), so that a completion
  * is never written into a program or a user other than the one whose
  * addresses it names (an execve() keeps the process id).  Each command
  * passes the access policy with the submitting thread's rights, as SG_IO's
@@ -112,7 +112,7 @@ static int ioctl_start(struct ioctx *x, const char *call, pid_t *owner, bool gon
 	if (gone_fails && atomic_load(&o->d->target_gone))
 		return -ENODEV; /* sg v4: SG_IS_DETACHING */
 	*owner = o->ident.c.tgid;
-	return cmdq_check_caller(o, x->tid, call);
+	return opener_check_caller(o, x->tid, call);
 }
 
 /* sg_v4h_partial_zero(): the outputs of a control object, before sg fills them. */
