@@ -37,7 +37,7 @@ CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 MODULES := scsi target pool creds guard uaccess ioctx cmd sgio chans copyjob park done cmdq async sgv4 ioctl midlayer log filter caps notify opener \
 	policy options control bsgadd sigwatch share
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
-DAEMON_MODULES := node calls fuseio devnode udev fleet gate
+DAEMON_MODULES := node files calls fuseio devnode udev fleet gate
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate notify udev uaccess creds log list \

@@ -4,12 +4,13 @@
  * /dev/cuse descriptor and a thread of its own that runs libfuse's
  * multi-threaded loop; workers read requests through fuseio.c, so that
  * node_stop() ends every worker of this session, and only those, from any
- * thread.  The callbacks are thin trampolines: open and release keep the
- * file's count in the shares; read, write and ioctl run within the call's
- * share of threads, or park past it (calls.c); the device file is made
- * ready by devnode.c.  Only node_start() waits on n->cond, for the session
- * to come up or end.  A callback may wait below it: a binding's SG_IO for
- * a slot (cmdq_slot_take()), a copy for its watchdog's answer (guard.h).
+ * thread.  The callbacks are thin trampolines: open and release go to
+ * files.c; read, write and ioctl run within the call's share of threads, or
+ * park past it (calls.c); the device file is made ready by devnode.c.
+ * node_start() waits on n->cond for the session to come up or end, and an
+ * open for the credential gate to be armed (wait_armed()).  A callback may
+ * wait below: a binding's SG_IO for a slot (cmdq_slot_take()), a copy for
+ * its watchdog's answer (guard.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +35,7 @@
 #include "control.h"
 #include "copyjob.h"
 #include "devnode.h"
+#include "files.h"
 #include "fuseio.h"
 #include "gate.h"
 #include "guard.h"
@@ -58,17 +60,12 @@
 #define SERVE_MAX    256 /* threads of the elastic pool (d->serve) at most */
 
 struct node {
-	struct bsgdev d;     /* first: the callbacks' userdata is the node */
-	struct calls calls;  /* its read(), write() and ioctl() calls, in their shares */
-	struct control *ctl; /* --control: files bind to devices; d has no target */
-	bool stuck;	     /* its session ended with a copy still stalled: leave it */
+	struct bsgdev d;    /* first: the callbacks' userdata is the node */
+	struct calls calls; /* its read(), write() and ioctl() calls, in their shares */
+	struct files files; /* its open files; files.ctl: --control, d has no target */
+	bool stuck;	    /* its session ended with a copy still stalled: leave it */
 	const struct node_config *cfg;
 	char name[128];
-	/* --shared-queue: every open file is this one opener, as bsg before 4.19 */
-	pthread_mutex_t shared_lock;
-	struct opener *shared;	      /* protected by shared_lock */
-	struct share_file *shared_sf; /* protected by shared_lock: its own, while it lives */
-	unsigned shared_files;	      /* protected by shared_lock */
 	struct fuse_session *se;
 	struct fuseio io; /* its workers' reads, and the stop eventfd */
 	pthread_t thread;
@@ -77,21 +74,14 @@ struct node {
 	void *ended_arg;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool up;		  /* protected by lock: /dev/NAME exists with its owner and mode */
-	bool armed;		  /* protected by lock: cfg->gate checks dev's files (gate.h) */
-	dev_t dev;		  /* the node's number, once armed */
-	bool stopping;		  /* protected by lock: the session is ending, or se is gone */
-	bool over;		  /* protected by lock: the session has ended */
-	atomic_bool removed;	  /* udev said the device went */
-	atomic_bool warned_files; /* an open past the bounds on open files was logged */
-	int start_err;		  /* why the node did not come up, if known */
-	int result;		  /* protected by lock: the loop's, once over */
-};
-
-/* An open file of the node, as fi->fh says. */
-struct node_file {
-	void *file;	       /* its struct opener, or a control node's struct control_file */
-	struct share_file *sf; /* its count of open files and of calls holding a thread */
+	bool up;	     /* protected by lock: /dev/NAME exists with its owner and mode */
+	bool armed;	     /* protected by lock: cfg->gate checks dev's files (gate.h) */
+	dev_t dev;	     /* the node's number, once armed */
+	bool stopping;	     /* protected by lock: the session is ending, or se is gone */
+	bool over;	     /* protected by lock: the session has ended */
+	atomic_bool removed; /* udev said the device went */
+	int start_err;	     /* why the node did not come up, if known */
+	int result;	     /* protected by lock: the loop's, once over */
 };
 
 static struct node *req_node(fuse_req_t req)
@@ -107,121 +97,6 @@ static struct bsgdev *req_daemon(fuse_req_t req)
 static struct node_file *fi_file(const struct fuse_file_info *fi)
 {
 	return (struct node_file *)(uintptr_t)fi->fh;
-}
-
-/* The last file of o is gone (with --shared-queue, maybe not yet). */
-static void release_shared(struct node *n, struct opener *o)
-{
-	struct share_file *sf = NULL;
-	bool last = true;
-
-	if (n->cfg->shared_queue) {
-		pthread_mutex_lock(&n->shared_lock);
-		if (n->shared == o) {
-			last = --n->shared_files == 0;
-			if (last) {
-				n->shared = NULL;
-				sf = n->shared_sf;
-				n->shared_sf = NULL;
-			}
-		}
-		pthread_mutex_unlock(&n->shared_lock);
-	}
-	if (last)
-		cmdq_release(o);
-	if (sf)
-		share_file_close(sf); /* after the release: nothing parks on it now */
-}
-
-static void set_file(struct fuse_file_info *fi, void *file)
-{
-	fi->fh = (uintptr_t)file;
-	fi->nonseekable = 1; /* sg uses nonseekable_open(): pread/pwrite get ESPIPE */
-	fi->direct_io = 1;
-}
-
-/* A new opener for the file being opened: 0, or the errno to answer. */
-static int file_opener_new(fuse_req_t req, struct fuse_file_info *fi, struct opener **ret)
-{
-	return opener_new(req_daemon(req), fi->flags, req_node(req)->cfg->shared_queue,
-			  fuse_req_ctx(req)->pid, NULL, ret);
-}
-
-/*
- * --shared-queue: pre-4.19 bsg kept one queue per device, so that any
- * opener could read any other's completions.  Reproduced on request, to
- * show that flaw: every file opened shares one opener, made by the first
- * open under the lock, so that two first opens at once still share it.
- */
-static int open_shared(fuse_req_t req, struct fuse_file_info *fi, struct opener **ret)
-{
-	struct node *n = req_node(req);
-	int err = 0;
-
-	pthread_mutex_lock(&n->shared_lock);
-	if (!n->shared) {
-		uid_t uid = fuse_req_ctx(req)->uid;
-
-		err = file_opener_new(req, fi, &n->shared);
-		/* the queue's own file in the shares, its first opener's: copies
-		 * into any of its readers hold that file's share of threads */
-		if (!err && share_file_open(n->cfg->share, uid, &n->shared_sf)) {
-			cmdq_release(n->shared);
-			n->shared = NULL;
-			err = ENOMEM;
-		} else if (!err) {
-			cmdq_set_share(n->shared, n->cfg->share, n->shared_sf, uid);
-		}
-	}
-	if (!err) {
-		n->shared_files++;
-		*ret = n->shared;
-	}
-	pthread_mutex_unlock(&n->shared_lock);
-	return err;
-}
-
-static int open_file(fuse_req_t req, struct fuse_file_info *fi, void **ret)
-{
-	struct node *n = req_node(req);
-
-	if (n->ctl)
-		return control_open(n->ctl, fuse_req_ctx(req)->pid, fi->flags,
-				    (struct control_file **)ret);
-	if (n->cfg->shared_queue)
-		return open_shared(req, fi, (struct opener **)ret);
-	return file_opener_new(req, fi, (struct opener **)ret);
-}
-
-static void release_file(struct node *n, struct fuse_file_info *fi)
-{
-	struct node_file *nf = fi_file(fi);
-
-	if (n->ctl)
-		control_release(n->ctl, nf->file);
-	else
-		release_shared(n, nf->file);
-	share_file_close(nf->sf);
-	free(nf);
-}
-
-/*
- * uid's new file, counted in its share: 0 or the errno to answer.  sg's
- * only limit on open files is memory (sg_add_sfp()): ENOMEM.
- */
-static int count_file(struct node *n, uid_t uid, struct node_file *nf)
-{
-	int err = share_file_open(n->cfg->share, uid, &nf->sf);
-
-	if (!err) {
-		atomic_store_explicit(&n->warned_files, false, memory_order_relaxed);
-		return 0;
-	}
-	if (err != -ENOMEM && !atomic_exchange(&n->warned_files, true))
-		log_node(LOG_WARNING, n->name, "uid %u: open refused: %s: ENOMEM", (unsigned)uid,
-			 err == -EMFILE ? "its files open are at --max-files-per-user"
-					: "the daemon's files open are at --max-files");
-	return ENOMEM;
 }
 
 /*
@@ -246,38 +121,30 @@ static int wait_armed(struct node *n)
 static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct node *n = req_node(req);
-	struct node_file *nf = calloc(1, sizeof(*nf));
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct node_file *nf = NULL;
 	int err;
 
 	stat_inc(&n->d, STAT_OPEN);
 	err = wait_armed(n);
 	if (!err)
-		err = nf ? count_file(n, fuse_req_ctx(req)->uid, nf) : ENOMEM;
-	if (!err) {
-		err = open_file(req, fi, &nf->file);
-		if (err)
-			share_file_close(nf->sf);
-		else if (n->ctl)
-			control_set_share(nf->file, n->cfg->share, nf->sf, fuse_req_ctx(req)->uid);
-		/* a shared opener outlives its first file: it has a share of its own */
-		else if (!n->cfg->shared_queue)
-			cmdq_set_share(nf->file, n->cfg->share, nf->sf, fuse_req_ctx(req)->uid);
-	}
+		err = files_open(&n->files, ctx->pid, ctx->uid, fi->flags, &nf);
 	if (err) {
-		free(nf);
 		fuse_reply_err(req, err);
 		return;
 	}
-	set_file(fi, nf);
+	fi->fh = (uintptr_t)nf;
+	fi->nonseekable = 1; /* sg uses nonseekable_open(): pread/pwrite get ESPIPE */
+	fi->direct_io = 1;
 	if (fuse_reply_open(req, fi) < 0)
-		release_file(n, fi);
+		files_release(&n->files, nf);
 }
 
 /* Last reference to the file gone: no call of it can be in flight. */
 static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
 {
 	stat_inc(req_daemon(req), STAT_RELEASE);
-	release_file(req_node(req), fi);
+	files_release(&req_node(req)->files, fi_file(fi));
 	fuse_reply_err(req, 0);
 }
 
@@ -287,7 +154,7 @@ static void cb_release(fuse_req_t req, struct fuse_file_info *fi)
  */
 static struct opener *nf_opener(struct node *n, struct node_file *nf)
 {
-	return n->ctl ? control_opener(nf->file) : nf->file;
+	return n->files.ctl ? control_opener(nf->file) : nf->file;
 }
 
 static struct opener *file_opener(fuse_req_t req, const struct fuse_file_info *fi)
@@ -308,8 +175,8 @@ static void run_ioctl(struct node *n, struct call *c, struct opener *o)
 	};
 
 	x.direct = n->d.direct && x.tid > 0; /* 0: caller outside our pid namespace */
-	if (n->ctl)
-		control_ioctl(n->ctl, c->nf->file, &x, (unsigned)c->cmd, c->flags);
+	if (n->files.ctl)
+		control_ioctl(n->files.ctl, c->nf->file, &x, (unsigned)c->cmd, c->flags);
 	else
 		ioctl_dispatch(&x, (unsigned)c->cmd, c->flags);
 }
@@ -470,7 +337,7 @@ static void cb_init_done(void *userdata)
 		node_stop(n);
 		return;
 	}
-	if (n->ctl) {
+	if (n->files.ctl) {
 		log_node(LOG_INFO, n->name,
 			 "control node /dev/%s (%u:%u): BSG_IOC_ADD binds a file", n->name,
 			 major(dev), minor(dev));
@@ -516,6 +383,34 @@ static const struct fuse_custom_io node_io = {
 	.writev = node_writev,
 };
 
+/* The session's loop is over: what its workers still hold answered, its pools and session freed. */
+static void session_over(struct node *n)
+{
+	pthread_mutex_lock(&n->lock);
+	n->stopping = true; /* from now on, node_stop() leaves se alone */
+	pthread_mutex_unlock(&n->lock);
+	/* answer what the workers still hold while the session can take it */
+	copyjob_drain(&n->d, n->cfg->share);
+	calls_drain(&n->calls);
+	control_stop(n->files.ctl);
+	async_bsgdev_fini(&n->d);
+	/* a completion hands work to the pools: none comes once they go */
+	target_queue_stop(n->d.target);
+	pool_free(n->d.pool);
+	n->stuck = !pool_free_within(n->d.serve, 1000) || watchdog_busy(n->d.wd);
+	if (n->stuck) {
+		log_node(LOG_WARNING, n->name,
+			 "copies into clients' memory still stalled: the node stays until the "
+			 "daemon exits");
+		return;
+	}
+	control_free(n->files.ctl); /* the pools' last commands may have freed bindings */
+	n->files.ctl = NULL;
+	fuse_session_destroy(n->se); /* closes /dev/cuse: the kernel removes the node */
+	if (n->armed)
+		gate_disarm(n->cfg->gate, n->dev); /* its number may go to another driver */
+}
+
 static void *node_thread(void *arg)
 {
 	struct node *n = arg;
@@ -531,30 +426,7 @@ static void *node_thread(void *arg)
 		ret = fuse_session_loop_mt(n->se, cfg) < 0 ? -EIO : 0;
 		fuse_loop_cfg_destroy(cfg);
 	}
-	pthread_mutex_lock(&n->lock);
-	n->stopping = true; /* from now on, node_stop() leaves se alone */
-	pthread_mutex_unlock(&n->lock);
-	/* answer what the workers still hold while the session can take it */
-	copyjob_drain(&n->d, n->cfg->share);
-	calls_drain(&n->calls);
-	control_stop(n->ctl);
-	async_bsgdev_fini(&n->d);
-	/* a completion hands work to the pools: none comes once they go */
-	target_queue_stop(n->d.target);
-	pool_free(n->d.pool);
-	n->stuck = !pool_free_within(n->d.serve, 1000) || watchdog_busy(n->d.wd);
-	if (!n->stuck) {
-		control_free(n->ctl); /* the pools' last commands may have freed bindings */
-		n->ctl = NULL;
-	}
-	if (n->stuck)
-		log_node(LOG_WARNING, n->name,
-			 "copies into clients' memory still stalled: the node stays until the "
-			 "daemon exits");
-	else
-		fuse_session_destroy(n->se); /* closes /dev/cuse: the kernel removes the node */
-	if (!n->stuck && n->armed)
-		gate_disarm(n->cfg->gate, n->dev); /* its number may go to another driver */
+	session_over(n);
 	pthread_mutex_lock(&n->lock);
 	n->d.pool = NULL;
 	n->d.serve = NULL;
@@ -662,7 +534,7 @@ static int new_control(struct node *n, char *why, size_t why_len)
 		return -EPERM;
 	}
 	n->d.direct = true;
-	return control_new(&n->d, &n->ctl);
+	return control_new(&n->d, &n->files.ctl);
 }
 
 int node_new(const struct node_config *cfg, const char *target, const char *name, struct node **ret,
@@ -682,7 +554,7 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	n->d.openers_gone = openers_gone;
 	n->d.gone = target_gone;
 	n->calls = (struct calls){ .d = &n->d, .share = cfg->share, .run = run_call };
-	pthread_mutex_init(&n->shared_lock, NULL);
+	files_init(&n->files, &n->d, n->name, cfg->share, cfg->shared_queue);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
 	err = target ? open_target(n, target, why, why_len) : new_control(n, why, why_len);
@@ -920,7 +792,7 @@ const char *node_name(const struct node *n)
 
 const char *node_target(const struct node *n)
 {
-	return n->ctl ? "any device bound with BSG_IOC_ADD" : n->d.target->info.path;
+	return n->files.ctl ? "any device bound with BSG_IOC_ADD" : n->d.target->info.path;
 }
 
 /*
@@ -968,7 +840,7 @@ int node_free(struct node *n)
 	}
 	if (n->se)
 		fuse_session_destroy(n->se); /* the thread never ran */
-	control_free(n->ctl);		     /* the session never ran: no binding was made */
+	control_free(n->files.ctl);	     /* the session never ran: no binding was made */
 	async_bsgdev_fini(&n->d);
 	pool_free(n->d.pool);
 	pool_free(n->d.serve);
@@ -978,7 +850,7 @@ int node_free(struct node *n)
 		close(n->io.stopfd);
 	pthread_cond_destroy(&n->cond);
 	pthread_mutex_destroy(&n->lock);
-	pthread_mutex_destroy(&n->shared_lock);
+	files_fini(&n->files);
 	pthread_mutex_destroy(&n->d.openers_lock);
 	free(n);
 	return ret;
