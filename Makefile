@@ -231,7 +231,8 @@ vm-check: test-progs
 	$(VM_RUN) tests/vm/async.sh
 	$(VM_RUN) tests/vm/ioctl.sh
 	$(VM_RUN) tests/vm/access.sh
-	$(VM_RUN) tests/vm/security.sh
+	$(VM_RUN) tests/vm/security.sh CRED_CHECK=kernel
+	$(VM_RUN) tests/vm/security.sh CRED_CHECK=procfs $(CURDIR)/build/cuse_bsg 4 12
 	$(VM_RUN) tests/vm/robust.sh
 	$(VM_RUN) tests/vm/udev.sh
 	$(VM_RUN) tests/vm/hotplug.sh

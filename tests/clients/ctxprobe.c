@@ -31,9 +31,9 @@
  *                                  read())
  *   ctxprobe clonevm-exec DEV      a clone(CLONE_VM) sibling execve()s this
  *                                  program, which read()s
- *   ctxprobe exec-keepvm DEV       (under setarch -R) as reexec second,
- *                                  while a clone(CLONE_VM) sibling keeps
- *                                  the old memory alive
+ *   ctxprobe exec-keepvm DEV       as reexec second (under setarch -R or
+ *                                  not), while a clone(CLONE_VM) sibling
+ *                                  keeps the old memory alive
  *   ctxprobe thread-setuid DEV     one thread's own setuid(nobody) (the raw
  *                                  system call: no other thread changes),
  *                                  its read(), then a sibling thread's
@@ -647,7 +647,7 @@ static int sibling_wait(void *arg)
 	_exit(0);
 }
 
-/* (under setarch -R) the opener's execve() while a sibling keeps its memory */
+/* The opener's execve() of itself while a sibling keeps its old memory. */
 static int exec_keepvm(char **argv)
 {
 	uint8_t *p;

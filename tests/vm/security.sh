@@ -563,12 +563,29 @@ orphan_child() {
         grep -q 'SG_IORECEIVE_V3 errno=EPERM' <<<"$n"
 }
 
+# absent CMD...: CMD fails (a grep that must find nothing)
+absent() {
+    ! "$@"
+}
+
 handovers() {
+    local mode g0
+    mode=$(cred_mode)
+    [ "$mode" != kernel ] || g0=$(stats_field gate_refused "$(node_stats)")
     rawio_copy
     handover_exec 11a "$NODE" "the node"
     orphan_child
-    check "11e: the refusal logged once, naming the device and the reason" \
-        grep -q "$(basename "$NODE").*SG_IORECEIVE.* refused: not the opener's security context (" "$NODE_LOG"
+    if [ "$mode" != kernel ]; then
+        check "11e: the refusal logged once, naming the device and the reason" \
+            grep -q "$(basename "$NODE").*SG_IORECEIVE.* refused: not the opener's security context (" "$NODE_LOG"
+        return
+    fi
+    # the gate refused them in the kernel: the daemon never saw them
+    check "11e: the refusals are the gate's: the daemon logs none" \
+        absent grep -q "$(basename "$NODE").*SG_IORECEIVE.* refused" "$NODE_LOG"
+    # four receives after execve() in 11a, the child's two in 11d
+    check "11e: ... and its gate_refused= counts the 6" \
+        test "$(($(stats_field gate_refused "$(node_stats)") - g0))" -eq 6
 }
 
 # ---- 12. the control node's bindings ----
