@@ -99,8 +99,8 @@ build/unit/test_caps: build/san/tests/unit/test_caps.o $(call san,caps)
 	$(UNIT_LINK) -o $@
 
 # the gate's choice and its fall-back; the skeleton built in
-build/unit/test_gate: build/san/tests/unit/test_gate.o $(call san,gate)
-	$(UNIT_LINK) $(shell $(PKG_CONFIG) --libs libbpf) -o $@
+build/unit/test_gate: build/san/tests/unit/test_gate.o $(call san,gate log)
+	$(UNIT_LINK) $(shell $(PKG_CONFIG) --libs libbpf) -pthread -o $@
 
 build/unit/test_bsgadd: build/san/tests/unit/test_bsgadd.o $(call san,bsgadd)
 	$(UNIT_LINK) -o $@

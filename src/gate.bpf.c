@@ -45,10 +45,33 @@ struct {
 	__type(value, struct gate_count);
 } nodes SEC(".maps");
 
+/* each refusal, for the daemon to log: the call never reaches it */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} refusals SEC(".maps");
+
 /* the ioctls checked, set by the daemon before the load (scsi.h's numbers) */
 const volatile __u32 gated_ioctls[GATE_IOCTLS] = { 0 };
 
-static __always_inline int check(struct file *file)
+/* Tell the daemon; a full ring loses the line, never the refusal. */
+static __always_inline void report(__u32 dev, __u32 what, int ioctl)
+{
+	struct gate_refusal *r = bpf_ringbuf_reserve(&refusals, sizeof(*r), 0);
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!r)
+		return;
+	r->dev = dev;
+	r->tgid = id >> 32;
+	r->tid = (__u32)id;
+	r->what = what;
+	r->ioctl = ioctl;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	bpf_ringbuf_submit(r, 0);
+}
+
+static __always_inline int check(struct file *file, __u32 what, int ioctl)
 {
 	__u32 dev = file->f_inode->i_rdev;
 	struct task_struct *task;
@@ -63,6 +86,7 @@ static __always_inline int check(struct file *file)
 	if (file->f_cred == task->real_cred)
 		return 0;
 	__sync_fetch_and_add(&c->refused, 1);
+	report(dev, what, ioctl);
 	return -EPERM;
 }
 
@@ -71,7 +95,7 @@ int BPF_PROG(gate_rw, struct file *file, int mask, int ret)
 {
 	if (ret)
 		return ret;
-	return check(file);
+	return check(file, mask, 0);
 }
 
 SEC("lsm/file_ioctl")
@@ -81,7 +105,7 @@ int BPF_PROG(gate_ioctl, struct file *file, unsigned int cmd, unsigned long arg,
 		return ret;
 	for (int i = 0; i < GATE_IOCTLS; i++)
 		if (cmd == gated_ioctls[i])
-			return check(file);
+			return check(file, cmd, 1);
 	return 0;
 }
 

@@ -5,6 +5,8 @@
  * gate.bpf.c), keeps its nodes map, and proves it live once.  Any thread.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -19,11 +22,28 @@
 #include "gate.h"
 #include "gate.skel.h"
 #include "gate_bpf.h"
+#include "log.h"
 #include "scsi.h"
+
+/* An armed node, for the log's lines. */
+struct gate_node {
+	struct gate_node *next;
+	__u32 key;	  /* the nodes map's */
+	time_t warned;	  /* the last second a refusal was logged as a warning */
+	unsigned quieted; /* refusals logged at debug since */
+	char name[128];
+};
 
 struct gate {
 	struct gate_bpf *skel;
-	atomic_bool live; /* gate_prove() saw it refuse in the kernel */
+	atomic_bool live;     /* gate_prove() saw it refuse in the kernel */
+	atomic_int proof_pid; /* its child, whose refusal is not logged */
+	pthread_mutex_t lock;
+	struct gate_node *nodes; /* protected by lock */
+	struct ring_buffer *ring;
+	pthread_t thread;
+	bool watching;	  /* protected by lock: thread runs */
+	atomic_bool stop; /* thread ends */
 };
 
 /* The key of the nodes map: the kernel's dev_t (MKDEV: major << 20 | minor). */
@@ -105,6 +125,8 @@ int gate_new(enum gate_mode mode, struct gate **ret, char *why, size_t why_len)
 	why[0] = '\0';
 	if (mode != GATE_PROCFS) {
 		g = calloc(1, sizeof(*g));
+		if (g)
+			pthread_mutex_init(&g->lock, NULL);
 		err = g ? load(g, why, why_len) : -ENOMEM;
 		if (!g)
 			snprintf(why, why_len, "cannot load the BPF LSM program: %s",
@@ -120,21 +142,132 @@ int gate_new(enum gate_mode mode, struct gate **ret, char *why, size_t why_len)
 	return err;
 }
 
-int gate_arm(struct gate *g, dev_t dev)
+/* What was refused, in the words of the log. */
+static const char *call_name(const struct gate_refusal *r)
+{
+	if (!r->ioctl)
+		return r->what & GATE_MAY_READ ? "read()" : "write()";
+	switch (r->what) {
+	case SG_IOSUBMIT:
+		return "SG_IOSUBMIT";
+	case SG_IOSUBMIT_V3:
+		return "SG_IOSUBMIT_V3";
+	case SG_IORECEIVE:
+		return "SG_IORECEIVE";
+	case SG_IORECEIVE_V3:
+		return "SG_IORECEIVE_V3";
+	default:
+		return "SG_IOABORT";
+	}
+}
+
+/* On the watch thread: one refusal, logged under its node's name. */
+static int log_refusal(void *ctx, void *data, size_t size)
+{
+	struct gate *g = ctx;
+	const struct gate_refusal *r = data;
+	time_t now = time(NULL);
+	struct gate_node *n;
+	unsigned quieted = 0;
+	char name[128] = "";
+	int level = LOG_DEBUG;
+
+	if (size < sizeof(*r) || (int)r->tgid == atomic_load(&g->proof_pid))
+		return 0;
+	pthread_mutex_lock(&g->lock);
+	for (n = g->nodes; n && n->key != r->dev; n = n->next)
+		;
+	if (n && n->warned != now) {
+		level = LOG_WARNING;
+		quieted = n->quieted;
+		n->warned = now;
+		n->quieted = 0;
+	} else if (n) {
+		n->quieted++;
+	}
+	if (n)
+		snprintf(name, sizeof(name), "%s", n->name);
+	pthread_mutex_unlock(&g->lock);
+	if (name[0] && (level < LOG_DEBUG || log_level >= LOG_DEBUG))
+		log_node(level, name,
+			 "tid %u (%.16s, process %u): %s refused in the kernel: not the opener's "
+			 "security context (EPERM, as sg)%s",
+			 r->tid, r->comm, r->tgid, call_name(r),
+			 quieted ? "; more refusals in the last second logged at debug" : "");
+	return 0;
+}
+
+static void *watch(void *arg)
+{
+	struct gate *g = arg;
+
+	pthread_setname_np(pthread_self(), "bsg-gate");
+	while (!atomic_load(&g->stop))
+		ring_buffer__poll(g->ring, 200);
+	return NULL;
+}
+
+/* The log's thread, once: after the daemon's fork, which threads do not survive. */
+static int start_watch(struct gate *g)
+{
+	int err = 0;
+
+	if (g->watching)
+		return 0;
+	g->ring = ring_buffer__new(bpf_map__fd(g->skel->maps.refusals), log_refusal, g, NULL);
+	if (!g->ring)
+		return -errno;
+	err = -pthread_create(&g->thread, NULL, watch, g);
+	if (err) {
+		ring_buffer__free(g->ring);
+		g->ring = NULL;
+		return err;
+	}
+	g->watching = true;
+	return 0;
+}
+
+int gate_arm(struct gate *g, dev_t dev, const char *name)
 {
 	struct gate_count zero = { 0 };
+	struct gate_node *n = calloc(1, sizeof(*n));
 	__u32 key = kdev(dev);
-	int err = bpf_map__update_elem(g->skel->maps.nodes, &key, sizeof(key), &zero, sizeof(zero),
-				       BPF_ANY);
+	int err;
 
+	if (!n)
+		return -ENOMEM;
+	n->key = key;
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	pthread_mutex_lock(&g->lock);
+	err = start_watch(g);
+	if (!err)
+		err = bpf_map__update_elem(g->skel->maps.nodes, &key, sizeof(key), &zero,
+					   sizeof(zero), BPF_ANY);
+	if (!err) {
+		n->next = g->nodes;
+		g->nodes = n;
+	}
+	pthread_mutex_unlock(&g->lock);
+	if (err)
+		free(n);
 	return err == -E2BIG || err == -ENOSPC ? -E2BIG : err;
 }
 
 void gate_disarm(struct gate *g, dev_t dev)
 {
 	__u32 key = kdev(dev);
+	struct gate_node **p, *n = NULL;
 
 	bpf_map__delete_elem(g->skel->maps.nodes, &key, sizeof(key), 0);
+	pthread_mutex_lock(&g->lock);
+	for (p = &g->nodes; *p && (*p)->key != key; p = &(*p)->next)
+		;
+	if (*p) {
+		n = *p;
+		*p = n->next;
+	}
+	pthread_mutex_unlock(&g->lock);
+	free(n);
 }
 
 uint64_t gate_refused(const struct gate *g, dev_t dev)
@@ -147,12 +280,17 @@ uint64_t gate_refused(const struct gate *g, dev_t dev)
 	return c.refused;
 }
 
-/* The child: one read() of fd; its exit status is the errno (0: it was served). */
-static void prove_child(int fd)
+/*
+ * The child: once its parent has noted its pid (go), one read() of fd; its
+ * exit status is the errno (0: it was served).
+ */
+static void prove_child(int fd, int go)
 {
 	char buf[128];
 
 	alarm(5); /* unanswered: SIGALRM ends it, and the proof fails */
+	if (read(go, buf, 1) != 1)
+		_exit(125);
 	_exit(read(fd, buf, sizeof(buf)) < 0 ? errno : 0);
 }
 
@@ -161,15 +299,27 @@ int gate_prove(struct gate *g, int fd, dev_t dev, const atomic_ulong *reads, cha
 {
 	unsigned long before = atomic_load(reads);
 	uint64_t refused = gate_refused(g, dev);
-	int status, answer;
-	pid_t pid = fork();
+	int status, answer, go[2];
+	pid_t pid;
 
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		snprintf(why, why_len, "cannot prove the gate: %s", strerror(errno));
+		return -errno;
+	}
+	pid = fork();
 	if (pid < 0) {
 		snprintf(why, why_len, "cannot fork to prove the gate: %s", strerror(errno));
+		close(go[0]);
+		close(go[1]);
 		return -errno;
 	}
 	if (pid == 0)
-		prove_child(fd);
+		prove_child(fd, go[0]);
+	atomic_store(&g->proof_pid, pid); /* its refusal is no client's */
+	if (write(go[1], "", 1) != 1)
+		kill(pid, SIGKILL);
+	close(go[0]);
+	close(go[1]);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
@@ -201,8 +351,20 @@ const char *gate_describe(const struct gate *g)
 
 void gate_free(struct gate *g)
 {
+	struct gate_node *n;
+
 	if (!g)
 		return;
+	if (g->watching) {
+		atomic_store(&g->stop, true);
+		pthread_join(g->thread, NULL);
+		ring_buffer__free(g->ring);
+	}
+	while ((n = g->nodes)) {
+		g->nodes = n->next;
+		free(n);
+	}
 	gate_bpf__destroy(g->skel);
+	pthread_mutex_destroy(&g->lock);
 	free(g);
 }

@@ -15,4 +15,16 @@ struct gate_count {
 	unsigned long long refused;
 };
 
+#define GATE_MAY_READ 4 /* the kernel's MAY_READ, as file_permission's mask has it */
+
+/* One refusal, for the daemon's log (the refusals ring). */
+struct gate_refusal {
+	unsigned int dev;  /* the node's, as the nodes map's key */
+	unsigned int tgid; /* the caller, in the initial pid namespace */
+	unsigned int tid;
+	unsigned int what;  /* file_permission's mask, or the ioctl's number */
+	unsigned int ioctl; /* what is an ioctl's number */
+	char comm[16];
+};
+
 #endif /* CUSE_BSG_GATE_BPF_H */

@@ -301,7 +301,7 @@ static int arm_gate(struct node *n, dev_t dev)
 
 	if (!n->cfg->gate)
 		return 0;
-	err = gate_arm(n->cfg->gate, dev);
+	err = gate_arm(n->cfg->gate, dev, n->name);
 	if (err) {
 		log_node(LOG_ERR, n->name, "cannot arm the credential gate for /dev/%s: %s",
 			 n->name, strerror(-err));

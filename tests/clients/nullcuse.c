@@ -720,7 +720,7 @@ static void arm_gate(struct server *s)
 		else
 			usleep(10000);
 	if (!err)
-		err = gate_arm(s->gate, st.st_rdev);
+		err = gate_arm(s->gate, st.st_rdev, s->name);
 	pthread_mutex_lock(&s->lock);
 	s->armed = !err;
 	pthread_cond_broadcast(&s->cond);
