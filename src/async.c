@@ -211,7 +211,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	}
 	/* sg: the second int tells the v3 header (negative) from sg_header */
 	if (size < SG_HEADER_LEN) {
-		fuse_reply_err(req, EIO);
+		fuse_reply_err(req, -cmdq_short_call(tid, true, size, SG_HEADER_LEN, -EIO));
 		return;
 	}
 	memcpy(&reply_len, buf + SG_HEADER_REPLY_LEN_AT, sizeof(reply_len));
@@ -222,7 +222,7 @@ void async_write(fuse_req_t req, struct opener *o, const char *buf, size_t size,
 	}
 	const struct origin from = { .owner = o->ident.c.tgid };
 	err = size < SCSI_V3_HDR_LEN
-		      ? -EINVAL
+		      ? cmdq_short_call(tid, true, size, SCSI_V3_HDR_LEN, -EINVAL)
 		      : cmdq_submit_one(o, req, tid, buf, SCSI_V3_HDR_LEN, &b, &from, NULL);
 	if (err == CMD_ANSWERED)
 		return;

@@ -75,6 +75,8 @@ struct bsgdev {
 	unsigned queue_depth;	 /* v3 commands written and not read, per opener; 0: 16 */
 	uint32_t max_xfer;	 /* most data one command may move on our path */
 	int max_xfer_errno;	 /* and the errno for more */
+	uint64_t user_limit;	 /* uaccess_user_limit(); 0: any address goes */
+	bool sg_compat;		 /* /dev/sgN (--sg-compat): sg's errnos on any target */
 	atomic_bool target_gone; /* the device is going away; set through gone() */
 	/* the node's credential gate is armed and live: read(), write() and the
 	 * sg v4 ioctls come checked by the kernel (gate.h); a binding: its home's */

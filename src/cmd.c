@@ -179,9 +179,15 @@ int cmd_set_segs(struct cmd *cmd, const struct sg_iovec *uiov)
 {
 	int n;
 
+	uint64_t limit = cmd->d->user_limit ? cmd->d->user_limit : UINT64_MAX;
+
 	if (!cmd->r.iov_count) {
 		cmd->segs[0] = (struct scsi_seg){ cmd->r.data_addr, cmd->r.data_len };
 		cmd->nsegs = cmd->r.data_len ? 1 : 0;
+		/* sg_start_req(): blk_rq_map_user()'s access_ok(), at write() too */
+		if (cmd->nsegs && cmd->r.data_addr &&
+		    !scsi_user_range_ok(cmd->r.data_addr, cmd->r.data_len, limit))
+			return -EFAULT;
 		/* sg: a v3 header with no dxferp moves its data through the
 		 * file's reserve buffer, the client's memory untouched */
 		if (cmd->r.version == 3 && !cmd->r.data_addr && cmd->nsegs) {
@@ -191,7 +197,7 @@ int cmd_set_segs(struct cmd *cmd, const struct sg_iovec *uiov)
 		}
 		return 0;
 	}
-	n = scsi_iov_segs(&cmd->r, uiov, cmd->segs);
+	n = scsi_iov_segs(&cmd->r, uiov, limit, cmd->segs);
 	if (n < 0)
 		return n;
 	cmd->nsegs = n;
@@ -201,8 +207,25 @@ int cmd_set_segs(struct cmd *cmd, const struct sg_iovec *uiov)
 	return 0;
 }
 
+/*
+ * What sg_build_indirect() can gather for one v3 command: a scatter
+ * element (sg's scatter_elem_sz, 32 KiB) per segment the queue takes.
+ * Past it sg says ENOMEM before the block layer sees the length; an sd
+ * target keeps SG_IO's EIO, unless the node is /dev/sgN.
+ */
+static bool over_sg_scatter(const struct bsgdev *d, const struct scsi_req *r)
+{
+	const struct target_info *t = &d->target->info;
+	uint64_t len = ((uint64_t)r->data_len + 511) & ~511ull;
+
+	return r->version == 3 && (t->kind != TARGET_SD || d->sg_compat) && t->max_segments > 0 &&
+	       len > (uint64_t)t->max_segments * SG_SCATTER_SZ;
+}
+
 int cmd_check_limits(const struct bsgdev *d, bool direct, const struct scsi_req *r)
 {
+	if (direct && over_sg_scatter(d, r))
+		return -ENOMEM;
 	if (direct)
 		return r->data_len > d->max_xfer ? -d->max_xfer_errno : 0;
 	if (r->data_len > RETRY_MAX_XFER || r->data_len > d->max_xfer ||

@@ -353,6 +353,23 @@ int cmdq_submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr
 	return 0;
 }
 
+#define SHORT_CALL_TRIES 100	 /* looks at /proc/TID/syscall ... */
+#define SHORT_CALL_NS	 100000L /* ... this far apart */
+
+int cmdq_short_call(pid_t tid, bool write, size_t size, size_t need, int err)
+{
+	const struct timespec pause = { 0, SHORT_CALL_NS };
+	uint64_t count = 0;
+	int ret = -EAGAIN;
+
+	for (int i = 0; i < SHORT_CALL_TRIES && ret == -EAGAIN; i++) {
+		ret = uaccess_call_count(tid, write, &count);
+		if (ret == -EAGAIN)
+			nanosleep(&pause, NULL);
+	}
+	return !ret && count > size && count >= need ? -EFAULT : err;
+}
+
 /*
  * May a call that wants w take c?  The call passed opener_check_caller(): c's
  * owner is the process that wrote or kept it (0: any); --shared-queue's
@@ -368,8 +385,8 @@ bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, stru
 	bool mine = true;
 	int err = 0;
 
-	if (cmds[0]->r.hdr_len > size)
-		err = -EINVAL; /* sg drops the completion too */
+	if (cmds[0]->r.hdr_len > size) /* sg drops the completion too */
+		err = cmdq_short_call(tid, false, size, cmds[0]->r.hdr_len, -EINVAL);
 	else
 		err = guard_begin(o->d->wd, &g, req, tid, &o->stuck);
 	if (!err) {

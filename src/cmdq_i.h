@@ -74,6 +74,15 @@ void cmdq_batch_cancel(struct opener *o, struct batch *b);
  */
 int cmdq_submit_one(struct opener *o, struct fuse_req *req, pid_t tid, const void *hdr, size_t len,
 		    struct batch *b, const struct origin *from, int *ret_tag);
+/*
+ * A read() or write() of size bytes, fewer than need: err, sg's answer to
+ * such a count, unless tid's call asked for need bytes or more.  FUSE
+ * passes only what it could map of the caller's buffer, so the rest of
+ * that buffer is unmapped, where sg's copy faults: -EFAULT.  Asks
+ * /proc/TID/syscall, on this path only, waiting a few milliseconds at most
+ * for tid to sleep in its call.
+ */
+int cmdq_short_call(pid_t tid, bool write, size_t size, size_t need, int err);
 /* cmd ended at the target with err (placed: it held a channel's slot). */
 void cmdq_complete(struct cmd *cmd, int err, bool placed);
 

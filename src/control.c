@@ -219,6 +219,7 @@ static int binding_new(struct control *c, struct target *t, struct binding **ret
 	b->d.slots_shared = b->d.max_running != 0;
 	b->d.max_xfer = t->info.max_xfer;
 	b->d.max_xfer_errno = t->info.max_xfer_errno;
+	b->d.user_limit = uaccess_user_limit();
 	/* the rule of the descriptor's own driver where the policy leaves it to the kernel */
 	b->d.policy_kernel = t->info.kind == TARGET_SG ? FILTER_KERNEL_SG : FILTER_KERNEL_BSG;
 	b->d.bound = true;

@@ -134,7 +134,10 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 		return;
 	}
 	fi->fh = (uintptr_t)nf;
-	fi->nonseekable = 1; /* sg uses nonseekable_open(): pread/pwrite get ESPIPE */
+	/* as sg's nonseekable_open(), but the kernel's CUSE never reads it
+	 * (cuse_open() skips fuse_finish_open()): pread()/pwrite() still come
+	 * as read()/write() (INTERFACE.md) */
+	fi->nonseekable = 1;
 	fi->direct_io = 1;
 	if (fuse_reply_open(req, fi) < 0)
 		files_release(&n->files, nf);
@@ -454,6 +457,8 @@ static int choose_path(struct node *n, char *why, size_t why_len)
 		return -EPERM;
 	}
 	n->d.direct = copy == NODE_COPY_DIRECT || (copy == NODE_COPY_AUTO && possible);
+	n->d.user_limit = uaccess_user_limit();
+	n->d.sg_compat = n->cfg->sg_minor >= 0;
 	if (n->d.direct) {
 		n->d.max_xfer = t->max_xfer;
 		n->d.max_xfer_errno = t->max_xfer_errno;

@@ -124,15 +124,25 @@ int scsi_decode(const void *buf, size_t len, struct scsi_req *ret)
 	return 0;
 }
 
-int scsi_iov_segs(const struct scsi_req *r, const struct sg_iovec *uiov, struct scsi_seg *segs)
+bool scsi_user_range_ok(uint64_t addr, uint64_t len, uint64_t limit)
+{
+	return len <= limit && addr <= limit - len;
+}
+
+int scsi_iov_segs(const struct scsi_req *r, const struct sg_iovec *uiov, uint64_t limit,
+		  struct scsi_seg *segs)
 {
 	uint64_t left = r->data_len;
 	unsigned i, n = 0;
 
-	/* import_iovec() checks every entry before the list is cut to dxfer_len */
+	/* import_iovec() checks every entry before the list is cut to
+	 * dxfer_len: all lengths first, then each range as access_ok() does */
 	for (i = 0; i < r->iov_count; i++)
 		if (uiov[i].iov_len > (size_t)SSIZE_MAX)
 			return -EINVAL;
+	for (i = 0; i < r->iov_count; i++)
+		if (!scsi_user_range_ok((uintptr_t)uiov[i].iov_base, uiov[i].iov_len, limit))
+			return -EFAULT;
 	for (i = 0; i < r->iov_count && left; i++) {
 		uint64_t len = uiov[i].iov_len;
 

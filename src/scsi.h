@@ -137,12 +137,21 @@ int scsi_peek_version(const void *buf, size_t len);
 int scsi_decode(const void *buf, size_t len, struct scsi_req *ret);
 
 /*
+ * access_ok() for len bytes at addr: the whole range below limit, the end
+ * of the user half (uaccess_user_limit()), without wrapping.
+ */
+bool scsi_user_range_ok(uint64_t addr, uint64_t len, uint64_t limit);
+
+/*
  * The data segments of a request with iov_count > 0, from the client's
  * sg_iovec array: truncated to data_len as the kernel's iov_iter does.
- * Writes at most iov_count entries to segs; returns their number.  A total
- * of zero is -EINVAL, as in sg_start_req().
+ * Writes at most iov_count entries to segs; returns their number.  Every
+ * entry, those past data_len too, must be a user range below limit
+ * (-EFAULT), as import_iovec() checks; a total of zero is -EINVAL, as in
+ * sg_start_req().
  */
-int scsi_iov_segs(const struct scsi_req *r, const struct sg_iovec *uiov, struct scsi_seg *segs);
+int scsi_iov_segs(const struct scsi_req *r, const struct sg_iovec *uiov, uint64_t limit,
+		  struct scsi_seg *segs);
 
 /*
  * Fill the request's output fields from the target's result, as sg (v3) or

@@ -399,6 +399,32 @@ static int decode(const void *buf, size_t len, struct scsi_req *r)
 	return err == -ENOSYS ? -EINVAL : err;
 }
 
+/*
+ * bsg maps a v4 header's data buffer page by page, and finds it too long
+ * only once it is mapped: over unmapped memory it says EFAULT.  A v4
+ * header refused (err) for its length alone, past what the node moves,
+ * gets EFAULT if a page bsg would map before it gave up is missing.
+ */
+static int v4_too_long(const struct ioctx *x, const union scsi_hdr *h, int err)
+{
+	const struct bsgdev *d = x->o->d;
+	uint64_t addr, len;
+	union scsi_hdr z;
+	struct scsi_req r;
+
+	if (!x->direct || h->v4.guard != 'Q')
+		return err;
+	addr = h->v4.din_xfer_len ? h->v4.din_xferp : h->v4.dout_xferp;
+	len = h->v4.din_xfer_len ? h->v4.din_xfer_len : h->v4.dout_xfer_len;
+	if (len <= d->max_xfer)
+		return err;
+	z = *h;
+	z.v4.din_xfer_len = z.v4.dout_xfer_len = 0;
+	if (scsi_decode(z.raw, sizeof(z.raw), &r) < 0)
+		return err; /* bsg refuses it for something else first */
+	return uaccess_mapped(x->tid, addr, d->max_xfer) ? err : -EFAULT;
+}
+
 /* What a round of the retry exchange returns when the caller must send more. */
 #define NEXT_ROUND 1
 
@@ -509,6 +535,8 @@ static int direct_fetch(struct ioctx *x, struct cmd **ret)
 		err = decode(hdr.raw, sizeof(hdr.raw), &r);
 	if (!err)
 		err = check_limits(x, &r);
+	if (err == -EINVAL || err == -x->o->d->max_xfer_errno)
+		err = v4_too_long(x, &hdr, err);
 	if (!err)
 		err = call_cmd_new(x, &r, ret);
 	if (!err)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -564,10 +565,12 @@ bool uaccess_capable(pid_t tid, unsigned cap)
 	return yes;
 }
 
-int uaccess_read_buffer(pid_t tid, uint64_t *ret, bool *vector)
+/* The call tid sleeps in, and its first three arguments: 0 or -errno. */
+static int read_syscall(pid_t tid, unsigned long long *nr, unsigned long long *buf,
+			unsigned long long *cnt)
 {
 	char path[64], line[256];
-	unsigned long long nr, fd, buf, cnt;
+	unsigned long long fd;
 	FILE *f;
 	int n;
 
@@ -575,12 +578,77 @@ int uaccess_read_buffer(pid_t tid, uint64_t *ret, bool *vector)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	n = fgets(line, sizeof(line), f) ? sscanf(line, "%llu %llx %llx %llx", &nr, &fd, &buf, &cnt)
+	n = fgets(line, sizeof(line), f) ? sscanf(line, "%llu %llx %llx %llx", nr, &fd, buf, cnt)
 					 : 0;
 	fclose(f);
 	/* "running" until the thread has gone to sleep in its call */
-	if (n != 4)
-		return -EAGAIN;
+	return n == 4 ? 0 : -EAGAIN;
+}
+
+int uaccess_call_count(pid_t tid, bool write, uint64_t *ret)
+{
+	unsigned long long nr, buf, cnt;
+	int err;
+
+	/* our own thread's file shows the read() of that very file */
+	if (tid == gettid())
+		return -EINVAL;
+	err = read_syscall(tid, &nr, &buf, &cnt);
+	if (err)
+		return err;
+	if (write ? nr != SYS_write && nr != SYS_pwrite64 : nr != SYS_read && nr != SYS_pread64)
+		return -EINVAL;
+	*ret = cnt;
+	return 0;
+}
+
+uint64_t uaccess_user_limit(void)
+{
+	void *low = (void *)(1ull << 47);
+	/* only five-level page tables map anything at or past 2^47 */
+	void *p = mmap(low, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+		       0);
+
+	if (p != low) {
+		if (p != MAP_FAILED)
+			munmap(p, 4096);
+		return (1ull << 47) - 4096;
+	}
+	munmap(p, 4096);
+	return (1ull << 56) - 4096;
+}
+
+#define MAPPED_CHUNK 512 /* pages looked at in one process_vm_readv() */
+
+bool uaccess_mapped(pid_t tid, uint64_t addr, uint64_t len)
+{
+	struct iovec remote[MAPPED_CHUNK], local;
+	char sink[MAPPED_CHUNK];
+	uint64_t at = addr, end = addr + len;
+
+	if (end < addr)
+		return false;
+	while (at < end) {
+		unsigned n = 0;
+
+		for (; n < MAPPED_CHUNK && at < end; n++) {
+			remote[n] = (struct iovec){ (void *)(uintptr_t)at, 1 };
+			at = (at | 4095) + 1;
+		}
+		local = (struct iovec){ sink, n };
+		if (process_vm_readv(tid, &local, 1, remote, n, 0) != (ssize_t)n)
+			return false;
+	}
+	return true;
+}
+
+int uaccess_read_buffer(pid_t tid, uint64_t *ret, bool *vector)
+{
+	unsigned long long nr, buf, cnt;
+	int err = read_syscall(tid, &nr, &buf, &cnt);
+
+	if (err)
+		return err;
 	switch (nr) {
 	case SYS_read:
 	case SYS_pread64:

@@ -90,6 +90,28 @@ int uaccess_read_buffer(pid_t tid, uint64_t *ret, bool *vector);
 /* The first buffer of tid's iovec array at iov (its memory read): 0 or -errno. */
 int uaccess_vector_base(pid_t tid, uint64_t iov, uint64_t *ret);
 
+/*
+ * How many bytes the read() or pread64() (write: write() or pwrite64())
+ * thread tid is blocked in asked for, from /proc/TID/syscall alone.  FUSE
+ * hands the daemon only what it could map of the caller's buffer: a count
+ * larger than the request's says the rest faulted.  0 or -errno: -EAGAIN,
+ * not asleep in its call yet; -EINVAL, in another call (a vectored one).
+ */
+int uaccess_call_count(pid_t tid, bool write, uint64_t *ret);
+
+/*
+ * The end of the user half of an address space, as access_ok() takes it
+ * (TASK_SIZE_MAX): 47 bits, or 56 with five-level page tables.
+ */
+uint64_t uaccess_user_limit(void);
+
+/*
+ * Whether every page of len bytes at addr in tid's memory can be read (a
+ * byte of each, as bsg's mapping would fault on it).  Only during tid's
+ * own call.
+ */
+bool uaccess_mapped(pid_t tid, uint64_t addr, uint64_t len);
+
 /* True if this process may use the direct copies on other processes. */
 bool uaccess_direct_possible(void);
 

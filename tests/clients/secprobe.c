@@ -51,8 +51,18 @@
  *   secprobe v4-many DEV COUNT OFFSET   COUNT v4 TEST UNIT READYs written
  *                                       from OFFSET bytes into a page,
  *                                       read back, the rest written again
- *   secprobe parity DEV                 the v3 errno table (one line each)
+ *   secprobe parity DEV                 the v3 errno table (one line each;
+ *                                       a read() or write() also says how
+ *                                       many completions wait after it)
  *   secprobe parity-v4 DEV              the v4 errno table
+ *   secprobe keep-buf DEV [LEN [BLOCKS [FLAGS]]]
+ *                                       READ(10) of BLOCKS (1) into a LEN
+ *                                       (4 MiB) buffer of 0xa5, by SG_IO
+ *                                       and by write()/read(), with the
+ *                                       header's flags FLAGS: done, past
+ *                                       the end, and with the unit stopped
+ *                                       (NOT READY); prints how many bytes
+ *                                       changed in the first block and after
  *   secprobe ioctls DEV ro|rw           the mid-layer's ioctls (SG_SCSI_RESET,
  *                                       SCSI_IOCTL_SEND_COMMAND, PROBE_HOST
  *                                       ...) and SG_IO headers of the wrong
@@ -1308,6 +1318,194 @@ static void parity_positional(const char *dev)
 	close(fd);
 }
 
+/* A page of our own followed by a guard page: a buffer at its end runs into it. */
+static uint8_t *guarded_page(void)
+{
+	uint8_t *p =
+		mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || mprotect(p + PAGE, PAGE, PROT_NONE))
+		die("guard page");
+	return p;
+}
+
+/* What a read() left on fd: "waiting=N" (SG_GET_NUM_WAITING) */
+static void then_waiting(const char *what, int err, int fd)
+{
+	printf("%s %s%s then waiting=%d\n", what, err ? "errno=" : "ok", err ? err_name(err) : "",
+	       num_waiting(fd));
+	fflush(stdout);
+}
+
+/* v3 SG_IO READ(10) of one block, dxfer_len len: the buffer is that long */
+static void parity_dxfer_len(const char *dev, uint32_t len, const char *what)
+{
+	int fd = parity_open(dev, 0);
+	uint8_t cdb[10];
+	struct sg_io_hdr h;
+
+	read10(cdb, 0);
+	v3_init(&h, cdb, 10, SG_DXFER_FROM_DEV, big_region(len), len);
+	result(what, ioctl(fd, SG_IO, &h) < 0 ? errno : 0);
+	close(fd);
+}
+
+/* an sg_iovec past dxfer_len naming kernel memory: import_iovec() checks them all */
+static void parity_iovec_kernel(const char *dev)
+{
+	static uint8_t a[BLOCK];
+	struct sg_iovec iov[2] = { { a, BLOCK },
+				   { (void *)(uintptr_t)0xffff888000000000ull, BLOCK } };
+	int fd = parity_open(dev, O_NONBLOCK);
+	uint8_t cdb[10];
+	struct sg_io_hdr h;
+
+	read10(cdb, 0);
+	v3_init(&h, cdb, 10, SG_DXFER_FROM_DEV, iov, BLOCK);
+	h.iovec_count = 2;
+	result("iovec-kernel-addr", ioctl(fd, SG_IO, &h) < 0 ? errno : 0);
+	then_waiting("write-iovec-kernel-addr", write(fd, &h, sizeof(h)) < 0 ? errno : 0, fd);
+	close(fd);
+}
+
+/* a header whose last bytes lie in a guard page */
+static void parity_write_guard(const char *dev)
+{
+	static const uint8_t tur[6];
+	uint8_t *p = guarded_page();
+	struct sg_io_hdr h, *at = (struct sg_io_hdr *)(p + PAGE - 40);
+	int fd = parity_open(dev, O_NONBLOCK);
+
+	v3_init(&h, tur, 6, SG_DXFER_NONE, NULL, 0);
+	memcpy(at, &h, 40);
+	then_waiting("write-hdr-guard", write(fd, at, sizeof(h)) < 0 ? errno : 0, fd);
+	close(fd);
+}
+
+/* data-in that wraps the address space, or runs past its user half */
+static void parity_dxferp_wrap(const char *dev, uintptr_t addr, const char *what)
+{
+	int fd = parity_open(dev, O_NONBLOCK);
+	uint8_t cdb[10];
+	struct sg_io_hdr h;
+	char name[64];
+
+	read10(cdb, 0);
+	v3_init(&h, cdb, 10, SG_DXFER_FROM_DEV, (void *)addr, 2 * PAGE);
+	snprintf(name, sizeof(name), "sgio-%s", what);
+	result(name, ioctl(fd, SG_IO, &h) < 0 ? errno : 0);
+	snprintf(name, sizeof(name), "write-%s", what);
+	then_waiting(name, write(fd, &h, sizeof(h)) < 0 ? errno : 0, fd);
+	close(fd);
+}
+
+/* a read() whose buffer is read-only, or runs into a guard page */
+static void parity_read_into(const char *dev, void *buf, const char *what)
+{
+	int fd = parity_done_tur(dev);
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	then_waiting(what, read(fd, buf, sizeof(struct sg_io_hdr)) < 0 ? errno : 0, fd);
+	close(fd);
+}
+
+static void parity_read_bufs(const char *dev)
+{
+	uint8_t *ro = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (ro == MAP_FAILED)
+		die("mmap");
+	parity_read_into(dev, ro, "read-ro-buf");
+	parity_read_into(dev, guarded_page() + PAGE - 40, "read-guard");
+}
+
+/* ---- data-in: what a command writes into the caller's buffer ---- */
+
+#define KEEP_LEN (4u << 20)
+
+/* "what status=0xS resid=N head=H tail=T": bytes changed in the first block and after it */
+static void keep_report(const char *what, const struct sg_io_hdr *h, const uint8_t *buf,
+			uint32_t len)
+{
+	uint32_t head = 0, tail = 0;
+
+	for (uint32_t i = 0; i < len; i++) {
+		if (buf[i] == PATTERN)
+			continue;
+		if (i < BLOCK)
+			head++;
+		else
+			tail++;
+	}
+	printf("%s status=0x%x resid=%d sense_key=0x%x head=%u tail=%u\n", what, h->status,
+	       h->resid, h->sb_len_wr > 2 ? h->sbp[2] & 0xf : 0, head, tail);
+	fflush(stdout);
+}
+
+static int keep_flags;		 /* SG_FLAG_* of keep-buf's commands */
+static uint16_t keep_blocks = 1; /* READ(10)'s transfer length */
+
+static void keep_cmd(int fd, const char *what, uint32_t lba, uint32_t len, bool async)
+{
+	static uint8_t sense[32];
+	uint8_t cdb[10], *buf = big_region(len);
+	struct sg_io_hdr h;
+	int err = 0;
+
+	memset(buf, PATTERN, len);
+	read10(cdb, lba);
+	cdb[7] = keep_blocks >> 8, cdb[8] = keep_blocks;
+	v3_init(&h, cdb, 10, SG_DXFER_FROM_DEV, buf, len);
+	h.sbp = sense;
+	h.mx_sb_len = sizeof(sense);
+	h.flags = keep_flags;
+	if (!async)
+		err = ioctl(fd, SG_IO, &h) < 0 ? errno : 0;
+	else if (write(fd, &h, sizeof(h)) < 0 || wait_done(fd) || read(fd, &h, sizeof(h)) < 0)
+		err = errno ? errno : ETIME;
+	if (err)
+		result(what, err);
+	else
+		keep_report(what, &h, buf, len);
+	munmap(buf, len);
+}
+
+static void start_stop(int fd, bool start)
+{
+	static const struct cmd_def stop = { "stop", 6, { 0x1b, 0, 0, 0, 0, 0 }, SG_DXFER_NONE };
+	static const struct cmd_def go = { "start", 6, { 0x1b, 0, 0, 0, 1, 0 }, SG_DXFER_NONE };
+
+	if (sgio_cmd(fd, start ? &go : &stop))
+		die("START STOP UNIT");
+}
+
+/* READ(10) of one block into LEN bytes: read, past the end, with the unit stopped */
+static int keep_buf(int argc, char **argv)
+{
+	int fd = open_dev(argv[2], O_RDWR);
+	uint32_t len = argc > 3 ? strtoul(argv[3], NULL, 0) : KEEP_LEN;
+	char what[64];
+
+	if (argc > 4)
+		keep_blocks = strtoul(argv[4], NULL, 0);
+	if (argc > 5)
+		keep_flags = strtol(argv[5], NULL, 0);
+
+	for (int async = 0; async < 2; async++) {
+		const char *how = async ? "write" : "sgio";
+
+		snprintf(what, sizeof(what), "%s-good", how);
+		keep_cmd(fd, what, 0, len, async);
+		snprintf(what, sizeof(what), "%s-past-end", how);
+		keep_cmd(fd, what, 0x7fffffff, len, async);
+		start_stop(fd, false);
+		snprintf(what, sizeof(what), "%s-not-ready", how);
+		keep_cmd(fd, what, 0, len, async);
+		start_stop(fd, true);
+	}
+	return 0;
+}
+
 static int parity(int argc, char **argv)
 {
 	(void)argc;
@@ -1317,6 +1515,19 @@ static int parity(int argc, char **argv)
 	parity_writev_split(argv[2]);
 	parity_bad_read_buf(argv[2]);
 	parity_positional(argv[2]);
+	parity_dxfer_len(argv[2], 0xfffffff, "dxfer_len-0xfffffff");
+	parity_dxfer_len(argv[2], 0x10000000, "dxfer_len-256M");
+	parity_dxfer_len(argv[2], 0x8000000, "dxfer_len-128M");
+	parity_dxfer_len(argv[2], 0x4000000, "dxfer_len-64M");
+	parity_dxfer_len(argv[2], 0x2000000, "dxfer_len-32M");
+	parity_dxfer_len(argv[2], 0x1000000, "dxfer_len-16M");
+	parity_dxfer_len(argv[2], 0x80000000, "dxfer_len-2G");
+	parity_dxfer_len(argv[2], 0xffffffff, "dxfer_len-4G");
+	parity_iovec_kernel(argv[2]);
+	parity_write_guard(argv[2]);
+	parity_dxferp_wrap(argv[2], (uintptr_t)-PAGE, "dxferp-wrap");
+	parity_dxferp_wrap(argv[2], 0x7ffffffff000ull - PAGE, "dxferp-past-user");
+	parity_read_bufs(argv[2]);
 	return 0;
 }
 
@@ -1333,6 +1544,8 @@ static int parity_v4(int argc, char **argv)
 	h.response = (uintptr_t)sense;
 	h.max_response_len = sizeof(sense);
 	h.din_xferp = (uintptr_t)buf;
+	h.din_xfer_len = 0x80000000u;
+	result("v4-din_xfer_len-2G", ioctl(fd, SG_IO, &h) < 0 ? errno : 0);
 	h.din_xfer_len = 0xffffffff;
 	result("v4-din_xfer_len-4G", ioctl(fd, SG_IO, &h) < 0 ? errno : 0);
 	return 0;
@@ -1492,6 +1705,7 @@ static const struct probe {
 	{ "v4-many", 5, 5, v4_many },
 	{ "parity", 3, 3, parity },
 	{ "parity-v4", 3, 3, parity_v4 },
+	{ "keep-buf", 3, 6, keep_buf },
 	{ "ioctls", 4, 4, ioctls },
 	{ "rcv-exec", 6, 6, rcv_exec },
 	{ "rcv-exec-receive", 4, 4, rcv_exec_receive },

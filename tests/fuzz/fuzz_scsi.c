@@ -183,24 +183,37 @@ static int decode(const uint8_t *data, size_t len, struct scsi_req *ret)
 	return err;
 }
 
+#define USER_LIMIT ((1ull << 47) - 4096) /* TASK_SIZE_MAX, four-level page tables */
+
 /*
- * The client's iovecs, as sgio.c's cmd_set_segs() takes them: -EINVAL or
- * the bytes they carry, which the segments must add up to, in order, cut
- * to data_len as the kernel's iov_iter does.
+ * The client's iovecs, as sgio.c's cmd_set_segs() takes them: -EINVAL,
+ * -EFAULT or the bytes they carry, which the segments must add up to, in
+ * order, cut to data_len as the kernel's iov_iter does.
  */
 static int64_t check_segs(const struct scsi_req *r, struct input *in)
 {
 	struct sg_iovec *uiov = malloc(r->iov_count * sizeof(*uiov));
 	struct scsi_seg *segs = malloc(r->iov_count * sizeof(*segs));
 	uint64_t left = r->data_len;
-	int bad = 0, n, k = 0;
+	int bad = 0, fault = 0, n, k = 0;
 
 	check(uiov && segs);
 	for (unsigned i = 0; i < r->iov_count; i++) {
+		uint64_t base, len;
+
 		take(in, &uiov[i], sizeof(uiov[i]));
-		bad |= uiov[i].iov_len > (size_t)SSIZE_MAX;
+		base = (uintptr_t)uiov[i].iov_base;
+		len = uiov[i].iov_len;
+		bad |= len > (size_t)SSIZE_MAX;
+		fault |= len > USER_LIMIT || base + len > USER_LIMIT || base + len < base;
 	}
-	n = scsi_iov_segs(r, uiov, segs);
+	n = scsi_iov_segs(r, uiov, USER_LIMIT, segs);
+	if (!bad && fault) {
+		check(n == -EFAULT);
+		free(uiov);
+		free(segs);
+		return n;
+	}
 	for (unsigned i = 0; !bad && i < r->iov_count && left; i++) {
 		uint64_t len = uiov[i].iov_len < left ? uiov[i].iov_len : left;
 

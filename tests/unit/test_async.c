@@ -2431,6 +2431,139 @@ static fuse_req_t call_read_as(struct rig *g, pid_t tid, size_t size, int flags)
 	return req;
 }
 
+/* ---- a call FUSE cut short: the rest of the caller's buffer is unmapped ---- */
+
+/*
+ * FUSE hands the daemon what it could map of a caller's buffer.  A read()
+ * of V3 bytes whose buffer runs into an unmapped page arrives as a read of
+ * fewer: sg's copy faults there, EFAULT, and the completion is gone.
+ */
+Test(async, v3_read_cut_short_by_a_fault_is_efault_and_drops_the_completion)
+{
+	struct rig g;
+	struct fake_cmd b[2];
+	struct sleeper s;
+
+	rig_init(&g, 1, O_RDWR);
+	script_check(g.ft, 512, 0);
+	write_v3_reads(&g, b, 2, 1);
+	wait_done(&g, 2);
+	sleeper_start(&s, false, 0); /* asleep in read() of V3 bytes */
+	cr_expect(eq(int, err_of(call_read_as(&g, s.tid, 40, 0)), EFAULT));
+	cr_expect(eq(int, cmdq_num_waiting(g.o), 1), "sg drops that completion");
+	cr_expect(fake_all_bytes(b[0].data, sizeof(b[0].data), FAKE_UNTOUCHED));
+	/* a vectored read cannot be told from a short one: sg's EINVAL */
+	sleeper_stop(&s);
+	memset(&s, 0, sizeof(s));
+	s.readv = true;
+	sleeper_run(&s, 0);
+	sleeper_wait(&s);
+	cr_expect(eq(int, err_of(call_read_as(&g, s.tid, 40, 0)), EINVAL));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)));
+	sleeper_stop(&s);
+	rig_fini(&g);
+}
+
+/* A client thread asleep in write(2) of count bytes to a full pipe. */
+struct blocked_writer {
+	pthread_t thread;
+	int pipe[2];
+	size_t count;
+	char buf[4096];
+	_Atomic pid_t tid;
+};
+
+static void *blocked_writer_main(void *arg)
+{
+	struct blocked_writer *w = arg;
+
+	atomic_store(&w->tid, gettid());
+	if (write(w->pipe[1], w->buf, w->count) < 0)
+		return NULL;
+	return NULL;
+}
+
+static bool in_write(pid_t tid)
+{
+	char path[64], line[256];
+	unsigned long long nr;
+	bool yes = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	yes = fgets(line, sizeof(line), f) && sscanf(line, "%llu", &nr) == 1 && nr == SYS_write;
+	fclose(f);
+	return yes;
+}
+
+static void blocked_writer_start(struct blocked_writer *w, size_t count)
+{
+	struct timespec start, now;
+	pid_t tid;
+
+	memset(w, 0, sizeof(*w));
+	w->count = count;
+	cr_assert(zero(int, pipe2(w->pipe, O_NONBLOCK)));
+	while (write(w->pipe[1], w->buf, sizeof(w->buf)) > 0)
+		; /* full */
+	cr_assert(zero(int, fcntl(w->pipe[1], F_SETFL, 0)));
+	cr_assert(zero(int, pthread_create(&w->thread, NULL, blocked_writer_main, w)));
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!(tid = atomic_load(&w->tid)) || !in_write(tid)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		cr_assert(lt(long, now.tv_sec - start.tv_sec, FAKE_WAIT_SECONDS),
+			  "the writer never went to sleep");
+		sched_yield();
+	}
+}
+
+static void blocked_writer_stop(struct blocked_writer *w)
+{
+	cr_assert(gt(long, read(w->pipe[0], w->buf, sizeof(w->buf)), 0));
+	pthread_join(w->thread, NULL);
+	close(w->pipe[0]);
+	close(w->pipe[1]);
+}
+
+static int write_as(struct rig *g, pid_t tid, const void *buf, size_t size)
+{
+	fuse_req_t req = fake_req_new(g->fs);
+
+	fake_req_ctx(req)->pid = tid;
+	async_write(req, g->o, buf, size, 0);
+	return err_of(req);
+}
+
+/* A v3 header whose end lies in an unmapped page: sg's copy faults, EFAULT, nothing queued. */
+Test(async, v3_write_cut_short_by_a_fault_is_efault)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	struct blocked_writer w;
+
+	rig_init(&g, 1, O_RDWR);
+	h = v3_read(&b, 1, 512, 1);
+	blocked_writer_start(&w, V3);
+	cr_expect(eq(int, write_as(&g, w.tid, &h, 40), EFAULT));
+	cr_expect(eq(int, write_as(&g, w.tid, &h, 20), EFAULT), "short of sg_header too");
+	blocked_writer_stop(&w);
+	/* the call's own count too short: sg's EIO and EINVAL */
+	blocked_writer_start(&w, 30);
+	cr_expect(eq(int, write_as(&g, w.tid, &h, 20), EIO));
+	blocked_writer_stop(&w);
+	blocked_writer_start(&w, 60);
+	cr_expect(eq(int, write_as(&g, w.tid, &h, 40), EINVAL));
+	blocked_writer_stop(&w);
+	rig_stop(&g);
+	cr_expect(zero(int, cmdq_num_waiting(g.o)));
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	rig_fini(&g);
+}
+
 /* SG_SET_FORCE_PACK_ID on, and n READs done with pack_ids 1..n. */
 static void force_pack_id_rig(struct rig *g, struct fake_cmd *b, int n)
 {

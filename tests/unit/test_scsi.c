@@ -387,21 +387,42 @@ struct segs_case {
 	int expect; /* number of segments, or -errno */
 	uint64_t seg_len[SEGS_MAX];
 	unsigned seg_from[SEGS_MAX]; /* which uiov entry each segment is */
+	uint64_t at[SEGS_MAX];	     /* an entry's address, if not 0 (else a buffer of ours) */
 };
+
+#define USER_LIMIT  ((1ull << 47) - 4096) /* TASK_SIZE_MAX, four-level page tables */
+#define KERNEL_ADDR 0xffff888000000000ull
+#define KADDR	    KERNEL_ADDR
+#define LAST	    (USER_LIMIT - 4096) /* the last page of the user half */
 
 ParameterizedTestParameters(scsi, iov_segs)
 {
 	/* name, data_len, n, iov lengths; expected count, segment lengths, from entry */
 	static struct segs_case cases[] = {
-		{ "exact", 600, 3, { 100, 200, 300 }, 3, { 100, 200, 300 }, { 0, 1, 2 } },
-		{ "truncated to data_len", 250, 3, { 100, 200, 300 }, 2, { 100, 150 }, { 0, 1 } },
-		{ "empty entries skipped", 150, 4, { 0, 100, 0, 50 }, 2, { 100, 50 }, { 1, 3 } },
-		{ "shorter than data_len", 4096, 2, { 100, 50 }, 2, { 100, 50 }, { 0, 1 } },
-		{ "total zero", 100, 2, { 0, 0 }, -EINVAL, { 0 }, { 0 } },
-		{ "iov_len > SSIZE_MAX", 100, 1, { HUGE_LEN }, -EINVAL, { 0 }, { 0 } },
-		{ "iov_len SSIZE_MAX, truncated", 100, 1, { SSIZE_MAX }, 1, { 100 }, { 0 } },
+		{ "exact", 600, 3, { 100, 200, 300 }, 3, { 100, 200, 300 }, { 0, 1, 2 }, { 0 } },
+		{ "truncated", 250, 3, { 100, 200, 300 }, 2, { 100, 150 }, { 0, 1 }, { 0 } },
+		{ "empty skipped", 150, 4, { 0, 100, 0, 50 }, 2, { 100, 50 }, { 1, 3 }, { 0 } },
+		{ "shorter than data_len", 4096, 2, { 100, 50 }, 2, { 100, 50 }, { 0, 1 }, { 0 } },
+		{ "total zero", 100, 2, { 0, 0 }, -EINVAL, { 0 }, { 0 }, { 0 } },
+		{ "iov_len > SSIZE_MAX", 100, 1, { HUGE_LEN }, -EINVAL, { 0 }, { 0 }, { 0 } },
+		/* access_ok() of the whole entry, before it is cut to data_len */
+		{ "iov_len SSIZE_MAX", 100, 1, { SSIZE_MAX }, -EFAULT, { 0 }, { 0 }, { 0 } },
 		/* import_iovec() checks every entry before the iter is truncated */
-		{ "huge entry past data_len", 100, 2, { 100, HUGE_LEN }, -EINVAL, { 0 }, { 0 } },
+		{ "huge past data_len", 100, 2, { 100, HUGE_LEN }, -EINVAL, { 0 }, { 0 }, { 0 } },
+		{ "kernel, past", 100, 2, { 100, 100 }, -EFAULT, { 0 }, { 0 }, { 0, KADDR } },
+		{ "kernel, length 0", 100, 2, { 100, 0 }, -EFAULT, { 0 }, { 0 }, { 0, KADDR } },
+		{ "wraps", 100, 2, { 100, 8192 }, -EFAULT, { 0 }, { 0 }, { 0, ~0ull - 4095 } },
+		{ "ends at the limit", 100, 2, { 100, 4096 }, 1, { 100 }, { 0 }, { 0, LAST } },
+		{ "one past the limit", 100, 2, { 100, 4097 }, -EFAULT, { 0 }, { 0 }, { 0, LAST } },
+		/* the lengths are all checked before any address */
+		{ "huge, kernel",
+		  100,
+		  3,
+		  { 100, 100, HUGE_LEN },
+		  -EINVAL,
+		  { 0 },
+		  { 0 },
+		  { 0, KADDR } },
 	};
 
 	return cr_make_param_array(struct segs_case, cases, sizeof(cases) / sizeof(cases[0]));
@@ -421,15 +442,30 @@ ParameterizedTest(struct segs_case *tc, scsi, iov_segs)
 	int n;
 
 	for (unsigned i = 0; i < tc->n; i++)
-		uiov[i] = (struct sg_iovec){ buf[i], tc->len[i] };
+		uiov[i] = (struct sg_iovec){ tc->at[i] ? (void *)(uintptr_t)tc->at[i] : buf[i],
+					     tc->len[i] };
 	memset(segs, 0, sizeof(segs));
-	n = scsi_iov_segs(&r, uiov, segs);
+	n = scsi_iov_segs(&r, uiov, USER_LIMIT, segs);
 	cr_assert(eq(int, n, tc->expect), "%s", tc->name);
 	for (int i = 0; i < n; i++) {
 		cr_expect(eq(u64, segs[i].len, tc->seg_len[i]), "%s: segment %d", tc->name, i);
 		cr_expect(eq(u64, segs[i].addr, (uintptr_t)buf[tc->seg_from[i]]), "%s: segment %d",
 			  tc->name, i);
 	}
+}
+
+/* access_ok(): the whole range below the limit, no wrap */
+Test(scsi, user_range)
+{
+	cr_expect(scsi_user_range_ok(0x1000, 4096, USER_LIMIT));
+	cr_expect(scsi_user_range_ok(USER_LIMIT - 4096, 4096, USER_LIMIT));
+	cr_expect(scsi_user_range_ok(USER_LIMIT, 0, USER_LIMIT));
+	cr_expect(not(scsi_user_range_ok(USER_LIMIT - 4096, 4097, USER_LIMIT)));
+	cr_expect(not(scsi_user_range_ok(KERNEL_ADDR, 512, USER_LIMIT)));
+	cr_expect(not(scsi_user_range_ok(~0ull - 255, 512, USER_LIMIT)), "wraps");
+	cr_expect(not(scsi_user_range_ok(0, USER_LIMIT + 1, USER_LIMIT)));
+	cr_expect(scsi_user_range_ok(0x7ffffffff000ull, 8192, (1ull << 56) - 4096),
+		  "five-level page tables: the user half goes on");
 }
 
 /* ---- scsi_complete, v3: drivers/scsi/sg.c's rules ---- */

@@ -18,6 +18,7 @@
 #include <scsi/scsi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -855,6 +856,139 @@ Test(sgio, direct_over_target_limit_is_target_errno)
 	rig_stop(&g);
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
 	rig_fini(&g);
+}
+
+/* A refusal before any command: the answer, and the target never called. */
+static void expect_refused(struct rig *g, struct client *c, int err)
+{
+	struct fake_reply *rep = round_trip(g, SG_IO, true, &c->h, NULL, 0, 0);
+
+	cr_assert(eq(int, rep->kind, FAKE_ERR));
+	cr_expect(eq(int, rep->err, err));
+}
+
+#define SG_SCATTER (32u << 10) /* sg's scatter_elem_sz */
+
+/* sg_build_indirect(): a v3 transfer past sg_tablesize scatter elements is ENOMEM */
+Test(sgio, direct_v3_past_sg_scatter_is_enomem)
+{
+	struct rig g;
+	struct client c;
+	unsigned reach;
+	unsigned char *big;
+
+	rig_init(&g, true, 2, O_RDWR);
+	reach = (unsigned)g.ft->base.info.max_segments * SG_SCATTER;
+	g.d.max_xfer = reach * 2; /* the block layer would take more */
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.dxfer_len = reach + 1;
+	expect_refused(&g, &c, ENOMEM);
+	c.h.v3.dxfer_len = reach - 511; /* rounded up to 512, as sg does: fits */
+	c.h.v3.dxferp = NULL;		/* sg's reserve: no client memory */
+	script_good(g.ft, 4096, 0);
+	cr_expect(eq(int, round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0)->kind, FAKE_IOCTL));
+	big = calloc(1, reach + 1);
+	cr_assert(not(eq(ptr, big, NULL)));
+	client_v4(&c, false, 4096);
+	c.h.v4.din_xferp = (uintptr_t)big; /* v4 is bsg's: no scatter bound */
+	c.h.v4.din_xfer_len = reach + 1;
+	cr_expect(eq(int, round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0)->kind, FAKE_IOCTL));
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 2), "only the refused one never ran");
+	rig_fini(&g);
+	free(big);
+}
+
+/* SG_IO on a disk says EIO for a long transfer; --sg-compat's /dev/sgN says sg's ENOMEM */
+Test(sgio, direct_v3_past_sg_scatter_on_a_disk)
+{
+	struct rig g;
+	struct client c;
+
+	rig_init(&g, true, 2, O_RDWR);
+	g.ft->base.info.kind = TARGET_SD;
+	g.d.max_xfer_errno = EIO;
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.dxfer_len = (unsigned)g.ft->base.info.max_segments * SG_SCATTER + 1;
+	expect_refused(&g, &c, EIO);
+	g.d.sg_compat = true;
+	expect_refused(&g, &c, ENOMEM);
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	rig_fini(&g);
+}
+
+#define KERNEL_ADDR ((void *)(uintptr_t)0xffff888000000000ull)
+
+/* blk_rq_map_user()'s access_ok(): a buffer outside the user half is EFAULT before any command */
+Test(sgio, direct_v3_data_outside_the_user_half_is_efault)
+{
+	struct rig g;
+	struct client c;
+
+	rig_init(&g, true, 2, O_RDWR);
+	g.d.user_limit = uaccess_user_limit();
+	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	c.h.v3.dxferp = KERNEL_ADDR;
+	expect_refused(&g, &c, EFAULT);
+	c.h.v3.dxferp = (void *)(uintptr_t)(0 - 2048ull); /* wraps */
+	expect_refused(&g, &c, EFAULT);
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	rig_fini(&g);
+}
+
+/* import_iovec() checks every entry, those past dxfer_len too */
+Test(sgio, direct_v3_iovec_entry_past_dxfer_len_in_kernel_memory_is_efault)
+{
+	struct rig g;
+	struct client c;
+	struct sg_iovec uiov[2];
+
+	rig_init(&g, true, 2, O_RDWR);
+	g.d.user_limit = uaccess_user_limit();
+	client_v3(&c, SG_DXFER_FROM_DEV, 2048);
+	uiov[0] = (struct sg_iovec){ c.m.data, 2048 };
+	uiov[1] = (struct sg_iovec){ KERNEL_ADDR, 512 };
+	c.h.v3.iovec_count = 2;
+	c.h.v3.dxferp = uiov;
+	expect_refused(&g, &c, EFAULT);
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	cr_expect(fake_all_bytes(c.m.data, 2048, FAKE_UNTOUCHED));
+	rig_fini(&g);
+}
+
+/*
+ * bsg maps a v4 buffer before it finds it too long: past the node's limit
+ * over unmapped memory the answer is EFAULT, over mapped memory EINVAL.
+ */
+Test(sgio, direct_v4_too_long_is_efault_over_unmapped_memory)
+{
+	struct rig g;
+	struct client c;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len;
+	unsigned char *p;
+
+	rig_init(&g, true, 2, O_RDWR);
+	len = g.d.max_xfer + page;
+	p = mmap(NULL, len + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert(not(eq(ptr, p, MAP_FAILED)));
+	client_v4(&c, false, 4096);
+	c.h.v4.din_xferp = (uintptr_t)p;
+	c.h.v4.din_xfer_len = 0x80000000u;
+	expect_refused(&g, &c, EINVAL);
+	c.h.v4.din_xfer_len = 0xffffffffu;
+	expect_refused(&g, &c, EINVAL);
+	cr_assert(zero(int, munmap(p + page, page)), "a hole one page in");
+	expect_refused(&g, &c, EFAULT);
+	c.h.v4.request_len = 2; /* bsg refuses the CDB before it maps anything */
+	expect_refused(&g, &c, EINVAL);
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_calls(g.ft)));
+	rig_fini(&g);
+	munmap(p, len + page);
 }
 
 Test(sgio, direct_bad_cdb_pointer_is_efault)

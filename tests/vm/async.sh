@@ -7,6 +7,7 @@ set -uo pipefail
 . "$(dirname "$0")/node-lib.sh"
 
 SGASYNC=$PWD/build/clients/sgasync
+SECPROBE=$PWD/build/clients/secprobe
 T0=$SECONDS
 
 # fio_ok NAME DEV ARGS...: a verifying fio job that must end with err=0
@@ -158,13 +159,29 @@ orphans() {  # clients exiting with commands in flight: the daemon's memory stay
     vm_wait 10 bash -c "echo 0 >$delay" 2>/dev/null || vm_fail "cannot reset scsi_debug delay"
 }
 
+# sg_answers DEV: what sg says of long transfers and bad buffers, and what a
+# READ leaves in a 4 MiB data-in buffer (secprobe's lines)
+sg_answers() {
+    "$SECPROBE" parity "$1" | grep -E '^(dxfer_len|iovec-kernel|write-(hdr|dxferp|iovec)|sgio-|read-guard)'
+    "$SECPROBE" keep-buf "$1"
+    "$SECPROBE" keep-buf "$1" 4194304 1 1
+}
+
 sg_compat() {  # sg_dd and sgp_dd trust only major 21: the node takes sg's number
-    local t
+    local t k n
     node_stop
+    k=$(sg_answers "$VM_SG" 2>&1)
     vm_unload_sg
     CUSE_BSG=$PWD/build/cuse_bsg
     node_start sg0 "$VM_SD" --sg-compat 0
     check "--sg-compat: /dev/sg0 is char 21:0" test "$(stat -c %t:%T /dev/sg0)" = 15:0
+    n=$(sg_answers /dev/sg0 2>&1)
+    if [ "$k" = "$n" ]; then
+        pass "--sg-compat on a disk: sg's answers, and sg's data-in (a CHECK CONDITION's too)"
+    else
+        fail "--sg-compat on a disk: sg's answers, and sg's data-in (a CHECK CONDITION's too)"
+        diff <(echo "$k") <(echo "$n") | head -n 40
+    fi
     head -c 16777216 /dev/urandom >/tmp/rand
     for t in 4 8; do
         sgp_dd if=/tmp/rand of=/dev/sg0 bs=512 thr=$t >/dev/null 2>&1

@@ -40,9 +40,9 @@ PARITY_KNOWN=(
     "read-0=ok then waiting=1"             # ... and a 0-byte read: nothing lost
     "writev-20+68=ret=88"                  # FUSE gathers the iovecs into one write
     "bad-read-buf=errno=EFAULT then read=ok pack_id=5" # refused before the daemon: kept
-    "pread=errno=EAGAIN"                   # CUSE passes no offset: a read()
+    "read-ro-buf=errno=EFAULT then waiting=1" # ... a read-only buffer too
+    "pread=errno=EAGAIN"                   # CUSE opens no file non-seekable: a read()
     "pwrite=errno=EMSGSIZE"                # ... and a write()
-    "v4-din_xfer_len-4G=errno=EINVAL"      # over the limit, refused before any copy
     # section 10 (secprobe ioctls):
     "sgio-guard-Z=errno=EINVAL"            # sg's ENOSYS cannot cross FUSE: bsg's EINVAL
     "sgio-v4-protocol-1=errno=EINVAL"      # sg: ENOSYS; the node takes v4 as bsg does
@@ -774,6 +774,14 @@ errno_parity() {
     k=$(bounded 20 "$SECPROBE" parity-v4 "$VM_BSG")
     n=$(bounded 20 "$SECPROBE" parity-v4 "$NODE")
     parity "9c" "kernel bsg" "$k" "$n"
+    # what a READ leaves in a 4 MiB data-in buffer: done, past the end,
+    # with the unit stopped (NOT READY); and with SG_FLAG_DIRECT_IO
+    k=$(bounded 60 "$SECPROBE" keep-buf "$VM_SG")
+    n=$(bounded 60 "$SECPROBE" keep-buf "$NODE")
+    parity "9d" "kernel sg" "$k" "$n"
+    k=$(bounded 60 "$SECPROBE" keep-buf "$VM_SG" 4194304 1 1)
+    n=$(bounded 60 "$SECPROBE" keep-buf "$NODE" 4194304 1 1)
+    parity "9d (SG_FLAG_DIRECT_IO)" "kernel sg" "$k" "$n"
 }
 
 # ---- 10. the mid-layer's ioctls: resets, SCSI_IOCTL_SEND_COMMAND, ... ----
