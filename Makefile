@@ -26,8 +26,11 @@ DESTDIR ?=
 WERROR ?=
 # 'override' keeps the required flags when CFLAGS is given on the command line
 override CFLAGS += -std=gnu11 -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -MMD -MP $(SAN)
+# the policy a daemon without --policy reads, when present
+POLICY_FILE := /etc/cuse-bsg/policy
+BUILD_DEFS := -DCUSE_BSG_VERSION='"$(VERSION)"' -DCUSE_BSG_POLICY_FILE='"$(POLICY_FILE)"'
+override CPPFLAGS += $(BUILD_DEFS)
 # the libfuse API every source is written against
-override CPPFLAGS += -DCUSE_BSG_VERSION='"$(VERSION)"'
 override CPPFLAGS += -D_GNU_SOURCE -DFUSE_USE_VERSION=312 -Iinclude $(shell $(PKG_CONFIG) --cflags fuse3 libudev)
 override LDFLAGS += $(SAN)
 # sources in src/; everything built goes to build/ (the daemon: build/cuse_bsg)
@@ -336,7 +339,7 @@ FUZZ_CC ?= clang
 FUZZ_TIME ?= 60
 # seconds each fuzzer runs in make check and make test; 0: none in make test
 FUZZ_S ?= 20
-FUZZ_FLAGS = -std=gnu11 -D_GNU_SOURCE -DCUSE_BSG_VERSION='"$(VERSION)"' -g -O1 -Wall -Wextra $(WERROR) -Isrc \
+FUZZ_FLAGS = -std=gnu11 -D_GNU_SOURCE $(BUILD_DEFS) -g -O1 -Wall -Wextra $(WERROR) -Isrc \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZERS := filter scsi creds mrq bsgadd options
 FUZZ_BINS := $(addprefix build/fuzz_,$(FUZZERS))

@@ -136,16 +136,29 @@ static int load_policy(struct options *opt)
 }
 
 /*
- * SIGHUP: --policy FILE again, whole or not at all.  Commands being checked
- * finish against the old policy; the next ones see the new one.
+ * No --policy: the default file, when present, as smartd reads its own
+ * (the package installs it all comments, which is the kernel's rule).
+ */
+static void default_policy(struct options *opt)
+{
+	if (!opt->policy_file && access(CUSE_BSG_POLICY_FILE, F_OK) == 0)
+		opt->policy_file = CUSE_BSG_POLICY_FILE;
+}
+
+/*
+ * SIGHUP: --policy FILE (or the default file, present now) again, whole or
+ * not at all.  Commands being checked finish against the old policy; the
+ * next ones see the new one.
  */
 static void reload_policy(struct options *opt)
 {
 	struct filter_policy next;
 	char why[512];
 
+	default_policy(opt);
 	if (!opt->policy_file) {
-		log_msg(LOG_NOTICE, "SIGHUP: no --policy to reload; nothing changed");
+		log_msg(LOG_NOTICE, "SIGHUP: no --policy and no " CUSE_BSG_POLICY_FILE
+				    " to reload; nothing changed");
 		return;
 	}
 	if (policy_load(opt->policy_file, &next, why, sizeof(why)) < 0) {
@@ -585,6 +598,7 @@ static int run(struct runtime *rt)
 		log_err("%s", why);
 		return 1;
 	}
+	default_policy(&rt->opt);
 	if (absolute_policy(&rt->opt) < 0 || load_policy(&rt->opt) < 0)
 		return 1;
 	if (share_new(&rt->opt.share, &rt->opt.node.share) < 0) {

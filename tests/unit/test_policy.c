@@ -180,3 +180,37 @@ Test(policy, a_binding_defers_to_its_own_drivers_rule)
 	policy_free(live);
 	policy_free(NULL);
 }
+
+/*
+ * The default file shipped as /etc/cuse-bsg/policy (make unit runs from the
+ * top) judges every opcode, in every context, as a daemon without a policy
+ * file: the kernel's bsg rule.
+ */
+Test(policy, the_shipped_default_is_the_kernels_rule)
+{
+	struct filter_policy shipped, none;
+	struct policy *with, *without;
+	char why[256];
+
+	cr_assert(zero(int, policy_load("dist/policy.default", &shipped, why, sizeof(why))), "%s",
+		  why);
+	filter_init(&none);
+	cr_assert(zero(int, policy_new(&shipped, &with)));
+	cr_assert(zero(int, policy_new(&none, &without)));
+	for (unsigned op = 0; op < 256; op++) {
+		for (unsigned c = 0; c < 32; c++) {
+			const struct filter_ctx ctx = { .open_flags = c & 1 ? O_RDWR : O_RDONLY,
+							.rawio = c & 2,
+							.by_write = c & 4,
+							.scsi_type = c & 8 ? 5 : 0,
+							.scsi_ioctl = c & 16 };
+			const uint8_t cdb[16] = { (uint8_t)op };
+
+			cr_expect(eq(int, policy_check(with, POLICY_KERNEL_OWN, cdb, 16, &ctx),
+				     policy_check(without, POLICY_KERNEL_OWN, cdb, 16, &ctx)),
+				  "opcode 0x%02x, context %u", op, c);
+		}
+	}
+	policy_free(with);
+	policy_free(without);
+}

@@ -314,7 +314,7 @@ policy_reload() {
         test "$(grep -c "access policy $p reloaded" "$NODE_LOG")" -ge 41
     node_stop # ASan: no leak, no use after free
     node_start bsg/test-cuse "$VM_SG"
-    hup_and_wait "SIGHUP: no --policy to reload; nothing changed"
+    hup_and_wait "SIGHUP: no --policy and no /etc/cuse-bsg/policy to reload; nothing changed"
     check "SIGHUP without --policy: the daemon serves on" sg_turs "$NODE"
     node_stop
     CUSE_BSG=$PWD/build/cuse_bsg

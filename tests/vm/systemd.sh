@@ -550,7 +550,7 @@ check_r() {
     c=$(cursor)
     timeout "$START_LIMIT" systemctl reload "$U" || rc=$?
     check "r: systemctl reload $U returns 0 ($rc)" test "$rc" -eq 0
-    _reloaded() { journal_since "$c" -u "$U" -o cat | grep -q 'SIGHUP: no --policy to reload'; }
+    _reloaded() { journal_since "$c" -u "$U" -o cat | grep -q 'SIGHUP: no --policy and no /etc/cuse-bsg/policy to reload'; }
     check "r: the daemon logged the reload" vm_wait "$WAIT" _reloaded
     check "r: the same process, still active (MainPID $pid)" \
         test "$(prop "$U" MainPID)" = "$pid" -a "$(prop "$U" ActiveState)" = active
