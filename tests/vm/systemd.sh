@@ -32,7 +32,11 @@
 #   o. cuse-bsgctl refuses what would choose the wrong devices: a kernel
 #      name not present (it is no stable id), a typeN that has a class name,
 #      a type past 31, a misspelled class (disks); nothing is enabled for
-#      them; its --help goes to standard output, its --version is the daemon's.
+#      them; its --help goes to standard output, its --version is the daemon's;
+#   p. the .deb of make deb (build/deb), in place of make install's files:
+#      dpkg -i serves nothing, even after a boot's trigger, until
+#      cuse-bsgctl enable; dpkg --purge stops the node and leaves no file
+#      and no choice; dpkg -i again serves nothing.
 # Every wait is bounded (WAIT seconds unless said); each check prints PASS:
 # or FAIL:, each step its duration.
 #
@@ -675,6 +679,57 @@ check_o() {
         test ! -e /etc/cuse-bsg/serve/type0 -a ! -e /etc/cuse-bsg/serve/type99
 }
 
+# The Debian package of make deb, in place of make install's files: it
+# serves nothing until a device is enabled, and purge takes it and the
+# choices away; installed again, it serves nothing still.
+DEB_CTL=/usr/sbin/cuse-bsgctl
+deb_installed() {  # NAME: dpkg -i of the package, its status 0
+    local rc
+    dpkg -i "$DEB" 2>&1 | sed 's/^/    | /'
+    rc=${PIPESTATUS[0]}
+    check "$1: dpkg -i returns 0 ($rc)" test "$rc" -eq 0
+    check "$1: dpkg says installed" bash -c "dpkg-query -W -f='\${Status}' cuse-bsg | grep -qx 'install ok installed'"
+    check "$1: the unit runs /usr/sbin/cuse_bsg" grep -q '^ExecStart=/usr/sbin/cuse_bsg ' \
+        "$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)/cuse-bsg@.service"
+    check "$1: its man page is 0.1.0's and names /usr/sbin" \
+        bash -c "zcat /usr/share/man/man8/cuse_bsg.8.gz | grep -q '^\.B /usr/sbin/cuse_bsg\$'"
+    check "$1: /etc/cuse-bsg/policy is a conffile" \
+        bash -c "dpkg-query -W -f='\${Conffiles}' cuse-bsg | grep -q '^ /etc/cuse-bsg/policy '"
+    check "$1: a daemon without --policy reads it" \
+        bash -c "/usr/sbin/cuse_bsg --check '$VM_SG' 2>/dev/null | grep -q 'access policy: /etc/cuse-bsg/policy'"
+    boot_trigger
+    nothing_served "$1: after dpkg -i and a boot's trigger, nothing is served"
+    check "$1: no cuse node under /sys/class/cuse" bash -c "! ls /sys/class/cuse 2>/dev/null | grep -q ."
+}
+
+check_p() {
+    local rc debs=("$PWD"/build/deb/cuse-bsg_*.deb)
+    DEB=${debs[0]}
+    [ -f "$DEB" ] || { fail "p: no build/deb/cuse-bsg_*.deb: run make deb first"; return; }
+    vm_log "package: $DEB"
+    ctl p disable all
+    make -s -C "$PWD" uninstall PREFIX=/usr/local || fail "p: make uninstall PREFIX=/usr/local"
+    vm_run systemctl daemon-reload
+    deb_installed "p"
+    "$DEB_CTL" enable "$ID0" 2>&1 | sed 's/^/    | /'
+    rc=${PIPESTATUS[0]}
+    check "p: the package's cuse-bsgctl enable $ID0 returns 0 ($rc)" test "$rc" -eq 0
+    node_there "p: an administrator's choice serves it: $NODE0" "$NODE0"
+    serves p "$NODE0" "$VM_SG"
+    dpkg --purge cuse-bsg 2>&1 | sed 's/^/    | /'
+    rc=${PIPESTATUS[0]}
+    check "p: dpkg --purge returns 0 ($rc)" test "$rc" -eq 0
+    node_gone "p: purged: $NODE0 goes" "$NODE0"
+    check "p: purged: $U not running" bash -c "! systemctl is-active -q '$U'"
+    check "p: purged: no daemon, no unit, no rule" test ! -e /usr/sbin/cuse_bsg -a ! -e /usr/sbin/cuse-bsgctl \
+        -a ! -e /lib/systemd/system/cuse-bsg@.service -a ! -e /lib/udev/rules.d/60-cuse-bsg.rules
+    check "p: purged: no choice left in /etc" bash -c \
+        "! ls -d /etc/cuse-bsg /etc/systemd/system/*.wants/cuse-bsg@* /etc/systemd/system/cuse-bsg@* 2>/dev/null | grep -q ."
+    check "p: dpkg knows it no more" bash -c "! dpkg-query -W -f='\${Status}' cuse-bsg 2>/dev/null | grep -q installed"
+    vm_run systemctl daemon-reload
+    deb_installed "p: again"
+}
+
 T_SETUP=$EPOCHREALTIME
 setup
 install_project
@@ -696,6 +751,7 @@ step l "a class: enable disk, a device out of it, disable disk" check_l
 step m "enable all, disable all" check_m
 step n "the daemon on a link keeps to the device it found" check_n
 step o "cuse-bsgctl refuses names that choose no device for good" check_o
+step p "the Debian package: installed, purged, installed again" check_p
 
 journalctl --no-pager -b -u 'cuse-bsg@*' -o short-monotonic >"$VM_OUT/cuse-bsg-units.log" 2>&1
 echo
