@@ -1329,9 +1329,15 @@ static uint8_t *guarded_page(void)
 	return p;
 }
 
-/* What a read() left on fd: "waiting=N" (SG_GET_NUM_WAITING) */
+/*
+ * What a read() or write() left on fd: "waiting=N" (SG_GET_NUM_WAITING),
+ * a command taken by a write() counted once it is done, so that the count
+ * does not race the device.
+ */
 static void then_waiting(const char *what, int err, int fd)
 {
+	if (!err && strncmp(what, "write", 5) == 0)
+		wait_done(fd);
 	printf("%s %s%s then waiting=%d\n", what, err ? "errno=" : "ok", err ? err_name(err) : "",
 	       num_waiting(fd));
 	fflush(stdout);
