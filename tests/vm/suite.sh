@@ -242,9 +242,11 @@ check_option() {
     local out rc node=/dev/bsg/${VM_SG#/dev/}-cuse
     out=$("$CUSE_BSG" --check "$VM_SG" 2>/tmp/check.err) || rc=$?
     echo "   status ${rc:-0}: $out $(cat /tmp/check.err)"
-    check "--check: status 0, one line naming the target and the node" \
+    check "--check: status 0, one line naming the target, the node and the credential check" \
         test "${rc:-0}" -eq 0 -a \
-        "$out" = "cuse_bsg: would serve $VM_SG as $node; access policy: the kernel's rule"
+        "$out" = "cuse_bsg: would serve $VM_SG as $node; access policy: the kernel's rule; credential check: kernel (BPF LSM), loaded; proven live at start"
+    out=$("$CUSE_BSG" --check --cred-check procfs "$VM_SG" 2>/dev/null)
+    check "--check --cred-check procfs: says so" grep -q 'credential check: procfs (--cred-check=procfs)$' <<<"$out"
     check "--check: nothing on stderr" test ! -s /tmp/check.err
     check "--check: no node made" test ! -e "$node"
     exits "--check of a file that is no SCSI device: status 1" 1 \
@@ -254,6 +256,9 @@ check_option() {
         "/tmp/bad.policy: line 2" "$CUSE_BSG" --check --policy /tmp/bad.policy "$VM_SG"
     exits "--check as nobody: status 1, run as root" 1 "run as root" \
         setpriv --reuid=65534 --regid=65534 --clear-groups "$CUSE_BSG" --check "$VM_SG"
+    exits "--cred-check=kernel without the privilege to load BPF: status 1, the reason" 1 \
+        "cannot load the BPF LSM program" setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$CUSE_BSG" --check --cred-check kernel "$VM_SG"
     exits "--check --sg-compat with sg loaded: status 1" 1 "modprobe -r sg" \
         "$CUSE_BSG" --check --sg-compat 3 "$VM_BSG"
     node_start bsg/test-cuse "$VM_SG"
