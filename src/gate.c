@@ -25,11 +25,15 @@
 #include "log.h"
 #include "scsi.h"
 
+/* Refusals a node logs as warnings in one second; the rest at debug level. */
+#define GATE_WARNINGS 8
+
 /* An armed node, for the log's lines. */
 struct gate_node {
 	struct gate_node *next;
 	__u32 key;	  /* the nodes map's */
-	time_t warned;	  /* the last second a refusal was logged as a warning */
+	time_t second;	  /* the second of the last warning */
+	unsigned warned;  /* refusals logged as warnings in that second */
 	unsigned quieted; /* refusals logged at debug since */
 	char name[128];
 };
@@ -177,10 +181,14 @@ static int log_refusal(void *ctx, void *data, size_t size)
 	pthread_mutex_lock(&g->lock);
 	for (n = g->nodes; n && n->key != r->dev; n = n->next)
 		;
-	if (n && n->warned != now) {
+	if (n && n->second != now) {
+		n->second = now;
+		n->warned = 0;
+	}
+	if (n && n->warned < GATE_WARNINGS) {
 		level = LOG_WARNING;
 		quieted = n->quieted;
-		n->warned = now;
+		n->warned++;
 		n->quieted = 0;
 	} else if (n) {
 		n->quieted++;
@@ -193,7 +201,7 @@ static int log_refusal(void *ctx, void *data, size_t size)
 			 "tid %u (%.16s, process %u): %s refused in the kernel: not the opener's "
 			 "security context (EPERM, as sg)%s",
 			 r->tid, r->comm, r->tgid, call_name(r),
-			 quieted ? "; more refusals in the last second logged at debug" : "");
+			 quieted ? "; refusals past the bound since logged at debug" : "");
 	return 0;
 }
 

@@ -46,8 +46,8 @@ int gate_choose(enum gate_mode mode, int load_err, bool *procfs);
 /*
  * Check the files of device dev (st_rdev of the node).  Before the node
  * answers its first open.  0 or -errno (the map full: -E2BIG).  Each call
- * the gate refuses on them is logged under the node's name (at most one
- * warning a second a node, the rest at debug), by a thread the first arm
+ * the gate refuses on them is logged under the node's name (at most eight
+ * warnings a second a node, the rest at debug), by a thread the first arm
  * starts: after any fork.
  */
 int gate_arm(struct gate *g, dev_t dev, const char *name);

@@ -580,9 +580,12 @@ handovers() {
             grep -q "$(basename "$NODE").*SG_IORECEIVE.* refused: not the opener's security context (" "$NODE_LOG"
         return
     fi
-    # the gate refused them in the kernel: the daemon never saw them
-    check "11e: the refusals are the gate's: the daemon logs none" \
-        absent grep -q "$(basename "$NODE").*SG_IORECEIVE.* refused" "$NODE_LOG"
+    # the gate refused them in the kernel: the daemon never saw them, and
+    # logs the gate's record of them, not a refusal of its own
+    check "11e: the refusal logged from the gate's record, naming the device and the reason" \
+        grep -q "$(basename "$NODE").*SG_IORECEIVE refused in the kernel: not the opener's security context" "$NODE_LOG"
+    check "11e: ... and none refused by the daemon's own check" \
+        absent grep -q "$(basename "$NODE").*SG_IORECEIVE.* refused: " "$NODE_LOG"
     # four receives after execve() in 11a, the child's two in 11d
     check "11e: ... and its gate_refused= counts the 6" \
         test "$(($(stats_field gate_refused "$(node_stats)") - g0))" -eq 6
