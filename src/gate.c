@@ -6,12 +6,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,8 +48,8 @@ struct gate {
 	struct gate_node *nodes; /* protected by lock */
 	struct ring_buffer *ring;
 	pthread_t thread;
-	bool watching;	  /* protected by lock: thread runs */
-	atomic_bool stop; /* thread ends */
+	bool watching; /* protected by lock: thread runs */
+	int stopfd;    /* an eventfd: written once, the thread ends */
 };
 
 /* The key of the nodes map: the kernel's dev_t (MKDEV: major << 20 | minor). */
@@ -210,8 +212,16 @@ static void *watch(void *arg)
 	struct gate *g = arg;
 
 	pthread_setname_np(pthread_self(), "bsg-gate");
-	while (!atomic_load(&g->stop))
-		ring_buffer__poll(g->ring, 200);
+	struct pollfd p[2] = { { .fd = ring_buffer__epoll_fd(g->ring), .events = POLLIN },
+			       { .fd = g->stopfd, .events = POLLIN } };
+
+	/* asleep until a refusal or the end: no periodic wake-up of an idle daemon */
+	while (poll(p, 2, -1) >= 0 || errno == EINTR) {
+		if (p[1].revents)
+			break;
+		if (p[0].revents)
+			ring_buffer__consume(g->ring);
+	}
 	return NULL;
 }
 
@@ -222,11 +232,13 @@ static int start_watch(struct gate *g)
 
 	if (g->watching)
 		return 0;
-	g->ring = ring_buffer__new(bpf_map__fd(g->skel->maps.refusals), log_refusal, g, NULL);
-	if (!g->ring)
+	g->stopfd = eventfd(0, EFD_CLOEXEC);
+	if (g->stopfd < 0)
 		return -errno;
-	err = -pthread_create(&g->thread, NULL, watch, g);
+	g->ring = ring_buffer__new(bpf_map__fd(g->skel->maps.refusals), log_refusal, g, NULL);
+	err = g->ring ? -pthread_create(&g->thread, NULL, watch, g) : -errno;
 	if (err) {
+		close(g->stopfd);
 		ring_buffer__free(g->ring);
 		g->ring = NULL;
 		return err;
@@ -364,9 +376,11 @@ void gate_free(struct gate *g)
 	if (!g)
 		return;
 	if (g->watching) {
-		atomic_store(&g->stop, true);
+		if (eventfd_write(g->stopfd, 1) < 0)
+			abort(); /* an eventfd takes this write */
 		pthread_join(g->thread, NULL);
 		ring_buffer__free(g->ring);
+		close(g->stopfd);
 	}
 	while ((n = g->nodes)) {
 		g->nodes = n->next;
