@@ -52,7 +52,7 @@ VM_RUN := tests/vm/vm-run
 # the test suites' clients and the daemon under AddressSanitizer: built by the
 # targets that use them (their packages come with ./setup's test set), not by all
 CLIENTS := $(addprefix build/clients/,sgclient sgclient32 sgasync sgv4io secprobe ctxprobe bsgbind nullcuse notifywait \
-	preadloop robust starve stallfs)
+	preadloop lsmhook robust starve stallfs)
 TEST_PROGS := $(CLIENTS) build/cuse_bsg.asan
 
 all: build/cuse_bsg
@@ -78,6 +78,20 @@ build/gate.skel.h: build/gate.bpf.o
 	$(BPFTOOL) gen skeleton $< name gate_bpf >$@.tmp && mv $@.tmp $@
 
 build/obj/gate.o build/san/src/gate.o build/tsan/src/gate.o: build/gate.skel.h
+
+# make bench-gate's baseline: programs on the same hooks that decide nothing
+build/clients/lsmhook.bpf.o: tests/clients/lsmhook.bpf.c
+	@mkdir -p $(dir $@)
+	$(BPF_CC) $(BPF_CFLAGS) -c $< -o $@
+
+build/clients/lsmhook.skel.h: build/clients/lsmhook.bpf.o
+	$(BPFTOOL) gen skeleton $< name lsmhook_bpf >$@.tmp && mv $@.tmp $@
+
+build/clients/lsmhook.o: build/clients/lsmhook.skel.h
+build/clients/lsmhook.o: override CPPFLAGS += -Ibuild/clients
+
+build/clients/lsmhook: build/clients/lsmhook.o
+	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs libbpf) -o $@
 build/obj/gate.o build/san/src/gate.o build/tsan/src/gate.o: override CPPFLAGS += -Ibuild
 
 build/cuse_bsg: $(patsubst %,build/obj/%.o,cuse_bsg $(MODULES) $(DAEMON_MODULES))

@@ -51,6 +51,13 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } refusals SEC(".maps");
 
+/*
+ * Armed nodes a major, kept by the daemon through the mapped .bss (shared by
+ * its forked processes): a file of a major with none (a regular file's 0,
+ * /dev/null, /dev/cuse, a disk) returns before the map's hash lookup.
+ */
+__u32 armed_majors[GATE_MAJORS] = { 0 };
+
 /* the ioctls checked, set by the daemon before the load (scsi.h's numbers) */
 const volatile __u32 gated_ioctls[GATE_IOCTLS] = { 0 };
 
@@ -77,7 +84,7 @@ static __always_inline int check(struct file *file, __u32 what, int ioctl)
 	struct task_struct *task;
 	struct gate_count *c;
 
-	if (!dev) /* regular files, pipes, sockets: no lookup */
+	if (!armed_majors[(dev >> GATE_MINORBITS) & (GATE_MAJORS - 1)])
 		return 0;
 	c = bpf_map_lookup_elem(&nodes, &dev);
 	if (!c)

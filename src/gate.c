@@ -55,7 +55,14 @@ struct gate {
 /* The key of the nodes map: the kernel's dev_t (MKDEV: major << 20 | minor). */
 static __u32 kdev(dev_t dev)
 {
-	return (__u32)major(dev) << 20 | minor(dev);
+	return (__u32)major(dev) << GATE_MINORBITS | minor(dev);
+}
+
+/* The program's count of armed nodes of dev's major (its prefilter). */
+static void count_major(struct gate *g, __u32 key, int by)
+{
+	__atomic_fetch_add(&g->skel->bss->armed_majors[key >> GATE_MINORBITS], by,
+			   __ATOMIC_SEQ_CST);
 }
 
 /* libbpf's own messages go to debug logging only: the caller logs the reason once. */
@@ -260,9 +267,13 @@ int gate_arm(struct gate *g, dev_t dev, const char *name)
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	pthread_mutex_lock(&g->lock);
 	err = start_watch(g);
-	if (!err)
+	if (!err) { /* the major first: the node is checked once both are in */
+		count_major(g, key, 1);
 		err = bpf_map__update_elem(g->skel->maps.nodes, &key, sizeof(key), &zero,
 					   sizeof(zero), BPF_ANY);
+		if (err)
+			count_major(g, key, -1);
+	}
 	if (!err) {
 		n->next = g->nodes;
 		g->nodes = n;
@@ -285,6 +296,7 @@ void gate_disarm(struct gate *g, dev_t dev)
 	if (*p) {
 		n = *p;
 		*p = n->next;
+		count_major(g, key, -1);
 	}
 	pthread_mutex_unlock(&g->lock);
 	free(n);

@@ -9,6 +9,8 @@
 
 #define GATE_NODES_MAX 4096 /* nodes one daemon process serves at once */
 #define GATE_IOCTLS    5    /* SG_IOSUBMIT(_V3), SG_IORECEIVE(_V3), SG_IOABORT */
+#define GATE_MINORBITS 20   /* the kernel's dev_t: MKDEV(major, minor) */
+#define GATE_MAJORS    4096 /* char majors the kernel's dev_t can hold */
 
 /* A node's entry: calls on its files the gate refused. */
 struct gate_count {

@@ -94,38 +94,55 @@ bench() {
                 cell(d, s), cell(r, s), num(z), ratio(d, z) }'
 }
 
+# gate_load WHICH: a program on the gate's hooks, until gate_unload: the gate
+# (a null responder's, --gate), or programs that decide nothing (lsmhook)
+gate_load() {
+    local log=$VM_OUT/gatecost.log
+    : >"$log"
+    if [ "$1" = with ]; then
+        "$NULLCUSE" -f --name bsg/gatecost-cuse --gate >>"$log" 2>&1 &
+        GATE_PID=$!
+        vm_wait 10 grep -q 'credential check: kernel' "$log" ||
+            vm_fail "the gate did not load: $(cat "$log")"
+    else
+        "$PWD/build/clients/lsmhook" >>"$log" 2>&1 &
+        GATE_PID=$!
+        vm_wait 10 grep -q 'lsmhook: attached' "$log" ||
+            vm_fail "the empty hooks did not load: $(cat "$log")"
+    fi
+}
+
+gate_unload() { kill -TERM "$GATE_PID"; wait "$GATE_PID"; }
+
 # gate_cost: what the gate costs every other read() on the machine: a
-# pread() loop on a tmpfs file and on /dev/null, with no gate loaded and
-# with one (a null responder's, --gate), interleaved; before any daemon of
-# the benchmark starts, as each loads a gate of its own
+# pread() loop on a tmpfs file and on /dev/null, with no program on the
+# gate's hooks, with programs there that decide nothing (the hooks' own
+# entry), and with the gate, interleaved; before any daemon of the
+# benchmark starts, as each loads a gate of its own
 gate_cost() {
-    local f=/tmp/gate-cost r w pid a b
+    local f=/tmp/gate-cost r w a h b
     declare -A K=()
     head -c 4096 /dev/zero >$f
     for _ in $(seq "$ROUNDS"); do
-        for w in without with; do
-            pid=''
-            if [ $w = with ]; then
-                "$NULLCUSE" -f --name bsg/gatecost-cuse --gate >>"$VM_OUT/gatecost.log" 2>&1 &
-                pid=$!
-                vm_wait 10 grep -q 'credential check: kernel' "$VM_OUT/gatecost.log" ||
-                    vm_fail "the gate did not load: $(cat "$VM_OUT/gatecost.log")"
-            fi
+        for w in without hook with; do
+            [ $w = without ] || gate_load $w
             for r in $f /dev/null; do
                 K[$w,$r]+="$("$PREADLOOP" "$r" "${GATE_N:-400000}") "
             done
-            [ -z "$pid" ] || { kill -TERM "$pid"; wait "$pid"; : >"$VM_OUT/gatecost.log"; }
+            [ $w = without ] || gate_unload
         done
     done
     echo
     echo "The gate's cost to every other read(): pread() of 1 byte, calls/s (medians of $ROUNDS"
-    echo "interleaved runs of ${GATE_N:-400000}), with no gate loaded and with one"
+    echo "interleaved runs of ${GATE_N:-400000}), with no program on the gate's hooks, with programs"
+    echo "there that decide nothing (the hook's entry alone), and with the gate"
     echo
-    echo "| file          | without  | with     | with / without |"
-    echo "|---------------|---------:|---------:|---------------:|"
+    echo "| file          | without  | hook     | gate     | gate / without | hook / without | gate / hook |"
+    echo "|---------------|---------:|---------:|---------:|---------------:|---------------:|------------:|"
     for r in $f /dev/null; do
-        a=$(med <<<"${K[without,$r]}") b=$(med <<<"${K[with,$r]}")
-        printf "| %-13s | %8s | %8s | %14s |\n" "$r" "$a" "$b" "$(ratio "$b" "$a")"
+        a=$(med <<<"${K[without,$r]}") h=$(med <<<"${K[hook,$r]}") b=$(med <<<"${K[with,$r]}")
+        printf "| %-13s | %8s | %8s | %8s | %14s | %14s | %11s |\n" "$r" "$a" "$h" "$b" \
+            "$(ratio "$b" "$a")" "$(ratio "$h" "$a")" "$(ratio "$b" "$h")"
         target "gate loaded, pread() loop on $([ "$r" = $f ] && echo tmpfs || echo /dev/null): with / without" \
             "$(ratio "$b" "$a")" 0.97
     done
