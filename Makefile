@@ -331,6 +331,20 @@ bench-load: test-progs
 	$(VM_RUN) --timeout 1200 --out build/bench-load --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh load
 	$(HOST_LOAD)
 
+# This build against an earlier commit's daemon (BASE, a commit of this
+# repository, built from its own tree under build/base), the same options,
+# in one boot: SG_IO and fio at QD 1 and 16.  Some 5 minutes.
+BASE ?= 0bba1df
+bench-ab: test-progs
+	rm -rf build/base && mkdir -p build/base/src build/bench-ab
+	git archive "$(BASE)" | tar -x -C build/base/src
+	$(MAKE) -C build/base/src build/cuse_bsg
+	cp build/base/src/build/cuse_bsg build/base/cuse_bsg
+	git log -1 --format='%h %s' "$(BASE)" >build/base/commit
+	$(HOST_LOAD)
+	$(VM_RUN) --timeout 1800 --out build/bench-ab --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh ab
+	$(HOST_LOAD)
+
 # The credential gate's cost to every other read() on the machine: a
 # pread() loop with no gate loaded and with one (a minute)
 bench-gate: test-progs
@@ -490,6 +504,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate fuzz fuzz-check install-check-prefix deb \
+.PHONY: all test-progs unit tsan vm-check check test install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

@@ -16,7 +16,8 @@ set -uo pipefail
 # application, tgt over iSCSI (make bench-iscsi); "cost": only the CPU time
 # and context switches per command (make bench-cost); "load": fio at QD 16
 # on an idle guest and on one kept busy (make bench-load); "gate": only the
-# credential gate's cost to other reads (make bench-gate).  Each boot ends
+# credential gate's cost to other reads (make bench-gate); "ab": this build
+# against an earlier commit's (make bench-ab).  Each boot ends
 # with the command path's targets it measured, pass or miss.
 MODE=${1:-all}
 V4IO=$PWD/build/clients/sgv4io
@@ -94,6 +95,47 @@ bench() {
                 cell(d, s), cell(r, s), num(z), ratio(d, z) }'
 }
 
+FIO_TIME=${FIO_TIME:-3}
+fio_iops() {  # fio_iops DEV QD [RW BS]: randread 4k IOPS (nothing if fio failed)
+    fio --name=b --filename="$1" --ioengine=sg --rw="${3:-randread}" --bs="${4:-4k}" --size=16M \
+        --iodepth="$2" --runtime="$FIO_TIME" --time_based --output-format=terse 2>/dev/null |
+        awk -F';' '$5 == 0 {print $8}'
+}
+
+# ab_bench: this build against an earlier commit's (build/base/cuse_bsg, made
+# by make bench-ab), the same options, interleaved in one boot: SG_IO and
+# fio; the build also with --cred-check=procfs, the earlier commit's check
+ab_bench() {
+    local base=$PWD/build/base/cuse_bsg w b row
+    declare -A R=()
+    [ -x "$base" ] || vm_fail "no $base: make bench-ab builds it"
+    "$base" -f --name bsg/base-cuse "$VM_SG" >"$VM_OUT/base.log" 2>&1 &
+    "$CUSE_BSG" -f --name bsg/new-cuse "$VM_SG" >"$VM_OUT/new.log" 2>&1 &
+    "$CUSE_BSG" -f --name bsg/newp-cuse --cred-check=procfs "$VM_SG" >"$VM_OUT/newp.log" 2>&1 &
+    vm_wait 10 test -c /dev/bsg/base-cuse -a -c /dev/bsg/new-cuse -a -c /dev/bsg/newp-cuse ||
+        vm_fail "no daemons: $(cat "$VM_OUT"/{base,new,newp}.log)"
+    for _ in $(seq "$ROUNDS"); do
+        for w in base new newp; do
+            R[$w,tur]+="$("$SGCLIENT" tur /dev/bsg/$w-cuse "$N") "
+            R[$w,read]+="$("$SGCLIENT" read-loop /dev/bsg/$w-cuse "$N" 4096) "
+            R[$w,fio1]+="$(fio_iops /dev/bsg/$w-cuse 1) "
+            R[$w,fio16]+="$(fio_iops /dev/bsg/$w-cuse 16) "
+        done
+    done
+    echo "kernel $(uname -r), $(nproc) vCPU (TCG), $IDLE, scsi_debug delay=0; medians of $ROUNDS"
+    echo "base: $(cat "$PWD/build/base/commit"); this build: default (--cred-check=auto) and procfs"
+    echo
+    echo "| pattern                  |     base | this build | /base | procfs | /base |"
+    echo "|--------------------------|---------:|-----------:|------:|-------:|------:|"
+    for row in "tur:SG_IO TEST UNIT READY" "read:SG_IO READ 4 KiB" "fio1:fio randread 4k QD 1" \
+        "fio16:fio randread 4k QD 16"; do
+        w=${row%%:*} b=$(med <<<"${R[base,$w]}")
+        printf "| %-24s | %8s | %10s | %5s | %6s | %5s |\n" "${row#*:}" "$b" \
+            "$(med <<<"${R[new,$w]}")" "$(ratio "$(med <<<"${R[new,$w]}")" "$b")" \
+            "$(med <<<"${R[newp,$w]}")" "$(ratio "$(med <<<"${R[newp,$w]}")" "$b")"
+    done
+}
+
 # gate_load WHICH: a program on the gate's hooks, until gate_unload: the gate
 # (a null responder's, --gate), or programs that decide nothing (lsmhook)
 gate_load() {
@@ -160,6 +202,10 @@ if [ "$MODE" = gate ]; then
     targets_print
     exit 0
 fi
+if [ "$MODE" = ab ]; then
+    ab_bench
+    exit 0
+fi
 declare -A DEVS=([sg]=$VM_SG [bsg]=$VM_BSG) V4=([bsg]=SGCLIENT_V4=1)
 "$CUSE_BSG" -f --name bsg/direct-cuse --copy=direct "$VM_SG" >"$VM_OUT/direct.log" 2>&1 &
 DIRECT_PID=$!
@@ -195,13 +241,6 @@ echo "and the null does not.  node/null: direct copy against the null; n/a: refu
 fi
 
 # --- asynchronous: fio's sg engine, IOPS against queue depth ---
-FIO_TIME=${FIO_TIME:-3}
-fio_iops() {  # fio_iops DEV QD [RW BS]: randread 4k IOPS (nothing if fio failed)
-    fio --name=b --filename="$1" --ioengine=sg --rw="${3:-randread}" --bs="${4:-4k}" --size=16M \
-        --iodepth="$2" --runtime="$FIO_TIME" --time_based --output-format=terse 2>/dev/null |
-        awk -F';' '$5 == 0 {print $8}'
-}
-
 
 # cpu_ticks: the guest's busy and idle ticks so far, over all its CPUs
 cpu_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8, $5 + $6}' /proc/stat; }
