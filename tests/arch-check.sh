@@ -8,6 +8,9 @@
 # with the header it shares, NAME_bpf.h.  Fails on an arrow drawn that
 # the code does not have, one the code has that is not drawn, a module on
 # one side only, or an arrow that does not run down to a lower layer.
+# Fails too on a file of src/ over 900 lines, a function over 50 (its body,
+# from its opening brace in the first column to the closing one), or more
+# than 2 headers that include libfuse's.
 #
 # usage: tests/arch-check.sh [ARCHITECTURE.md [SRCDIR]]
 set -eu
@@ -76,7 +79,20 @@ report "an arrow that does not run down" "$tmp/x"
 awk '{ n[$2]++ } END { for (m in n) if (n[m] > 1) print m }' "$tmp/doc.layers" >"$tmp/x"
 report "a module drawn twice" "$tmp/x"
 
+wc -l "$src"/*.c "$src"/*.h | awk '$2 != "total" && $1 > 900 { print $2 ": " $1 " lines" }' >"$tmp/x"
+report "a file over 900 lines" "$tmp/x"
+awk 'FNR == 1 { open = 0 }
+	/^[A-Za-z_].*\(/ { sig = $0 }
+	/^\{$/ { open = FNR }
+	/^\}/ && open {
+		if (FNR - open - 1 > 50) print FILENAME ":" open ": " FNR - open - 1 " lines: " sig
+		open = 0
+	}' "$src"/*.c >"$tmp/x"
+report "a function over 50 lines" "$tmp/x"
+grep -l '^#include <[cf]use' "$src"/*.h >"$tmp/x" || true
+[ "$(wc -l <"$tmp/x")" -le 2 ] || report "more than 2 headers include libfuse" "$tmp/x"
+
 if [ "$rc" = 0 ]; then
-	echo "arch-check: $(wc -l <"$tmp/doc.modules") modules, $(wc -l <"$tmp/doc.edges") arrows: the drawing is the code"
+	echo "arch-check: $(wc -l <"$tmp/doc.modules") modules, $(wc -l <"$tmp/doc.edges") arrows: the drawing is the code; no file over 900 lines, no function over 50, $(wc -l <"$tmp/x") headers with libfuse"
 fi
 exit "$rc"
