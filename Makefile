@@ -38,13 +38,13 @@ LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev libbpf) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi target pool creds guard uaccess ioctx cmd sgio chans copyjob park done cmdq async sgv4 ioctl midlayer log filter caps notify opener \
-	policy options control bsgadd sigwatch share
+	policy options control bsgadd sigwatch share show
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
-DAEMON_MODULES := node files calls fuseio devnode udev fleet gate
+DAEMON_MODULES := node files calls fuseio devnode udev fleet gate live
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate notify udev uaccess creds log list \
-	bsgadd policy options sigwatch share target)
+	bsgadd policy options sigwatch share target show)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
@@ -127,6 +127,9 @@ build/unit/test_pool: build/san/tests/unit/test_pool.o $(call san,pool)
 
 build/unit/test_share: build/san/tests/unit/test_share.o $(call san,share)
 	$(UNIT_LINK) -pthread -o $@
+
+build/unit/test_show: build/san/tests/unit/test_show.o $(call san,show)
+	$(UNIT_LINK) -o $@
 
 build/unit/test_filter: build/san/tests/unit/test_filter.o $(call san,filter)
 	$(UNIT_LINK) -o $@

@@ -51,6 +51,27 @@ enum stat_id {
 	STAT_COUNT,
 };
 
+/* A counter's name, in the SIGUSR1 line and the live view (but the sum of latencies). */
+static inline const char *stat_name(enum stat_id id)
+{
+	static const char *const names[STAT_COUNT] = {
+		[STAT_OPEN] = "open",
+		[STAT_RELEASE] = "release",
+		[STAT_READ] = "read",
+		[STAT_WRITE] = "write",
+		[STAT_IOCTL] = "ioctl",
+		[STAT_POLL] = "poll",
+		[STAT_INTERRUPT] = "interrupt",
+		[STAT_SG_IO] = "sg_io",
+		[STAT_SG_IO_ERR] = "sg_io_errors",
+		[STAT_IOCTL_RETRY] = "ioctl_retries",
+		[STAT_REFUSED] = "refused",
+		[STAT_LATENCY_US] = "latency_us",
+	};
+
+	return names[id];
+}
+
 /*
  * Memory the daemon's data buffers may take, shared by every node of the
  * process: a client's command over it gets ENOMEM, as sg's does when it

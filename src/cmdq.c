@@ -591,7 +591,9 @@ void cmdq_set_share(struct opener *o, struct share *s, struct share_file *sf, ui
 {
 	o->share = s;
 	o->sf = sf;
-	o->uid = uid;
+	pthread_mutex_lock(&o->lock);
+	o->uid = uid; /* the live view reads it */
+	pthread_mutex_unlock(&o->lock);
 }
 
 void cmdq_complete(struct cmd *cmd, int err, bool placed)

@@ -31,12 +31,14 @@
 #include "filter.h"
 #include "fleet.h"
 #include "gate.h"
+#include "live.h"
 #include "log.h"
 #include "node.h"
 #include "notify.h"
 #include "options.h"
 #include "policy.h"
 #include "share.h"
+#include "show.h"
 #include "uaccess.h"
 #include "udev.h"
 
@@ -55,6 +57,10 @@ struct runtime {
 	int ready_fd; /* daemon mode: tells the parent how start-up went */
 	int wakefd;   /* --all: an event queued or a session ended */
 	int sigfd;
+	struct timespec started;
+	struct live *live;   /* the live view's socket (live.h), or NULL */
+	struct node *one;    /* the node served, or NULL: --all's nodes */
+	struct fleet *fleet; /* --all's, or NULL */
 };
 
 /*
@@ -357,6 +363,93 @@ static void one_ended(struct node *n, void *arg)
 	wake(arg);
 }
 
+/* The process's threads now (/proc/self/status), or 0. */
+static unsigned process_threads(void)
+{
+	char line[128];
+	unsigned n = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %u", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* The live view's daemon block: the process against its bounds. */
+static void daemon_view(struct runtime *rt, struct show_daemon *dm)
+{
+	const struct options *opt = &rt->opt;
+	struct share_totals t;
+	struct timespec now;
+
+	share_totals(opt->node.share, &t);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	*dm = (struct show_daemon){
+		.pid = getpid(),
+		.version = CUSE_BSG_VERSION,
+		.uptime_s = now.tv_sec - rt->started.tv_sec,
+		.mem_used = atomic_load(&opt->mem.used),
+		.mem_max = opt->mem.max,
+		.mem_per_file = opt->node.opener_mem_max,
+		.mem_per_user = t.lim.mem_per_user,
+		.threads = process_threads(),
+		.calls_busy = t.busy,
+		.calls_parked = t.parked,
+		.calls_per_file = t.lim.calls_per_file,
+		.calls_per_user = t.lim.calls_per_user,
+		.files = t.files,
+		.files_max = t.lim.max_files,
+		.files_per_user = t.lim.files_per_user,
+	};
+}
+
+/* A live view being written: for whom, of which node. */
+struct view {
+	const struct live_peer *peer;
+	const char *name; /* or NULL: every node */
+	struct show_out *o;
+	struct show_node *s;
+	unsigned matched;
+};
+
+static void view_node(struct node *n, void *arg)
+{
+	struct view *v = arg;
+	const struct live_peer *p = v->peer;
+
+	if (v->name && strcmp(v->name, node_name(n)))
+		return;
+	v->matched++;
+	node_show(n, v->s);
+	if (show_may_open(v->s, p->uid, p->gid, p->groups, p->ngroups))
+		show_add_node(v->o, v->s);
+}
+
+/* live_collect_fn, on the live view's thread: the nodes stay while it runs. */
+static unsigned collect(void *arg, const struct live_peer *peer, const char *name,
+			struct show_out *o)
+{
+	struct runtime *rt = arg;
+	struct view v = { .peer = peer, .name = name, .o = o, .s = malloc(sizeof(*v.s)) };
+	struct show_daemon dm;
+
+	if (!v.s)
+		return 0;
+	daemon_view(rt, &dm);
+	show_begin(o, &dm);
+	if (rt->fleet)
+		fleet_each(rt->fleet, view_node, &v);
+	else
+		view_node(rt->one, &v);
+	show_end(o);
+	free(v.s);
+	return v.matched;
+}
+
 /* The one-target mode: serve TARGET until a signal, or until the session ends. */
 static int run_one(struct runtime *rt, struct node *n)
 {
@@ -371,6 +464,8 @@ static int run_one(struct runtime *rt, struct node *n)
 		node_free(n);
 		return ret;
 	}
+	rt->one = n;
+	live_start(rt->opt.name, collect, rt, &rt->live);
 	/* every failure so far reached stderr; from here on, syslog */
 	notify_parent(rt, 0);
 	go_background(rt);
@@ -386,6 +481,7 @@ static int run_one(struct runtime *rt, struct node *n)
 			reload_policy(&rt->opt);
 	}
 	tell_manager("STOPPING=1\n");
+	live_stop(rt->live);
 	ret = node_free(n);
 	log_info("stopped; /dev/%s removed", rt->opt.name);
 	return ret < 0 ? EXIT_FAILED : 0;
@@ -478,6 +574,8 @@ static int main_all(struct runtime *rt)
 		return 1;
 	}
 	fleet_work(f);
+	rt->fleet = f;
+	live_start("all", collect, rt, &rt->live);
 	notify_parent(rt, 0);
 	go_background(rt);
 	cred_check_words(&rt->opt, gate_live(rt->opt.node.gate), msg, sizeof(msg));
@@ -493,6 +591,7 @@ static int main_all(struct runtime *rt)
 			reload_policy(&rt->opt);
 	}
 	tell_manager("STOPPING=1\n");
+	live_stop(rt->live);
 	fleet_free(f);
 	log_info("stopped; every node removed");
 	return 0;
@@ -620,6 +719,9 @@ int main(int argc, char **argv)
 	int ret;
 
 	log_detect_journal();
+	if (argc > 1 && !strcmp(argv[1], "--show"))
+		return live_client(argc - 1, argv + 1);
+	clock_gettime(CLOCK_MONOTONIC, &rt.started);
 	ret = options_parse(argc, argv, &rt.opt);
 	if (ret)
 		return ret < 0 ? 0 : ret;

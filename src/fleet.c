@@ -30,15 +30,20 @@ struct member {
 	atomic_bool ended;	    /* its session is over: free it */
 };
 
-/* The queue is the one thing another thread touches. */
+/*
+ * The queue is the one thing another thread changes; the live view's
+ * thread reads the members, which the owner's thread changes under
+ * members_lock.
+ */
 struct fleet {
 	const struct node_config *cfg;
 	void (*wake)(void *arg);
 	void *arg;
 	struct uev_watch *watch;
 	pthread_mutex_t lock;
-	struct list_head queue;	  /* protected by lock */
-	struct list_head members; /* the owner's thread only */
+	struct list_head queue; /* protected by lock */
+	pthread_mutex_t members_lock;
+	struct list_head members; /* changed under members_lock, by the owner's thread */
 };
 
 static void f_wake(struct fleet *f)
@@ -135,7 +140,9 @@ static void member_add(struct fleet *f, const struct uev_event *e)
 		free(m);
 		return;
 	}
+	pthread_mutex_lock(&f->members_lock);
 	list_add(&m->link, &f->members);
+	pthread_mutex_unlock(&f->members_lock);
 	log_msg(LOG_NOTICE, "serving %s (%s) as /dev/%s", e->devnode, e->hctl, name);
 }
 
@@ -166,7 +173,9 @@ static void reap(struct fleet *f)
 
 		if (!atomic_load(&m->ended))
 			continue;
+		pthread_mutex_lock(&f->members_lock);
 		list_del(&m->link);
+		pthread_mutex_unlock(&f->members_lock);
 		snprintf(name, sizeof(name), "%s", node_name(m->node));
 		node_free(m->node);
 		log_info("/dev/%s removed", name);
@@ -204,7 +213,7 @@ static void apply_queued(struct fleet *f)
 /* Every node at once, then wait for each. */
 static void stop_all(struct fleet *f)
 {
-	struct list_head events = LIST_HEAD_INIT(events);
+	struct list_head events = LIST_HEAD_INIT(events), gone = LIST_HEAD_INIT(gone);
 	struct member *m, *next;
 	struct queued *q, *qn;
 
@@ -212,12 +221,14 @@ static void stop_all(struct fleet *f)
 	f->watch = NULL;
 	list_for_each_entry(m, &f->members, link)
 		node_stop(m->node);
-	list_for_each_entry_safe(m, next, &f->members, link) {
+	pthread_mutex_lock(&f->members_lock);
+	list_splice_tail(&f->members, &gone);
+	pthread_mutex_unlock(&f->members_lock);
+	list_for_each_entry_safe(m, next, &gone, link) {
 		node_free(m->node);
 		free(m->next_add);
 		free(m);
 	}
-	list_init(&f->members);
 	take_queue(f, &events);
 	list_for_each_entry_safe(q, qn, &events, node)
 		free(q);
@@ -237,8 +248,10 @@ int fleet_new(const struct node_config *cfg, const char *subsystem, void (*wake)
 	list_init(&f->queue);
 	list_init(&f->members);
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_mutex_init(&f->members_lock, NULL);
 	err = uev_watch_new(subsystem, on_event, f, &f->watch);
 	if (err) {
+		pthread_mutex_destroy(&f->members_lock);
 		pthread_mutex_destroy(&f->lock);
 		free(f);
 		return err;
@@ -260,9 +273,20 @@ void fleet_log_stats(struct fleet *f)
 		node_log_stats(m->node);
 }
 
+void fleet_each(struct fleet *f, void (*fn)(struct node *n, void *arg), void *arg)
+{
+	struct member *m;
+
+	pthread_mutex_lock(&f->members_lock);
+	list_for_each_entry(m, &f->members, link)
+		fn(m->node, arg);
+	pthread_mutex_unlock(&f->members_lock);
+}
+
 void fleet_free(struct fleet *f)
 {
 	stop_all(f);
+	pthread_mutex_destroy(&f->members_lock);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 }

@@ -3,7 +3,8 @@
  * --all: a node for every SCSI device, following udev.  Devices come as
  * events on the udev watch's thread, which queues them and calls wake();
  * the owner's thread then calls fleet_work(), which makes, fails and frees
- * the nodes.  Every call but wake() is made from that one thread.
+ * the nodes.  Every call but wake() and fleet_each() is made from that one
+ * thread.
  */
 #ifndef CUSE_BSG_FLEET_H
 #define CUSE_BSG_FLEET_H
@@ -25,6 +26,12 @@ void fleet_work(struct fleet *f);
 
 /* A stats line per node. */
 void fleet_log_stats(struct fleet *f);
+
+/*
+ * fn(node, arg) for each node, from any thread (the live view's): the
+ * nodes stay while it runs, and it must not call back into f.
+ */
+void fleet_each(struct fleet *f, void (*fn)(struct node *n, void *arg), void *arg);
 
 /* Stop the watch, every node at once, then wait for each and free it all. */
 void fleet_free(struct fleet *f);

@@ -46,6 +46,7 @@
 #include "policy.h"
 #include "pool.h"
 #include "share.h"
+#include "show.h"
 #include "sigwatch.h"
 #include "uaccess.h"
 
@@ -194,8 +195,10 @@ static void run_call(struct calls *cs, struct call *c)
 	struct node *n = container_of(cs, struct node, calls);
 	struct opener *o = nf_opener(n, c->nf);
 
-	if (o)
+	if (o) {
 		opener_get(o);
+		atomic_fetch_add_explicit(&o->calls, 1, memory_order_relaxed);
+	}
 	if (c->kind == CALL_IOCTL)
 		run_ioctl(n, c, o);
 	else if (!o)
@@ -204,8 +207,10 @@ static void run_call(struct calls *cs, struct call *c)
 		async_read(c->req, o, c->len, c->fflags);
 	else
 		async_write(c->req, o, c->buf, c->len, c->fflags);
-	if (o)
+	if (o) {
+		atomic_fetch_sub_explicit(&o->calls, 1, memory_order_relaxed);
 		opener_put(o);
+	}
 }
 
 static void cb_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
@@ -767,27 +772,59 @@ static unsigned long long gated_refused(struct node *n)
 
 void node_log_stats(struct node *n)
 {
-	struct bsgdev *d = &n->d;
-	unsigned long s[STAT_COUNT];
-	unsigned queued = 0;
+	struct show_node s;
+	char line[640];
 
-	for (int i = 0; i < STAT_COUNT; i++)
-		s[i] = atomic_load(&d->stats[i]);
+	node_show(n, &s);
+	show_stats_line(&s, line, sizeof(line));
+	log_node(LOG_NOTICE, n->name, "stats: %s", line);
+}
+
+/* The node's device file as it is now: its number, mode and owners. */
+static void show_access(struct node *n, struct show_node *s)
+{
+	char path[160];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/dev/%s", n->name);
+	if (stat(path, &st) < 0 || !S_ISCHR(st.st_mode))
+		return;
+	s->have_stat = true;
+	s->major = major(st.st_rdev);
+	s->minor = minor(st.st_rdev);
+	s->mode = st.st_mode & 0777;
+	s->uid = st.st_uid;
+	s->gid = st.st_gid;
+}
+
+void node_show(struct node *n, struct show_node *s)
+{
+	struct bsgdev *d = &n->d;
+	uint64_t sg_io = atomic_load(&d->stats[STAT_SG_IO]);
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", n->name);
+	if (!n->files.ctl)
+		snprintf(s->target, sizeof(s->target), "%s", d->target->info.path);
+	show_access(n, s);
+	s->gated = atomic_load(&d->gated);
+	s->gate_refused = gated_refused(n);
+	s->gone = atomic_load(&d->target_gone);
 	pthread_mutex_lock(&n->lock);
-	if (!n->stopping && d->pool)
-		queued = pool_backlog(d->pool);
+	if (!n->stopping && d->pool) {
+		s->workers = pool_threads(d->pool);
+		s->backlog = pool_backlog(d->pool);
+		s->copy_threads = d->serve ? pool_threads(d->serve) : 0;
+	}
 	pthread_mutex_unlock(&n->lock);
-	log_node(LOG_NOTICE, n->name,
-		 "stats: open=%lu release=%lu read=%lu write=%lu ioctl=%lu poll=%lu "
-		 "interrupt=%lu sg_io=%lu sg_io_errors=%lu ioctl_retries=%lu refused=%lu "
-		 "at_target=%u avg_latency_us=%lu queued=%u openers=%u cred_check=%s "
-		 "gate_refused=%llu",
-		 s[STAT_OPEN], s[STAT_RELEASE], s[STAT_READ], s[STAT_WRITE], s[STAT_IOCTL],
-		 s[STAT_POLL], s[STAT_INTERRUPT], s[STAT_SG_IO], s[STAT_SG_IO_ERR],
-		 s[STAT_IOCTL_RETRY], s[STAT_REFUSED], atomic_load(&d->at_target),
-		 s[STAT_SG_IO] ? s[STAT_LATENCY_US] / s[STAT_SG_IO] : 0, queued,
-		 atomic_load(&d->openers), atomic_load(&d->gated) ? "kernel" : "procfs",
-		 gated_refused(n));
+	s->copy_threads_max = SERVE_MAX;
+	s->fuse_threads_max = FUSE_THREADS;
+	s->at_target = atomic_load(&d->at_target);
+	for (unsigned i = 0; i < STAT_LATENCY_US; i++)
+		show_counter_add(s, stat_name(i), atomic_load(&d->stats[i]));
+	show_counter_add(s, "avg_latency_us",
+			 sg_io ? atomic_load(&d->stats[STAT_LATENCY_US]) / sg_io : 0);
+	opener_show(d, s);
 }
 
 const char *node_name(const struct node *n)

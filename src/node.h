@@ -88,6 +88,10 @@ void node_gone(struct node *n);
 /* Log the request counters, one line naming the node. */
 void node_log_stats(struct node *n);
 
+/* n's state now, for the live view (show.h).  Any thread, while n is not freed. */
+struct show_node;
+void node_show(struct node *n, struct show_node *s);
+
 const char *node_name(const struct node *n);
 const char *node_target(const struct node *n);
 

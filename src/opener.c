@@ -11,6 +11,7 @@
 
 #include "bsgdev.h"
 #include "opener.h"
+#include "show.h"
 #include "uaccess.h"
 
 #define USER_HZ		100
@@ -139,6 +140,7 @@ int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct uacce
 		bsgdev_opener_put(d);
 		return err;
 	}
+	o->pid = o->ident.c.tgid > 0 ? o->ident.c.tgid : tid;
 	opener_init(o);
 	*ret = o;
 	return 0;
@@ -192,6 +194,37 @@ void opener_put(struct opener *o)
 	pthread_mutex_destroy(&o->lock);
 	free(o);
 	bsgdev_opener_put(d);
+}
+
+/* What the live view says of o; the caller holds d's openers_lock. */
+static void show_opener(struct opener *o, struct show_opener *so)
+{
+	pthread_mutex_lock(&o->lock);
+	*so = (struct show_opener){
+		.pid = o->pid,
+		.uid = o->uid,
+		.queued = o->done,
+		.in_flight = o->queued - o->done,
+		.calls = atomic_load(&o->calls),
+		.mem = atomic_load(&o->mem_used),
+	};
+	pthread_mutex_unlock(&o->lock);
+}
+
+void opener_show(struct bsgdev *d, struct show_node *s)
+{
+	struct opener *o;
+
+	pthread_mutex_lock(&d->openers_lock);
+	list_for_each_entry(o, &d->opener_list, d_node) {
+		if (s->nopeners == SHOW_OPENERS_MAX)
+			break;
+		show_opener(o, &s->opener[s->nopeners++]);
+	}
+	s->openers = atomic_load(&d->openers);
+	pthread_mutex_unlock(&d->openers_lock);
+	if (s->openers < s->nopeners)
+		s->openers = s->nopeners; /* counted before it is listed */
 }
 
 int opener_mem_charge(struct opener *o, uint64_t n)

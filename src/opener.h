@@ -25,6 +25,7 @@
 
 struct bsgdev;
 struct fuse_pollhandle;
+struct show_node;
 struct target_queue;
 
 /*
@@ -99,7 +100,9 @@ struct opener {
 	 * readers hold; or NULL (unbounded): set once, before its first call */
 	struct share *share;
 	struct share_file *sf;
-	uid_t uid;		     /* who opened the file */
+	uid_t uid;		     /* who opened the file: set once, under lock (the live view) */
+	pid_t pid;		     /* its process (the opening thread's id if unknown) */
+	atomic_uint calls;	     /* its calls running now (node.c), for the live view */
 	struct list_head copy_waits; /* protected by lock: its copy jobs parked for its share */
 };
 
@@ -129,7 +132,6 @@ int opener_read_ident(struct bsgdev *d, struct uaccess_status *cache, pid_t tid,
  */
 int opener_chan(struct opener *o);
 
-/* A reference to o, which lives until the last is put (o->lock not held). */
 /*
  * sg's sg_check_file_access(), once per call that takes or hands over a
  * command of o: 0, or -EPERM (-EINVAL without the direct-copy path).  Made
@@ -140,8 +142,15 @@ int opener_check_caller(struct opener *o, pid_t tid, const char *call);
 /* The same from /proc, whatever the gate: for a call the gate does not see. */
 int opener_check_procfs(struct opener *o, pid_t tid, const char *call);
 
+/* A reference to o, which lives until the last is put (o->lock not held). */
 void opener_get(struct opener *o);
 void opener_put(struct opener *o);
+
+/*
+ * d's openers into the live view's s (show.h): SHOW_OPENERS_MAX listed,
+ * all counted.  Under d's lock and each opener's, briefly.
+ */
+void opener_show(struct bsgdev *d, struct show_node *s);
 /*
  * The same with o->lock held: one more reference (a command of its queue, a
  * call that goes on after its answer), or one less that is never the last

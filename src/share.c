@@ -384,3 +384,18 @@ void share_user_counts(struct share *s, uid_t uid, unsigned *busy, unsigned *par
 	*files = u ? u->files : 0;
 	pthread_mutex_unlock(&s->lock);
 }
+
+void share_totals(struct share *s, struct share_totals *ret)
+{
+	struct share_user *u;
+
+	pthread_mutex_lock(&s->lock);
+	*ret = (struct share_totals){ .files = s->files, .lim = s->lim };
+	for (unsigned i = 0; i < BUCKETS; i++) {
+		list_for_each_entry(u, &s->buckets[i], node) {
+			ret->busy += u->busy;
+			ret->parked += u->parked;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+}

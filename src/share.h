@@ -136,4 +136,11 @@ void share_mem_uncharge(struct share *s, uid_t uid, uint64_t n);
 void share_user_counts(struct share *s, uid_t uid, unsigned *busy, unsigned *parked,
 		       unsigned *files);
 
+/* Every user's together, for the live view. */
+struct share_totals {
+	unsigned files, busy, parked;
+	struct share_limits lim;
+};
+void share_totals(struct share *s, struct share_totals *ret);
+
 #endif /* CUSE_BSG_SHARE_H */

@@ -11,6 +11,8 @@
  *                                 reads of 1, 3 and 16 headers, data checked
  *                                 against SG_IO on the same descriptor
  *   sgasync orphan DEV N          write N commands and exit without reading
+ *   sgasync hold DEV N            write N commands, say "held N, pid P", then wait,
+ *                                 reading none, until killed (the live view's)
  *   sgasync fork DEV              a forked child's write(): EPERM, as sg
  *   sgasync write-errno DEV       one v3 write; prints its errno or "ok"
  *   sgasync nonblock DEV          read with nothing done: EAGAIN; poll: POLLOUT only
@@ -193,6 +195,24 @@ static int orphan(int n)
 	return 0; /* exit with the commands in flight or unread */
 }
 
+static int hold(int n)
+{
+	static uint8_t cdb[WINDOW][10], buf[WINDOW][BLOCK];
+	struct sg_io_hdr h;
+
+	for (int i = 0; i < n && i < WINDOW; i++) {
+		v3_read(&h, cdb[i], buf[i], i);
+		h.timeout = 120000; /* the suite slows the device down */
+		if (write(fd, &h, sizeof(h)) != sizeof(h))
+			die("write");
+	}
+	printf("held %d, pid %d\n", n < WINDOW ? n : WINDOW, (int)getpid());
+	fflush(stdout);
+	while (pause() < 0)
+		; /* until a signal ends the process */
+	return 1;
+}
+
 /*
  * A forked child has credentials of its own, so the kernel's sg refuses
  * its write() on the parent's file (sg_check_file_access()): so must the
@@ -338,9 +358,9 @@ static int keep_orphan(long ms, int keep)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr,
-			"usage: sgasync isolate|v4-array|orphan|fork|write-errno|nonblock|gone "
-			"DEV [N]\n");
+		fprintf(stderr, "usage: sgasync "
+				"isolate|v4-array|orphan|hold|fork|write-errno|nonblock|gone "
+				"DEV [N]\n");
 		return 2;
 	}
 	fd = strncmp(argv[2], "fd:", 3) ? open(argv[2], O_RDWR) : atoi(argv[2] + 3);
@@ -352,6 +372,8 @@ int main(int argc, char **argv)
 		return v4_array(atoi(argv[3]));
 	if (!strcmp(argv[1], "orphan") && argc == 4)
 		return orphan(atoi(argv[3]));
+	if (!strcmp(argv[1], "hold") && argc == 4)
+		return hold(atoi(argv[3]));
 	if (!strcmp(argv[1], "fork"))
 		return fork_writer();
 	if (!strcmp(argv[1], "write-errno"))

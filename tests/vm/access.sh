@@ -1,7 +1,7 @@
 #!/bin/bash
 # Who may send what: an unprivileged user with group access to a 0660 node
 # against the kernel's bsg node given the same access; the policy file; the
-# daemon's own capabilities.
+# daemon's own capabilities; who may see the node in the live view.
 set -uo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 . "$(dirname "$0")/node-lib.sh"
@@ -16,6 +16,12 @@ READ10=(28 00 00 00 00 08 00 00 01 00)
 WRITE10=(2a 00 00 00 00 08 00 00 01 00)
 SENDDIAG=(1d 04 00 00 00 00) # default self-test: in neither of the kernel's lists
 FORMAT=(04 00 00 00 00 00)
+
+SGASYNC=$PWD/build/clients/sgasync
+# cuse-bsgctl from the tree, with the daemon built here
+CTL=(env CUSE_BSG="$PWD/build/cuse_bsg" "$PWD/dist/cuse-bsgctl")
+# a user in no group that may open the node
+outsider() { setpriv --reuid=65533 --regid=65533 --clear-groups --inh-caps=-all "$@"; }
 
 # each case: NAME, then sg_raw arguments (-R: open read-only)
 kernel_rule() {
@@ -82,6 +88,77 @@ capabilities() {
         "$NODE_LOG"
 }
 
+# opener_is PID UID QUEUED IN_FLIGHT [CALLS]: the live view, as nobody asks
+# it, lists that opener of the node with those counts (CALLS: any if not
+# given; a written command the worker that took it runs itself is a call)
+# shellcheck disable=SC2016 # jq's own $variables
+opener_is() {
+    as_user "${CTL[@]}" show --json "${NODE#/dev/}" | jq -e --argjson p "$1" --argjson u "$2" \
+        --argjson q "$3" --argjson f "$4" --argjson c "${5:-null}" \
+        '.[0].nodes[0].openers | any(.pid == $p and .uid == $u and .queued == $q and
+            .in_flight == $f and ($c == null or .calls == $c))' >/dev/null
+}
+
+# the live view (cuse-bsgctl show): a client's written commands in flight at
+# a slow device, then done and unread; an SG_IO waiting; who may see it
+# shellcheck disable=SC2016 # jq's own $variables
+live_view() {
+    local delay=/sys/bus/pseudo/drivers/scsi_debug/delay held job tur out rc json stall
+    command -v jq >/dev/null || vm_fail "no jq in the guest: the live view's JSON cannot be checked"
+    vm_wait 10 bash -c "echo 2000 >$delay" 2>/dev/null || vm_fail "cannot set scsi_debug delay"
+    as_user "$SGASYNC" hold "$NODE" 8 >/tmp/hold.out 2>&1 &
+    job=$!
+    vm_wait 30 grep -q 'held 8, pid ' /tmp/hold.out || vm_fail "the client did not write: $(cat /tmp/hold.out)"
+    held=$(sed -n 's/^held 8, pid //p' /tmp/hold.out)
+    sg_turs "$NODE" &
+    tur=$!
+    check "show --json: nobody's client, pid $held uid 65534, 8 commands in flight" \
+        vm_wait 30 opener_is "$held" 65534 0 8
+    check "... root's SG_IO (sg_turs, pid $tur): a call running, nothing written" \
+        vm_wait 30 opener_is "$tur" 0 0 0 1
+    check "... then 8 queued, none in flight, once the device answered" \
+        vm_wait 60 opener_is "$held" 65534 8 0 0
+    [ "$FAILED" -eq 0 ] || as_user "${CTL[@]}" show --json | jq .
+    wait "$tur"
+    vm_wait 10 bash -c "echo 0 >$delay" 2>/dev/null || vm_fail "cannot reset scsi_debug delay"
+    json=$(as_user "${CTL[@]}" show --json)
+    check "show --json with no name: valid JSON, this node, its target, mode, group and check" \
+        jq -e --arg n "${NODE#/dev/}" --arg t "$VM_SG" --argjson g "$DISK_GID" \
+        'length == 1 and .[0].nodes[0].name == $n and .[0].nodes[0].target == $t and
+         .[0].nodes[0].mode == "0660" and .[0].nodes[0].gid == $g and
+         (.[0].nodes[0].cred_check | test("^(kernel|procfs)$")) and
+         .[0].memory.max > 0 and .[0].memory.used >= 0 and .[0].threads.process > 0' <<<"$json"
+    out=$(as_user "${CTL[@]}" show)
+    check "show (text): the node, the client's line" \
+        grep -qF "pid $held, uid 65534: queued 8, in flight 0, calls 0" <<<"$out"
+    check "... and the daemon's bounds" grep -q '^    Memory: .* used of .* (--max-memory)' <<<"$out"
+    [ "$FAILED" -eq 0 ] || echo "$out"
+    kill "$held"
+    wait "$job"
+    rc=0
+    out=$(outsider "${CTL[@]}" show "${NODE#/dev/}" 2>&1) || rc=$?
+    check "a user who may not open the node: refused (status $rc), nothing shown" \
+        bash -c "[ $rc -eq 1 ] && grep -q 'permission denied' <<<'$out' && ! grep -q Node: <<<'$out'"
+    rc=0
+    out=$(outsider "$PWD/build/cuse_bsg" --show --json 2>/dev/null) || rc=$?
+    check "... listing every daemon: this one left out, an empty JSON array (status $rc)" \
+        bash -c "[ $rc -eq 0 ] && jq -e 'length == 0' <<<'$out' >/dev/null"
+    # a client that connects and then neither writes nor reads
+    python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+print("connected", flush=True)
+time.sleep(60)' '/run/cuse-bsg/bsg!acc-cuse.sock' >/tmp/stall.out &
+    stall=$!
+    vm_wait 10 grep -q connected /tmp/stall.out || vm_fail "the stalling client did not connect"
+    out=$(as_user "${CTL[@]}" show "${NODE#/dev/}")
+    check "... a client that connects and never writes holds the view up for no one" \
+        grep -q '^Node: bsg/acc-cuse' <<<"$out"
+    check "... nor the node" sg_turs "$NODE"
+    kill "$stall"
+    wait "$stall" 2>/dev/null
+}
+
 vm_load_scsi_debug dev_size_mb=16
 head -c 512 /dev/urandom >/tmp/blk
 chmod 0644 /tmp/blk
@@ -92,7 +169,9 @@ node_start bsg/acc-cuse "$VM_SG" --mode 0660 --group disk
 check "node is 0660 root:disk" test "$(stat -c %a:%G "$NODE")" = 660:disk
 kernel_rule
 capabilities
+live_view
 node_stop
+check "the daemon removed its live-view socket" test ! -e '/run/cuse-bsg/bsg!acc-cuse.sock'
 CUSE_BSG=$PWD/build/cuse_bsg
 policy
 echo "access suite took $((SECONDS - T0)) s in the guest"
