@@ -37,14 +37,14 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev libbpf) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi target pool creds guard uaccess ioctx cmd sgio chans copyjob park done cmdq async sgv4 ioctl midlayer log filter caps notify opener \
+MODULES := scsi target pool creds guard uaccess ioctx cmd sgio chans copyjob intr park done cmdq async sgv4 ioctl midlayer log filter caps notify opener \
 	policy options control bsgadd sigwatch share show
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node files calls fuseio devnode udev fleet gate live
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate notify udev uaccess creds log list \
-	bsgadd policy options sigwatch share target show)
+	bsgadd policy options sigwatch share target show intr)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
@@ -162,6 +162,10 @@ build/unit/test_udev: build/san/tests/unit/test_udev.o $(call san,udev)
 
 # SG_IO end to end against a fake target and a fake libfuse reply layer
 build/unit/test_sgio: build/san/tests/unit/test_sgio.o build/san/tests/unit/fake.o $(SAN_MODULES)
+	$(UNIT_LINK) -lsgutils2 -pthread -o $@
+
+# the interrupt protocol against the fake libfuse, the signal watcher real
+build/unit/test_intr: build/san/tests/unit/test_intr.o build/san/tests/unit/fake.o $(SAN_MODULES)
 	$(UNIT_LINK) -lsgutils2 -pthread -o $@
 
 # the credentials read from /proc/TID/status, against the kernel's own calls

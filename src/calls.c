@@ -14,11 +14,10 @@
 
 #include "bsgdev.h"
 #include "calls.h"
+#include "intr.h"
 #include "list.h"
-#include "park.h"
 #include "pool.h"
 #include "share.h"
-#include "sigwatch.h"
 
 /*
  * A call past its file's or its user's share of threads (share.h): parked
@@ -30,9 +29,9 @@ struct call_parked {
 	struct pool_work work;
 	struct calls *cs;
 	struct call c;
-	struct sigwatch_entry watch; /* interrupted by a signal that ends nothing (sigwatch.h) */
-	uint64_t charged;	     /* bytes charged to the process's memory bound */
-	uint64_t user_charged;	     /* and to its user's (share_mem_charge()) */
+	struct intr intr;      /* its interrupt (intr.h) */
+	uint64_t charged;      /* bytes charged to the process's memory bound */
+	uint64_t user_charged; /* and to its user's (share_mem_charge()) */
 	char buf[];
 };
 
@@ -61,7 +60,7 @@ static void parked_run(struct pool_work *work, unsigned slot)
 
 	(void)slot;
 	/* waits out an interrupt callback running now; it sees the call running */
-	park_settle(p->c.req, &p->watch);
+	intr_settle(&p->intr);
 	run_held(p->cs, &p->c, &p->w.call);
 	parked_free(p);
 }
@@ -81,38 +80,17 @@ static void parked_eintr(struct call_parked *p)
 	parked_free(p);
 }
 
-/* The signal watcher's: a signal that ends the call is pending now. */
-static void parked_fired(fuse_req_t req, void *data)
-{
-	struct call_parked *p = data;
-
-	if (!share_cancel(p->cs->share, &p->w))
-		return;				  /* running, or answered by whoever cancelled it */
-	fuse_req_interrupt_func(req, NULL, NULL); /* waits out the interrupt callback */
-	parked_eintr(p);
-}
-
 /*
- * Called by libfuse with its request lock held; only a parked call is
- * answered here.  As sg's own sleeps, only a signal that runs a handler or
- * kills ends it; after another (a stop) it stays parked, watched so that a
- * later one ends it (FUSE sends one interrupt per request).
+ * A signal ends the call (intr.h): as sg's own sleeps, one that runs a
+ * handler or kills; another left it parked, watched.  Answered here only if
+ * it is parked: a call not parked yet is marked, and park() answers it.
  */
-static void parked_interrupted(fuse_req_t req, void *data)
+static void parked_end(struct intr *in)
 {
-	struct call_parked *p = data;
+	struct call_parked *p = container_of(in, struct call_parked, intr);
 
-	if (!bsgdev_signal_ends(p->cs->d, fuse_req_ctx(req)->pid)) {
-		p->watch = (struct sigwatch_entry){
-			.req = req, .tid = fuse_req_ctx(req)->pid, .fire = parked_fired, .data = p
-		};
-		if (!sigwatch_watch(&p->cs->d->sigwatch, p->cs->d->signal_ends, &p->watch))
-			return; /* p may be answered (freed) by the watcher already */
-		p->watch = (struct sigwatch_entry){ 0 };
-	}
-	if (!share_cancel(p->cs->share, &p->w))
-		return;
-	parked_eintr(p);
+	if (share_cancel(p->cs->share, &p->w))
+		parked_eintr(p);
 }
 
 /*
@@ -156,7 +134,7 @@ static struct call_parked *parked_new(struct calls *cs, const struct call *c, st
 		.uid = uid, .f = sf, .owner = cs, .state = SHARE_NEW, .resume = parked_resume
 	};
 	p->work.run = parked_run;
-	p->watch = (struct sigwatch_entry){ 0 };
+	intr_init(&p->intr, parked_end, cs->d, c->req, fuse_req_ctx(c->req)->pid);
 	return p;
 }
 
@@ -181,11 +159,11 @@ static void park(struct calls *cs, struct call *c, struct share_file *sf, uid_t 
 		fuse_reply_err(c->req, ENOMEM);
 		return;
 	}
-	fuse_req_interrupt_func(c->req, parked_interrupted, p);
+	intr_arm(&p->intr);
 	state = share_park(cs->share, &p->w);
 	if (state == SHARE_PARKED)
 		return; /* p is the share's now */
-	park_settle(c->req, &p->watch);
+	intr_settle(&p->intr);
 	if (state == SHARE_RUNNING)
 		run_held(cs, &p->c, &p->w.call);
 	else
@@ -202,7 +180,7 @@ void calls_drain(struct calls *cs)
 	list_for_each_entry_safe(w, next, &out, node) {
 		struct call_parked *p = container_of(w, struct call_parked, w);
 
-		park_settle(p->c.req, &p->watch);
+		intr_settle(&p->intr);
 		fuse_reply_err(p->c.req, ENODEV);
 		parked_free(p);
 	}

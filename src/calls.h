@@ -5,8 +5,8 @@
  * past either waits parked, with a copy of what libfuse gave and no thread,
  * until a share comes free; then it runs on a thread of the elastic pool.
  * So a copy of a client's memory that stalls holds only the staller's
- * share.  A parked call keeps the interrupt protocol of every parked call
- * (park.h): a signal that ends it answers it EINTR, another has it watched.
+ * share.  A parked call keeps the interrupt protocol of every waiting call
+ * (intr.h): a signal that ends it answers it EINTR, another has it watched.
  */
 #ifndef CUSE_BSG_CALLS_H
 #define CUSE_BSG_CALLS_H

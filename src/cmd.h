@@ -15,11 +15,11 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "intr.h"
 #include "list.h"
 #include "pool.h"
 #include "scsi.h"
 #include "share.h"
-#include "sigwatch.h"
 
 struct bsgdev;
 struct fuse_req; /* libfuse's fuse_req_t */
@@ -59,7 +59,7 @@ struct cmd {
 	uint32_t charged; /* c.data's bytes charged to o and the process (mem_budget) */
 	atomic_int
 		state; /* SG_IO: who answers req, the worker or the interrupt (enum sgio_state) */
-	struct sigwatch_entry watch; /* SG_IO: its signal, if one did not end it at once */
+	struct intr intr;	/* SG_IO: its interrupt (intr.h), set by sgio.c */
 	struct share_call call; /* SG_IO run by a pool: its caller's share, ended with its run */
 	struct timespec start;	/* when its call came (TICK_CLOCK) */
 	struct timespec sent;	/* when it went to the target (stat_target_start()) */

@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Calls parked on an opener's queue without a thread (park.c): a read(),
- * SG_IORECEIVE or write() waiting for a completion or for room, and their
- * interrupts.  One protocol for all of them: the interrupt callback is set
- * before the call is listed; a signal that ends the call answers it EINTR
- * at once, another hands it to the signal watcher (sigwatch.h), which
- * answers it once such a signal is pending; whoever takes a call off its
- * list to answer it calls park_taken() first, which waits out a running
- * interrupt callback and the watcher.
+ * SG_IORECEIVE or write() waiting for a completion or for room.  Their
+ * interrupts keep the protocol of intr.h: the interrupt callback is
+ * registered before the call is listed, and a signal that ends a call not
+ * listed yet marks it (ended) so that park_add() answers it EINTR; whoever
+ * takes a call off its list to answer it calls park_taken() first, which
+ * waits out a running interrupt callback and the signal watcher.
  *
- * Locking: o->lock guards the lists and a call's watched.  libfuse calls
- * the interrupt callback with its request lock held, and the callback takes
- * o->lock: o->lock is never held while calling libfuse's request functions,
- * except fuse_req_interrupted(), which takes only the session lock.
+ * Locking: o->lock guards the lists and a call's ended.  libfuse calls the
+ * interrupt callback with its request lock held, and the callback takes
+ * o->lock: o->lock is never held while calling libfuse's request functions.
  */
 #ifndef CUSE_BSG_PARK_H
 #define CUSE_BSG_PARK_H
@@ -22,8 +20,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "intr.h"
 #include "list.h"
-#include "sigwatch.h"
 
 struct cmd;
 struct fuse_req; /* libfuse's fuse_req_t */
@@ -64,10 +62,11 @@ struct parked {
 	struct list_head node; /* in o->readers or o->writers */
 	struct fuse_req *req;  /* fuse_req_t */
 	pid_t tid;
-	size_t charged; /* bytes charged to the opener (opener_mem_charge) for it */
-	size_t mapped;	/* p is a mapping of this size; else malloc()'s */
-	bool watched;	/* protected by o->lock: interrupted, in the signal watcher */
-	struct sigwatch_entry watch;
+	size_t charged;	  /* bytes charged to the opener (opener_mem_charge) for it */
+	size_t mapped;	  /* p is a mapping of this size; else malloc()'s */
+	struct opener *o; /* set by park_add() */
+	bool ended;	  /* protected by o->lock: a signal ended it before it was listed */
+	struct intr intr; /* its interrupt, set by park_add() */
 	_Alignas(uint64_t) unsigned char buf[]; /* its kind's own */
 };
 
@@ -76,19 +75,11 @@ enum park_result { PARKED, ANSWERED, READY };
 
 /*
  * Park p on list (at its head if front) unless p->ops->ready() says it can
- * go on now; ANSWERED: it got EINTR.
+ * go on now; ANSWERED: it got EINTR.  Its interrupt callback is registered
+ * here, and cleared again unless it is PARKED.
  */
 enum park_result park_add(struct opener *o, struct list_head *list, struct parked *p, bool front);
-/*
- * The one way a call that had an interrupt callback set, parked here or
- * elsewhere (calls.c) or running (sgio.c), becomes its answerer's alone:
- * the callback cleared, which waits out one running now (libfuse runs it
- * under the request's lock) and lets none start after; then its watch,
- * if any, off the signal watcher, which waits out a firing.  Not from the
- * interrupt callback or the watch's fire function themselves.
- */
-void park_settle(struct fuse_req *req, struct sigwatch_entry *watch);
-/* Taken off a list to be answered: park_settle() for p. */
+/* Taken off a list to be answered: intr_settle() for p. */
 void park_taken(struct parked *p);
 
 /* p's charge given back, before its call is answered; p freed (its call not answered yet). */

@@ -18,14 +18,13 @@
 #include "cmd.h"
 #include "cmdq.h"
 #include "guard.h"
+#include "intr.h"
 #include "ioctx.h"
 #include "list.h"
 #include "log.h"
 #include "opener.h"
-#include "park.h"
 #include "sgio.h"
 #include "share.h"
-#include "sigwatch.h"
 #include "uaccess.h"
 
 struct plan {
@@ -143,7 +142,7 @@ static bool run_target_part(struct cmd *cmd, int *ret)
 	}
 	/* waits out an interrupt callback running now; none can start after,
 	 * and the signal watcher fires it no more */
-	park_settle(cmd->req, &cmd->watch);
+	intr_settle(&cmd->intr);
 	return true;
 }
 
@@ -205,15 +204,16 @@ static void run_pooled(struct pool_work *w, unsigned slot)
 }
 
 /*
- * The call's signal ends it (the signal watcher, or the interrupt when there
- * is no watcher).  Answering here is safe (the reply takes only the session
- * lock); touching the command after the exchange is not, as the worker may
- * free it at once.
+ * The call's signal ends it (intr.h: the interrupt callback, the signal
+ * watcher, or start_sgio() once the callback is registered).  Answering
+ * here is safe (the reply takes only the session lock); touching the
+ * command after the exchange is not, as the worker may free it at once.
  */
-static void signalled(fuse_req_t req, void *data)
+static void signalled(struct intr *in)
 {
-	struct cmd *cmd = data;
+	struct cmd *cmd = container_of(in, struct cmd, intr);
 	/* read before the exchange: cmd may go after it */
+	fuse_req_t req = cmd->req;
 	struct bsgdev *d = cmd->d;
 	pid_t tid = cmd->tid;
 	/* sg's keep_orphan: the result goes to read(), which needs the direct path,
@@ -237,50 +237,6 @@ static void signalled(fuse_req_t req, void *data)
 	}
 	if (keep)
 		cmdq_unkeep(cmd); /* the worker won: it waits for us to return */
-}
-
-/*
- * The caller got a signal: one that ends the call does so now; another is
- * watched (sigwatch.h), until the worker, which waits out the interrupt
- * callback once it has the command's result, cancels that.  Once per call:
- * FUSE sends one interrupt per request, and the callback is registered once.
- */
-static void judge(fuse_req_t req, struct cmd *cmd)
-{
-	if (bsgdev_signal_ends(cmd->d, cmd->tid)) {
-		signalled(req, cmd);
-		return;
-	}
-	if (atomic_load(&cmd->state) != SGIO_RUNNING)
-		return; /* the worker answers */
-	cmd->watch = (struct sigwatch_entry){
-		.req = req, .tid = cmd->tid, .fire = signalled, .data = cmd
-	};
-	if (sigwatch_watch(&cmd->d->sigwatch, cmd->d->signal_ends, &cmd->watch))
-		signalled(req, cmd);
-}
-
-/*
- * start_sgio()'s command while it registers the callback on this thread.
- * An interrupt that came before is then judged inside
- * fuse_req_interrupt_func(), under the request's lock and with no
- * reference of libfuse's on it: an answer there frees the request, whose
- * lock libfuse lets go of next (a double free under churn).  So it is only
- * noted, and judged once the registration has returned.
- */
-static __thread struct cmd *registering;
-static __thread bool came_early;
-
-/* Called by libfuse with its request lock held. */
-static void interrupted(fuse_req_t req, void *data)
-{
-	struct cmd *cmd = data;
-
-	if (cmd == registering) {
-		came_early = true;
-		return;
-	}
-	judge(req, cmd);
 }
 
 /*
@@ -308,14 +264,10 @@ static void start_sgio(struct cmd *cmd)
 {
 	cmd->work.run = run_and_answer;
 	atomic_store(&cmd->state, SGIO_RUNNING);
-	registering = cmd;
-	came_early = false;
-	fuse_req_interrupt_func(cmd->req, interrupted, cmd);
-	registering = NULL;
-	if (came_early) { /* FUSE sent its one interrupt: no other judge */
+	intr_init(&cmd->intr, signalled, cmd->d, cmd->req, cmd->tid);
+	/* an interrupt that came before is judged now: cmd lives on until freed below */
+	if (intr_arm(&cmd->intr))
 		bsgdev_debug(cmd->d, "tid %d: SG_IO interrupted before it started", cmd->tid);
-		judge(cmd->req, cmd);
-	}
 	if (atomic_load(&cmd->state) == SGIO_INTERRUPTED) {
 		cmd_free(cmd); /* the signal came first; already answered */
 		return;

@@ -11,7 +11,7 @@
  * on, woken only by a fatal signal, which sends none.  So a call whose
  * interrupt ended nothing is watched: a thread of the watcher's looks at the
  * caller every SIGWATCH_TICK_MS and answers it, through the call's own
- * interrupt callback, once a signal that ends it is pending.
+ * end function (intr.h), once a signal that ends it is pending.
  *
  * A handler installed with SA_RESTART gets EINTR all the same: sg's call
  * would say ERESTARTSYS and be restarted, which no FUSE daemon can answer.
