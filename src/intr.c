@@ -30,10 +30,14 @@ static void fired(fuse_req_t req, void *data)
 /*
  * The caller got a signal: one that ends the call does so now; another is
  * watched (sigwatch.h) until the call's answerer cancels that.  Once per
- * registration: FUSE sends one interrupt per request.
+ * registration: FUSE sends one interrupt per request, and another judge
+ * could neither end a watched call (its entry still on the watcher) nor
+ * watch it twice.
  */
 static void judge(struct intr *in)
 {
+	if (atomic_exchange(&in->judged, true))
+		return;
 	if (!bsgdev_signal_ends(in->d, in->tid)) {
 		in->watch = (struct sigwatch_entry){
 			.req = in->req, .tid = in->tid, .fire = fired, .data = in
@@ -66,6 +70,7 @@ bool intr_arm(struct intr *in)
 {
 	bool early;
 
+	atomic_store(&in->judged, false);
 	registering = in;
 	came_early = false;
 	fuse_req_interrupt_func(in->req, interrupted, in);

@@ -18,6 +18,9 @@
  * lock libfuse lets go of next (a double free under churn).  So intr_arm()
  * only notes it there, and judges it once the registration has returned.
  *
+ * One interrupt is judged per registration: one more, which FUSE does not
+ * send, changes nothing (a call it watches is the watcher's to end).
+ *
  * end(in) is called once per interrupt judged to end the call: in the
  * interrupt callback (libfuse's request lock held and a reference of its
  * own on the request: answering is safe), on the watcher's thread (the
@@ -33,6 +36,7 @@
 #ifndef CUSE_BSG_INTR_H
 #define CUSE_BSG_INTR_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -48,6 +52,7 @@ struct intr {
 	struct fuse_req *req;	      /* fuse_req_t */
 	pid_t tid;		      /* the caller */
 	struct sigwatch_entry watch;  /* interrupted by a signal that ends nothing */
+	atomic_bool judged;	      /* since intr_arm(): an interrupt was judged */
 };
 
 /* in set for req of tid on d, ended by end; nothing registered yet. */

@@ -173,6 +173,21 @@ Test(intr, an_early_interrupt_that_ends_nothing_is_watched_too)
 	rig_fini(&g);
 }
 
+Test(intr, a_second_interrupt_leaves_a_watched_call_to_the_watcher)
+{
+	struct rig g;
+
+	rig_init(&g, true, true);
+	intr_arm(&g.c.in);
+	fake_interrupt(g.req); /* a stop: watched */
+	atomic_store(&ends_now, true);
+	fake_interrupt(g.req); /* FUSE sends none; it must not end the call under the watcher */
+	cr_assert(wait_ends(&g.c, 1), "the watcher never ended the call");
+	expect_eintr(&g);
+	rig_fini(&g); /* the watcher gone: ended once, answered once */
+	cr_expect(eq(u32, g.c.ends, 1));
+}
+
 Test(intr, a_settled_call_is_ended_by_nothing)
 {
 	struct rig g;
