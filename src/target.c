@@ -55,7 +55,7 @@ struct target_queue {
 	struct list_head link; /* protected by lock: in closed */
 };
 
-#define to_real(t) ((struct real_target *)(t))
+#define to_real(t) container_of(t, struct real_target, base)
 
 const char *target_kind_name(enum target_kind kind)
 {
