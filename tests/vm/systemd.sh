@@ -22,6 +22,10 @@
 #      credential check (the unit lets the daemon load its BPF LSM gate);
 #   r. systemctl reload (ExecReload=, SIGHUP): the same process serves on
 #      (run after j, while the unit of j serves);
+#   s. cuse-bsgctl show: the unit's daemon answers on live.sock in its
+#      RuntimeDirectory, text and JSON, naming an opener of the node; a
+#      member of disk sees it, another user is refused; stopped, the
+#      directory is gone;
 #   k. cuse-bsgctl disable ID: the unit stops, and no trigger starts it;
 #   l. a class: enable disk serves every disk, present or hot-added, not
 #      enable tape; a device disabled in it is masked; disable disk stops
@@ -561,6 +565,38 @@ check_r() {
     serves "r: after the reload" "$NODE0" "$VM_SG"
 }
 
+# shellcheck disable=SC2016 # jq's own $variables
+check_s() {
+    # not "name": check()'s own local, which its commands would see
+    local rd=/run/cuse-bsg/scsi_generic-$ID0 pid out json rc=0 node=${NODE0#/dev/}
+    local nobody=(setpriv --reuid=65534 --regid=65534 --groups="$(getent group disk | cut -d: -f3)" --inh-caps=-all)
+    command -v jq >/dev/null || { fail "s: no jq in the guest: the JSON cannot be checked"; return; }
+    expect_state "s: $U active" "$U" active
+    pid=$(prop "$U" MainPID)
+    check "s: the daemon's socket is $rd/live.sock, in the unit's RuntimeDirectory" test -S "$rd/live.sock"
+    exec 3<"$NODE0" # an opener: this shell
+    out=$(cuse-bsgctl show "$node" 2>&1)
+    sed -n '1,12s/^/    | /p' <<<"$out"
+    _both() { grep -q "^Daemon: pid $pid," <<<"$out" && grep -q "^Node: $node " <<<"$out"; }
+    check "s: cuse-bsgctl show $node: the daemon (pid $pid) and its node" _both
+    check "s: ... this shell among its openers (pid $$, uid 0)" grep -q "pid $$, uid 0: " <<<"$out"
+    json=$(cuse-bsgctl show --json)
+    check "s: cuse-bsgctl show --json: valid JSON, the node and its target, this shell an opener" \
+        jq -e --argjson p "$pid" --argjson me "$$" --arg n "$node" --arg t "/dev/scsi_generic/$ID0" \
+        'any(.[]; .pid == $p and any(.nodes[]; .name == $n and .target == $t and
+             any(.openers[]; .pid == $me and .uid == 0)))' <<<"$json"
+    exec 3<&-
+    _sees() { grep -q "^Node: $node " <<<"$("${nobody[@]}" cuse-bsgctl show "$node")"; }
+    check "s: nobody in group disk sees the node" _sees
+    out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all cuse-bsgctl show "$node" 2>&1) || rc=$?
+    _refused() { [ "$rc" -eq 1 ] && grep -q 'permission denied' <<<"$out"; }
+    check "s: nobody in no group is refused ($rc: $out)" _refused
+    stop "$U"
+    check "s: stopped, its runtime directory and socket are gone" test ! -e "$rd"
+    start "$U" || fail "s: $U does not start again"
+    expect_state "s: $U active again" "$U" active
+}
+
 # ctl ID ARGS...: cuse-bsgctl ARGS, its output indented; its status a check
 ctl() {
     local id=$1 rc t=$EPOCHREALTIME
@@ -746,6 +782,7 @@ step h "a start-up error: failed, not restarted, journalctl -p err" check_h
 step i "every instance name: sgN, sdX, bsg-H:C:T:L" check_i
 step j "the 'serving' line in the journal" check_j
 step r "systemctl reload: SIGHUP, the same process serves on" check_r
+step s "the live view: cuse-bsgctl show" check_s
 step k "disable one device" check_k
 step l "a class: enable disk, a device out of it, disable disk" check_l
 step m "enable all, disable all" check_m
