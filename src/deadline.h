@@ -7,6 +7,7 @@
 #ifndef CUSE_BSG_DEADLINE_H
 #define CUSE_BSG_DEADLINE_H
 
+#include <stdbool.h>
 #include <time.h>
 
 /*
@@ -37,6 +38,12 @@ static inline struct timespec deadline_ms(clockid_t clock, unsigned ms)
 	clock_gettime(clock, &t);
 	timespec_add_ms(&t, ms);
 	return t;
+}
+
+/* a comes before b. */
+static inline bool timespec_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
 #endif /* CUSE_BSG_DEADLINE_H */

@@ -46,11 +46,6 @@ struct watchdog {
 	const char *name;
 };
 
-static bool before(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 /* Caller holds lock: the first running guard past its bound at now, or NULL; *next its bound otherwise. */
 static struct guard *expired(struct watchdog *w, const struct timespec *now, struct timespec *next,
 			     bool *have_next)
@@ -64,7 +59,7 @@ static struct guard *expired(struct watchdog *w, const struct timespec *now, str
 		if (!live(atomic_load(&g->state)))
 			continue;
 		timespec_add_ms(&end, w->timeout_ms);
-		if (!before(now, &end))
+		if (!timespec_before(now, &end))
 			return g;
 		*next = end;
 		*have_next = true;

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "live.h"
 #include "log.h"
 
@@ -145,8 +146,7 @@ static bool past(const struct timespec *end)
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > end->tv_sec ||
-	       (now.tv_sec == end->tv_sec && now.tv_nsec >= end->tv_nsec);
+	return !timespec_before(&now, end);
 }
 
 /* All of buf, or as much as the client took before end. */
@@ -200,8 +200,7 @@ static void answer(struct live *l, int fd)
 	unsigned matched;
 	bool json;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += ANSWER_S;
+	end = deadline_ms(CLOCK_MONOTONIC, ANSWER_S * 1000);
 	set_timeouts(fd, IO_TIMEOUT_S);
 	if (read_line(fd, req, sizeof(req)) < 0 || parse_request(req, &json, &name) < 0 ||
 	    read_peer(l, fd, &peer) < 0 || show_out_init(&o, json) < 0)
