@@ -107,9 +107,11 @@ flood() {
     check "parked writes: those past the bound get ENOMEM ($enomem)" test "${enomem:-0}" -gt 0
     check "parked writes: the others wait for room ($waiting)" test "${waiting:-0}" -gt 0
     # a writer past its share of threads is parked by the node before its
-    # write() reaches the queue: either copy can be the one refused
+    # write() reaches the queue: either copy can be the one refused, and the
+    # open file warns once, for whichever of its charges (headers parked, or
+    # a command's data buffer) met a bound first
     check "parked writes: the bound is logged" grep -qE \
-        "blocked write\\(\\)'s headers are past|share of threads is past the daemon's memory bound" \
+        "bytes of (a blocked write\\(\\)'s headers|a command's data buffer) are past (the open file's|its user's|the daemon's) memory bound: ENOMEM|share of threads is past (its user's|the daemon's) memory bound" \
         "$NODE_LOG"
     kill -KILL "$pid"
     wait "$pid" 2>/dev/null
