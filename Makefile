@@ -38,12 +38,14 @@ LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev libbpf) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi target pool creds guard uaccess ioctx cmd sgio chans copyjob intr park done cmdq async sgv4 ioctl midlayer log filter caps notify opener \
+	verdict \
 	policy options control bsgadd sigwatch share show
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node files calls fuseio devnode udev fleet gate live
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate notify udev uaccess creds log list \
+UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate verdict notify udev uaccess \
+	creds log list \
 	bsgadd policy options sigwatch share target show intr)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
@@ -77,7 +79,16 @@ build/gate.bpf.o: src/gate.bpf.c src/gate_bpf.h
 build/gate.skel.h: build/gate.bpf.o
 	$(BPFTOOL) gen skeleton $< name gate_bpf >$@.tmp && mv $@.tmp $@
 
-build/obj/gate.o build/san/src/gate.o build/tsan/src/gate.o: build/gate.skel.h
+# The witness (gate.h): fentry and fexit programs on CUSE's entry points.
+# Its verdicts are written with the BPF atomics of -mcpu=v3 (Linux 5.12).
+build/witness.bpf.o: src/witness.bpf.c src/gate_bpf.h src/verdict_bpf.h
+	@mkdir -p $(dir $@)
+	$(BPF_CC) $(BPF_CFLAGS) -mcpu=v3 -c $< -o $@
+
+build/witness.skel.h: build/witness.bpf.o
+	$(BPFTOOL) gen skeleton $< name witness_bpf >$@.tmp && mv $@.tmp $@
+
+build/obj/gate.o build/san/src/gate.o build/tsan/src/gate.o: build/gate.skel.h build/witness.skel.h
 
 # make bench-gate's baseline: programs on the same hooks that decide nothing
 build/clients/lsmhook.bpf.o: tests/clients/lsmhook.bpf.c
@@ -116,8 +127,11 @@ build/unit/test_caps: build/san/tests/unit/test_caps.o $(call san,caps)
 	$(UNIT_LINK) -o $@
 
 # the gate's choice and its fall-back; the skeleton built in
-build/unit/test_gate: build/san/tests/unit/test_gate.o $(call san,gate log)
+build/unit/test_gate: build/san/tests/unit/test_gate.o $(call san,gate log verdict)
 	$(UNIT_LINK) $(shell $(PKG_CONFIG) --libs libbpf) -pthread -o $@
+
+build/unit/test_verdict: build/san/tests/unit/test_verdict.o $(call san,verdict)
+	$(UNIT_LINK) -o $@
 
 build/unit/test_bsgadd: build/san/tests/unit/test_bsgadd.o $(call san,bsgadd)
 	$(UNIT_LINK) -o $@
@@ -225,7 +239,7 @@ build/clients/stallfs: build/clients/stallfs.o
 # (with --creds, the daemon's own credentials check: uaccess.o, whose
 # copies pass guard.o; with --gate, the daemon's credential gate: gate.o)
 build/clients/nullcuse.o: override CPPFLAGS += -Isrc
-build/clients/nullcuse: build/clients/nullcuse.o build/obj/uaccess.o build/obj/creds.o \
+build/clients/nullcuse: build/clients/nullcuse.o build/obj/uaccess.o build/obj/creds.o build/obj/verdict.o \
 		build/obj/guard.o build/obj/log.o build/obj/gate.o
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3 libbpf) -pthread -o $@
 

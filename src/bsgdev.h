@@ -23,6 +23,7 @@ struct policy;
 struct pool;
 struct resolver;
 struct sigwatch;
+struct verdicts;
 struct watchdog;
 
 /*
@@ -99,14 +100,18 @@ struct bsgdev {
 	uint64_t user_limit;	 /* uaccess_user_limit(); 0: any address goes */
 	bool sg_compat;		 /* /dev/sgN (--sg-compat): sg's errnos on any target */
 	atomic_bool target_gone; /* the device is going away; set through gone() */
-	/* the node's credential gate is armed and live: read(), write() and the
-	 * sg v4 ioctls come checked by the kernel (gate.h); a binding: its home's */
-	atomic_bool gated;
-	struct policy *policy;	 /* who may send which command (policy.h); NULL: the kernel's */
-	int policy_kernel;	 /* the kernel rule it defers to: enum filter_kernel, or
+	/* where sg's test of read(), write() and the sg v4 ioctls is made: an
+	 * enum gate_kind (gate.h), GATE_NONE until the node's gate is armed
+	 * and live (the /proc check); a binding: its home's */
+	atomic_int cred;
+	struct verdicts *verdicts; /* the witness's (verdict.h); or NULL */
+	atomic_ulong cred_refused; /* calls refused on the witness's verdict */
+	atomic_ulong cred_unseen;  /* calls the witness left no verdict for: the /proc check */
+	struct policy *policy;	   /* who may send which command (policy.h); NULL: the kernel's */
+	int policy_kernel;	   /* the kernel rule it defers to: enum filter_kernel, or
 				      * POLICY_KERNEL_OWN, the one the policy file names */
-	unsigned inline_max;	 /* libfuse workers that may run a command themselves */
-	atomic_uint inline_busy; /* how many do now */
+	unsigned inline_max;	   /* libfuse workers that may run a command themselves */
+	atomic_uint inline_busy;   /* how many do now */
 	atomic_ulong stats[STAT_COUNT];
 	atomic_uint at_target; /* commands the target has now */
 	atomic_uint target_us; /* the target's time per command, a moving average (1/8) */

@@ -46,6 +46,7 @@ struct control_file {
 	struct share *share;
 	struct share_file *sf;
 	uid_t uid;
+	uint64_t fh; /* its handle, as FUSE gives it: its binding's opener's */
 };
 
 #define to_binding(dp) container_of(dp, struct binding, d)
@@ -184,11 +185,13 @@ void control_release(struct control *c, struct control_file *f)
 	reap(c);
 }
 
-void control_set_share(struct control_file *f, struct share *s, struct share_file *sf, uid_t uid)
+void control_set_share(struct control_file *f, struct share *s, struct share_file *sf, uid_t uid,
+		       uint64_t fh)
 {
 	f->share = s;
 	f->sf = sf;
 	f->uid = uid;
+	f->fh = fh;
 }
 
 struct opener *control_opener(struct control_file *f)
@@ -311,6 +314,7 @@ static int bind_target(struct control *c, struct control_file *f, struct ioctx *
 	bsgdev_opener_get(&b->d);
 	err = -opener_new(&b->d, t->info.fd_flags, false, x->tid, &f->ident, &o);
 	if (!err) {
+		o->fh = f->fh;
 		if (f->sf) /* before its first call: the file's share */
 			cmdq_set_share(o, f->share, f->sf, f->uid);
 		atomic_store_explicit(&f->o, o, memory_order_release);

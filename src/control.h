@@ -16,6 +16,7 @@
 #ifndef CUSE_BSG_CONTROL_H
 #define CUSE_BSG_CONTROL_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cuse_bsg/control.h" /* BSG_IOC_ADD: the clients' header, installed */
@@ -48,11 +49,13 @@ void control_release(struct control *c, struct control_file *f);
 /* The opener f is bound to, or NULL before BSG_IOC_ADD. */
 /*
  * f's share of threads (share.h), which copies into its binding's parked
- * readers hold: set once, before the file's first call.
+ * readers hold, and its handle fh as FUSE gives it (the witness's key,
+ * gate.h): set once, before the file's first call.
  */
 struct share;
 struct share_file;
-void control_set_share(struct control_file *f, struct share *s, struct share_file *sf, uid_t uid);
+void control_set_share(struct control_file *f, struct share *s, struct share_file *sf, uid_t uid,
+		       uint64_t fh);
 
 struct opener *control_opener(struct control_file *f);
 

@@ -31,6 +31,7 @@
 #include "filter.h"
 #include "fleet.h"
 #include "gate.h"
+#include "ioctl.h"
 #include "live.h"
 #include "log.h"
 #include "node.h"
@@ -209,18 +210,23 @@ static int drop_privileges(const struct options *opt)
 
 /*
  * --cred-check: the gate, loaded and attached before the first thread and
- * the fork (its link survives them); proven live by the first node.
+ * the fork (its link survives them); proven live by the first node.  The
+ * ioctls it checks are the table's (ioctl.h).
  */
 static int load_gate(struct options *opt)
 {
 	struct node_config *c = &opt->node;
-	int err = gate_new(opt->cred_check, &c->gate, opt->gate_why, sizeof(opt->gate_why));
+	unsigned cmds[16];
+	size_t n = ioctl_owner_cmds(cmds, sizeof(cmds) / sizeof(cmds[0]));
+	int err;
 
+	err = gate_new(opt->cred_check, cmds, n, &c->gate, opt->gate_why, sizeof(opt->gate_why));
 	if (err) {
-		log_err("--cred-check=kernel: %s", opt->gate_why);
+		log_err("--cred-check=%s: %s",
+			opt->cred_check == GATE_WITNESS ? "witness" : "kernel", opt->gate_why);
 		return -1;
 	}
-	c->gate_required = opt->cred_check == GATE_KERNEL;
+	c->gate_required = opt->cred_check == GATE_KERNEL || opt->cred_check == GATE_WITNESS;
 	if (!opt->gate_why[0] && !c->gate)
 		snprintf(opt->gate_why, sizeof(opt->gate_why), "--cred-check=procfs");
 	return 0;
@@ -229,23 +235,27 @@ static int load_gate(struct options *opt)
 /*
  * The check the daemon makes, for its start-up line and --check: live, a
  * node proved the gate; loaded and not live, none has yet (--check, --all
- * before its first node) or the proof failed (logged by the node).
+ * before its first node) or the proof failed (logged by the node).  Where
+ * auto passed over the witness, why says why.
  */
 static void cred_check_words(const struct options *opt, bool live, char *buf, size_t len)
 {
 	const struct gate *g = opt->node.gate;
+	const char *why = opt->gate_why;
+	bool passed_over = g && gate_loaded(g) != GATE_SEEN && why[0];
 
 	if (live || (g && opt->check))
-		snprintf(buf, len, "credential check: %s%s", gate_describe(g),
-			 live ? "" : ", loaded; proven live at start");
-	else if (g && opt->all)
-		snprintf(buf, len, "credential check: %s, loaded; the first node proves it live",
-			 gate_describe(g));
-	else if (g)
+		snprintf(buf, len, "credential check: %s%s%s%s", gate_describe_long(g),
+			 live ? "" : ", loaded; proven live at start", passed_over ? "; " : "",
+			 passed_over ? why : "");
+	else if (g && gate_loaded(g) && opt->all)
 		snprintf(buf, len,
-			 "credential check: procfs (the BPF LSM program did not prove live)");
+			 "credential check: %s, loaded; the first node proves it live%s%s",
+			 gate_describe_long(g), passed_over ? "; " : "", passed_over ? why : "");
+	else if (g)
+		snprintf(buf, len, "credential check: procfs (the BPF program did not prove live)");
 	else
-		snprintf(buf, len, "credential check: procfs (%s)", opt->gate_why);
+		snprintf(buf, len, "credential check: procfs (%s)", why);
 }
 
 static void notify_parent(struct runtime *rt, char status)

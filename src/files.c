@@ -125,10 +125,12 @@ int files_open(struct files *fs, pid_t pid, uid_t uid, int flags, struct node_fi
 		if (err)
 			share_file_close(nf->sf);
 		else if (fs->ctl)
-			control_set_share(nf->file, fs->share, nf->sf, uid);
+			control_set_share(nf->file, fs->share, nf->sf, uid, (uintptr_t)nf);
 		/* a shared opener outlives its first file: it has a share of its own */
 		else if (!fs->shared_queue)
 			cmdq_set_share(nf->file, fs->share, nf->sf, uid);
+		if (!err && !fs->ctl && !fs->shared_queue) /* the witness names it so (gate.h) */
+			((struct opener *)nf->file)->fh = (uintptr_t)nf;
 	}
 	if (err) {
 		free(nf);

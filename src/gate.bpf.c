@@ -25,8 +25,12 @@
 struct cred;
 
 struct inode {
+	unsigned short i_mode;
 	__u32 i_rdev; /* dev_t: the kernel's MKDEV(major, minor) */
 } __attribute__((preserve_access_index));
+
+#define S_IFMT	0170000
+#define S_IFCHR 0020000
 
 struct file {
 	struct inode *f_inode;
@@ -80,11 +84,16 @@ static __always_inline void report(__u32 dev, __u32 what, int ioctl)
 
 static __always_inline int check(struct file *file, __u32 what, int ioctl)
 {
-	__u32 dev = file->f_inode->i_rdev;
+	struct inode *inode = file->f_inode;
+	__u32 dev = inode->i_rdev;
 	struct task_struct *task;
 	struct gate_count *c;
 
 	if (!armed_majors[(dev >> GATE_MINORBITS) & (GATE_MAJORS - 1)])
+		return 0;
+	/* a block device may have a node's number: char and block majors are
+	 * allocated from the same range */
+	if ((inode->i_mode & S_IFMT) != S_IFCHR)
 		return 0;
 	c = bpf_map_lookup_elem(&nodes, &dev);
 	if (!c)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The credential gate's loader (gate.h): opens, loads and attaches the BPF
- * program embedded as a bpftool skeleton (build/gate.skel.h, from
- * gate.bpf.c), keeps its nodes map, and proves it live once.  Any thread.
+ * The credential gate's loader (gate.h): opens, loads and attaches one of
+ * the two BPF programs embedded as bpftool skeletons (build/witness.skel.h
+ * from witness.bpf.c, build/gate.skel.h from gate.bpf.c), keeps its nodes
+ * map, reads the witness's verdicts, and proves it live once.  Any thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,6 +29,9 @@
 #include "gate_bpf.h"
 #include "log.h"
 #include "scsi.h"
+#include "verdict.h"
+#include "verdict_bpf.h"
+#include "witness.skel.h"
 
 /* Refusals a node logs as warnings in one second; the rest at debug level. */
 #define GATE_WARNINGS 8
@@ -41,9 +47,21 @@ struct gate_node {
 };
 
 struct gate {
-	struct gate_bpf *skel;
-	atomic_bool live;     /* gate_prove() saw it refuse in the kernel */
-	atomic_int proof_pid; /* its child, whose refusal is not logged */
+	enum gate_mode mode;
+	enum gate_kind kind;	 /* the program loaded: GATE_NONE once unloaded */
+	struct gate_bpf *lsm;	 /* GATE_LSM's */
+	struct witness_bpf *wit; /* GATE_SEEN's */
+	struct bpf_map *map;	 /* the loaded program's nodes map */
+	__u32 *armed_majors;	 /* and its count of armed nodes a major, mapped */
+	struct verdicts v;	 /* the witness's, mapped (slots_map) until the gate is freed */
+	void *slots_map;
+	unsigned ioctls[GATE_IOCTLS]; /* those the LSM gate refuses */
+	size_t n_ioctls;
+	atomic_bool live;	/* gate_prove() saw it refuse */
+	atomic_int proof_pid;	/* its child, whose refusal is no client's */
+	atomic_uint proof_seen; /* the witness's refusals of that child */
+	__u32 proof_key;	/* the node the LSM gate's proof was counted on */
+	char failed[256];	/* protected by lock: why it did not prove live */
 	pthread_mutex_t lock;
 	struct gate_node *nodes; /* protected by lock */
 	struct ring_buffer *ring;
@@ -61,21 +79,24 @@ static __u32 kdev(dev_t dev)
 /* The program's count of armed nodes of dev's major (its prefilter). */
 static void count_major(struct gate *g, __u32 key, int by)
 {
-	__atomic_fetch_add(&g->skel->bss->armed_majors[key >> GATE_MINORBITS], by,
-			   __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&g->armed_majors[key >> GATE_MINORBITS], by, __ATOMIC_SEQ_CST);
 }
 
-/* libbpf's own messages go to debug logging only: the caller logs the reason once. */
-static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* libbpf's messages at debug level: --debug shows a verifier's log. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	(void)level;
-	(void)fmt;
-	(void)ap;
+	char *text = NULL, *line, *save = NULL;
+
+	if (level == LIBBPF_DEBUG || log_level < LOG_DEBUG || vasprintf(&text, fmt, ap) < 0)
+		return 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		log_debug("%s", line);
+	free(text);
 	return 0;
 }
 
 /* Why a load can fail, in the words an administrator acts on. */
-static const char *load_hint(int err)
+static const char *load_hint(enum gate_kind kind, int err)
 {
 	switch (err) {
 	case -EPERM:
@@ -84,69 +105,200 @@ static const char *load_hint(int err)
 		       "or lockdown forbids it";
 	case -ENOENT:
 	case -ESRCH:
-		return "the kernel has no BTF (CONFIG_DEBUG_INFO_BTF) or no such LSM hook";
+		return kind == GATE_SEEN
+			       ? "the kernel has no BTF for the cuse and fuse modules "
+				 "(CONFIG_DEBUG_INFO_BTF_MODULES), or cuse is not loaded"
+			       : "the kernel has no BTF (CONFIG_DEBUG_INFO_BTF) or no such "
+				 "LSM hook";
 	case -EINVAL:
 	case -EOPNOTSUPP:
 	case -524: /* the kernel's own ENOTSUPP, which the bpf() call can return */
-		return "the kernel has no BPF LSM (CONFIG_BPF_LSM)";
+		return kind == GATE_SEEN ? "the kernel has no BPF trampolines for module "
+					   "functions (fentry)"
+					 : "the kernel has no BPF LSM (CONFIG_BPF_LSM)";
 	default:
 		return "the BPF program cannot be loaded";
 	}
 }
 
-static int load(struct gate *g, char *why, size_t why_len)
+static int load_failed(enum gate_kind kind, const char *step, int err, char *why, size_t why_len)
 {
-	static const __u32 ioctls[GATE_IOCTLS] = { SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT,
-						   SG_IOSUBMIT_V3, SG_IORECEIVE_V3 };
-	const char *step = "open";
-	int err;
-
-	libbpf_set_print(quiet);
-	g->skel = gate_bpf__open();
-	if (!g->skel) {
-		err = -errno;
-		goto fail;
-	}
-	memcpy((void *)g->skel->rodata->gated_ioctls, ioctls, sizeof(ioctls));
-	step = "load";
-	err = gate_bpf__load(g->skel);
-	if (!err) {
-		step = "attach";
-		err = gate_bpf__attach(g->skel);
-	}
-	if (!err)
-		return 0;
-fail:
 	err = err ? err : -EINVAL;
-	snprintf(why, why_len, "cannot %s the BPF LSM program: %s: %s", step, strerror(-err),
-		 load_hint(err));
+	snprintf(why, why_len, "cannot %s the %s: %s: %s", step,
+		 kind == GATE_SEEN ? "witness (fentry on CUSE)" : "BPF LSM program", strerror(-err),
+		 load_hint(kind, err));
 	return err;
 }
 
-int gate_choose(enum gate_mode mode, int load_err, bool *procfs)
+static int load_lsm(struct gate *g, char *why, size_t why_len)
 {
-	*procfs = mode == GATE_PROCFS || load_err;
-	return mode == GATE_KERNEL && load_err ? load_err : 0;
+	const char *step = "open";
+	int err;
+
+	g->lsm = gate_bpf__open();
+	if (!g->lsm)
+		return load_failed(GATE_LSM, step, -errno, why, why_len);
+	for (size_t i = 0; i < g->n_ioctls; i++)
+		((__u32 *)g->lsm->rodata->gated_ioctls)[i] = g->ioctls[i];
+	step = "load";
+	err = gate_bpf__load(g->lsm);
+	if (!err) {
+		step = "attach";
+		err = gate_bpf__attach(g->lsm);
+	}
+	if (err) {
+		gate_bpf__destroy(g->lsm);
+		g->lsm = NULL;
+		return load_failed(GATE_LSM, step, err, why, why_len);
+	}
+	g->kind = GATE_LSM;
+	g->map = g->lsm->maps.nodes;
+	g->armed_majors = g->lsm->bss->armed_majors;
+	return 0;
 }
 
-int gate_new(enum gate_mode mode, struct gate **ret, char *why, size_t why_len)
+/* The witness's threads are numbered as our requests number them: our pid namespace. */
+static int own_pidns(struct witness_bpf *w)
 {
-	struct gate *g = NULL;
-	bool procfs;
-	int err = 0;
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) < 0)
+		return -errno;
+	w->rodata->pidns_dev = (__u64)major(st.st_dev) << GATE_MINORBITS | minor(st.st_dev);
+	w->rodata->pidns_ino = st.st_ino;
+	return 0;
+}
+
+static int map_slots(struct gate *g)
+{
+	size_t len = WITNESS_SLOTS * sizeof(struct witness_slot);
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(g->wit->maps.slots), 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	g->slots_map = p;
+	atomic_store(&g->v.slots, p);
+	return 0;
+}
+
+static int load_witness(struct gate *g, char *why, size_t why_len)
+{
+	const char *step = "open";
+	int err;
+
+	g->wit = witness_bpf__open();
+	if (!g->wit)
+		return load_failed(GATE_SEEN, step, -errno, why, why_len);
+	err = own_pidns(g->wit);
+	if (!err) {
+		step = "load";
+		err = witness_bpf__load(g->wit);
+	}
+	if (!err) {
+		step = "attach";
+		err = witness_bpf__attach(g->wit);
+	}
+	if (!err) {
+		step = "map the verdicts of";
+		err = map_slots(g);
+	}
+	if (err) {
+		witness_bpf__destroy(g->wit);
+		g->wit = NULL;
+		return load_failed(GATE_SEEN, step, err, why, why_len);
+	}
+	g->kind = GATE_SEEN;
+	g->map = g->wit->maps.nodes;
+	g->armed_majors = g->wit->bss->armed_majors;
+	return 0;
+}
+
+/*
+ * Detach and unload whichever is loaded; the armed nodes stay listed.  The
+ * verdicts stay mapped for a reader still in gate_witness(): gate_free()
+ * unmaps them.
+ */
+static void unload(struct gate *g)
+{
+	atomic_store(&g->v.slots, NULL);
+	witness_bpf__destroy(g->wit);
+	g->wit = NULL;
+	gate_bpf__destroy(g->lsm);
+	g->lsm = NULL;
+	g->map = NULL;
+	g->armed_majors = NULL;
+	g->kind = GATE_NONE;
+}
+
+int gate_choose(enum gate_mode mode, int witness_err, int lsm_err, enum gate_kind *kind)
+{
+	*kind = GATE_NONE;
+	switch (mode) {
+	case GATE_PROCFS:
+		return 0;
+	case GATE_WITNESS:
+		if (!witness_err)
+			*kind = GATE_SEEN;
+		return witness_err;
+	case GATE_KERNEL:
+		if (!lsm_err)
+			*kind = GATE_LSM;
+		return lsm_err;
+	default:
+		*kind = !witness_err ? GATE_SEEN : !lsm_err ? GATE_LSM : GATE_NONE;
+		return 0;
+	}
+}
+
+/* Load what mode asks for; the choice's reason (a program that did not load) in why. */
+static int load(struct gate *g, char *why, size_t why_len)
+{
+	enum gate_kind kind;
+	int werr = 1, lerr = 1, err;
+	char lwhy[256] = "";
+
+	if (g->mode == GATE_AUTO || g->mode == GATE_WITNESS)
+		werr = load_witness(g, why, why_len);
+	if (g->mode == GATE_KERNEL || (g->mode == GATE_AUTO && werr))
+		lerr = load_lsm(g, g->mode == GATE_KERNEL ? why : lwhy, sizeof(lwhy));
+	err = gate_choose(g->mode, werr, lerr, &kind);
+	if (g->mode == GATE_AUTO && lerr && lerr != 1) {
+		size_t n = strlen(why);
+
+		snprintf(why + n, why_len - n, "; %s", lwhy);
+	}
+	return err;
+}
+
+int gate_new(enum gate_mode mode, const unsigned *ioctls, size_t n, struct gate **ret, char *why,
+	     size_t why_len)
+{
+	struct gate *g;
+	int err;
 
 	why[0] = '\0';
-	if (mode != GATE_PROCFS) {
-		g = calloc(1, sizeof(*g));
-		if (g)
-			pthread_mutex_init(&g->lock, NULL);
-		err = g ? load(g, why, why_len) : -ENOMEM;
-		if (!g)
-			snprintf(why, why_len, "cannot load the BPF LSM program: %s",
-				 strerror(ENOMEM));
+	if (mode == GATE_PROCFS) {
+		*ret = NULL;
+		return 0;
 	}
-	err = gate_choose(mode, err, &procfs);
-	if (procfs) {
+	if (n > GATE_IOCTLS) { /* the table grew past the program's list: fix GATE_IOCTLS */
+		snprintf(why, why_len, "%zu ioctls to check, the BPF LSM program holds %d", n,
+			 GATE_IOCTLS);
+		return -E2BIG;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		snprintf(why, why_len, "cannot load a BPF program: %s", strerror(ENOMEM));
+		return mode == GATE_AUTO ? (*ret = NULL, 0) : -ENOMEM;
+	}
+	pthread_mutex_init(&g->lock, NULL);
+	g->mode = mode;
+	g->n_ioctls = n < GATE_IOCTLS ? n : GATE_IOCTLS;
+	if (n)
+		memcpy(g->ioctls, ioctls, g->n_ioctls * sizeof(*ioctls));
+	libbpf_set_print(libbpf_log);
+	err = load(g, why, why_len);
+	if (err || g->kind == GATE_NONE) {
 		gate_free(g);
 		g = NULL;
 	}
@@ -185,8 +337,13 @@ static int log_refusal(void *ctx, void *data, size_t size)
 	char name[128] = "";
 	int level = LOG_DEBUG;
 
-	if (size < sizeof(*r) || (int)r->tgid == atomic_load(&g->proof_pid))
+	if (size < sizeof(*r))
 		return 0;
+	if ((int)r->tgid == atomic_load(&g->proof_pid)) {
+		atomic_store(&g->proof_pid,
+			     0); /* its one refusal seen: the pid may go to another */
+		return 0;
+	}
 	pthread_mutex_lock(&g->lock);
 	for (n = g->nodes; n && n->key != r->dev; n = n->next)
 		;
@@ -237,12 +394,12 @@ static int start_watch(struct gate *g)
 {
 	int err = 0;
 
-	if (g->watching)
+	if (g->watching || g->kind != GATE_LSM)
 		return 0;
 	g->stopfd = eventfd(0, EFD_CLOEXEC);
 	if (g->stopfd < 0)
 		return -errno;
-	g->ring = ring_buffer__new(bpf_map__fd(g->skel->maps.refusals), log_refusal, g, NULL);
+	g->ring = ring_buffer__new(bpf_map__fd(g->lsm->maps.refusals), log_refusal, g, NULL);
 	err = g->ring ? -pthread_create(&g->thread, NULL, watch, g) : -errno;
 	if (err) {
 		close(g->stopfd);
@@ -254,9 +411,23 @@ static int start_watch(struct gate *g)
 	return 0;
 }
 
-int gate_arm(struct gate *g, dev_t dev, const char *name)
+/* The loaded program checks key's files: 0 or -errno.  Under lock. */
+static int arm_key(struct gate *g, __u32 key)
 {
 	struct gate_count zero = { 0 };
+	int err;
+
+	if (!g->map)
+		return 0;	/* unloaded after a failed proof: the /proc check serves */
+	count_major(g, key, 1); /* the major first: the node is checked once both are in */
+	err = bpf_map__update_elem(g->map, &key, sizeof(key), &zero, sizeof(zero), BPF_ANY);
+	if (err)
+		count_major(g, key, -1);
+	return err;
+}
+
+int gate_arm(struct gate *g, dev_t dev, const char *name)
+{
 	struct gate_node *n = calloc(1, sizeof(*n));
 	__u32 key = kdev(dev);
 	int err;
@@ -267,13 +438,8 @@ int gate_arm(struct gate *g, dev_t dev, const char *name)
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	pthread_mutex_lock(&g->lock);
 	err = start_watch(g);
-	if (!err) { /* the major first: the node is checked once both are in */
-		count_major(g, key, 1);
-		err = bpf_map__update_elem(g->skel->maps.nodes, &key, sizeof(key), &zero,
-					   sizeof(zero), BPF_ANY);
-		if (err)
-			count_major(g, key, -1);
-	}
+	if (!err)
+		err = arm_key(g, key);
 	if (!err) {
 		n->next = g->nodes;
 		g->nodes = n;
@@ -289,27 +455,43 @@ void gate_disarm(struct gate *g, dev_t dev)
 	__u32 key = kdev(dev);
 	struct gate_node **p, *n = NULL;
 
-	bpf_map__delete_elem(g->skel->maps.nodes, &key, sizeof(key), 0);
 	pthread_mutex_lock(&g->lock);
 	for (p = &g->nodes; *p && (*p)->key != key; p = &(*p)->next)
 		;
 	if (*p) {
 		n = *p;
 		*p = n->next;
+	}
+	if (n && g->map) {
+		bpf_map__delete_elem(g->map, &key, sizeof(key), 0);
 		count_major(g, key, -1);
 	}
 	pthread_mutex_unlock(&g->lock);
 	free(n);
 }
 
-uint64_t gate_refused(const struct gate *g, dev_t dev)
+/* Under lock: the map may go with a failed proof. */
+static uint64_t refused_locked(const struct gate *g, dev_t dev)
 {
 	struct gate_count c = { 0 };
 	__u32 key = kdev(dev);
 
-	if (bpf_map__lookup_elem(g->skel->maps.nodes, &key, sizeof(key), &c, sizeof(c), 0))
+	if (g->kind != GATE_LSM ||
+	    bpf_map__lookup_elem(g->map, &key, sizeof(key), &c, sizeof(c), 0))
 		return 0;
-	return c.refused;
+	return c.refused - (key == g->proof_key && atomic_load(&g->live) && c.refused);
+}
+
+uint64_t gate_refused(struct gate *g, dev_t dev)
+{
+	uint64_t n;
+
+	if (!g)
+		return 0;
+	pthread_mutex_lock(&g->lock);
+	n = refused_locked(g, dev);
+	pthread_mutex_unlock(&g->lock);
+	return n;
 }
 
 /*
@@ -326,21 +508,16 @@ static void prove_child(int fd, int go)
 	_exit(read(fd, buf, sizeof(buf)) < 0 ? errno : 0);
 }
 
-int gate_prove(struct gate *g, int fd, dev_t dev, const atomic_ulong *reads, char *why,
-	       size_t why_len)
+/* A forked child's read() of fd: its errno (0: served), or -1 (no answer, or -errno). */
+static int child_read(struct gate *g, int fd)
 {
-	unsigned long before = atomic_load(reads);
-	uint64_t refused = gate_refused(g, dev);
-	int status, answer, go[2];
+	int status, go[2];
 	pid_t pid;
 
-	if (pipe2(go, O_CLOEXEC) < 0) {
-		snprintf(why, why_len, "cannot prove the gate: %s", strerror(errno));
+	if (pipe2(go, O_CLOEXEC) < 0)
 		return -errno;
-	}
 	pid = fork();
 	if (pid < 0) {
-		snprintf(why, why_len, "cannot fork to prove the gate: %s", strerror(errno));
 		close(go[0]);
 		close(go[1]);
 		return -errno;
@@ -348,6 +525,7 @@ int gate_prove(struct gate *g, int fd, dev_t dev, const atomic_ulong *reads, cha
 	if (pid == 0)
 		prove_child(fd, go[0]);
 	atomic_store(&g->proof_pid, pid); /* its refusal is no client's */
+	atomic_store(&g->v.proof_pid, pid);
 	if (write(go[1], "", 1) != 1)
 		kill(pid, SIGKILL);
 	close(go[0]);
@@ -355,30 +533,126 @@ int gate_prove(struct gate *g, int fd, dev_t dev, const atomic_ulong *reads, cha
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
-	answer = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	atomic_store(&g->v.proof_pid, 0); /* its calls are over */
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static const char *answer_words(int answer)
+{
+	return answer == EPERM ? "was refused" : answer < 0 ? "got no answer" : "was not refused";
+}
+
+/* The LSM gate: refused by the kernel, never seen by us, counted by the program. */
+static int prove_lsm(struct gate *g, int fd, dev_t dev, const atomic_ulong *reads, char *why,
+		     size_t why_len)
+{
+	unsigned long before = atomic_load(reads);
+	uint64_t refused = refused_locked(g, dev);
+	int answer = child_read(g, fd);
+
 	if (answer == EPERM && atomic_load(reads) == before &&
-	    gate_refused(g, dev) == refused + 1) {
-		atomic_store(&g->live, true);
+	    refused_locked(g, dev) == refused + 1) {
+		g->proof_key = kdev(dev);
 		return 0;
 	}
+	atomic_store(&g->proof_pid, 0);
 	snprintf(why, why_len,
 		 "the BPF LSM program is loaded but does not run (is 'bpf' in the kernel's lsm= "
 		 "list?): a forked child's read() %s%s",
-		 answer == EPERM ? "was refused"
-		 : answer < 0	 ? "got no answer"
-				 : "was not refused",
+		 answer_words(answer),
 		 atomic_load(reads) != before ? " and reached the daemon" : "");
 	return -ENOPROTOOPT;
 }
 
-bool gate_live(const struct gate *g)
+/* The witness: the call reached us with its verdict, and we refused it on that. */
+static int prove_witness(struct gate *g, int fd, char *why, size_t why_len)
 {
-	return g && atomic_load(&g->live);
+	unsigned seen = atomic_load(&g->v.proof_seen);
+	int answer = child_read(g, fd);
+
+	atomic_store(&g->proof_pid, 0);
+	if (answer == EPERM && atomic_load(&g->v.proof_seen) == seen + 1)
+		return 0;
+	snprintf(why, why_len,
+		 "the witness is attached but saw no call (fentry on cuse_read_iter): a forked "
+		 "child's read() %s%s",
+		 answer_words(answer),
+		 answer == EPERM ? " by the /proc check, without a verdict" : "");
+	return -ENOPROTOOPT;
+}
+
+/* Auto: the witness did not prove live; the LSM gate takes its place, every node armed. */
+static int fall_back(struct gate *g, char *why, size_t why_len)
+{
+	size_t n = strlen(why);
+	int err;
+
+	unload(g);
+	err = load_lsm(g, why + n, why_len - n);
+	if (!err)
+		err = start_watch(g);
+	for (struct gate_node *node = g->nodes; node && !err; node = node->next)
+		err = arm_key(g, node->key);
+	return err;
+}
+
+int gate_prove(struct gate *g, int fd, dev_t dev, const atomic_ulong *reads, char *why,
+	       size_t why_len)
+{
+	int err;
+
+	pthread_mutex_lock(&g->lock);
+	if (g->failed[0]) {
+		snprintf(why, why_len, "%s", g->failed);
+		pthread_mutex_unlock(&g->lock);
+		return -ENOPROTOOPT;
+	}
+	err = g->kind == GATE_SEEN ? prove_witness(g, fd, why, why_len)
+				   : prove_lsm(g, fd, dev, reads, why, why_len);
+	if (err && g->kind == GATE_SEEN && g->mode == GATE_AUTO) {
+		strncat(why, "; ", why_len - strlen(why) - 1);
+		err = fall_back(g, why, why_len);
+		if (!err)
+			err = prove_lsm(g, fd, dev, reads, why, why_len);
+	}
+	if (err) {
+		snprintf(g->failed, sizeof(g->failed), "%s", why);
+		unload(g); /* nothing left attached that does not run */
+	}
+	atomic_store(&g->live, !err);
+	pthread_mutex_unlock(&g->lock);
+	return err;
+}
+
+enum gate_kind gate_live(const struct gate *g)
+{
+	return g && atomic_load(&g->live) ? g->kind : GATE_NONE;
+}
+
+enum gate_kind gate_loaded(const struct gate *g)
+{
+	return g ? g->kind : GATE_NONE;
+}
+
+struct verdicts *gate_verdicts(struct gate *g)
+{
+	return g ? &g->v : NULL;
 }
 
 const char *gate_describe(const struct gate *g)
 {
-	return g ? "kernel (BPF LSM)" : "procfs";
+	enum gate_kind k = g ? g->kind : GATE_NONE;
+
+	return k == GATE_SEEN ? "witness" : k == GATE_LSM ? "kernel" : "procfs";
+}
+
+const char *gate_describe_long(const struct gate *g)
+{
+	enum gate_kind k = g ? g->kind : GATE_NONE;
+
+	return k == GATE_SEEN  ? "witness (fentry on CUSE's entry points; the daemon refuses)"
+	       : k == GATE_LSM ? "kernel (BPF LSM; the kernel refuses)"
+			       : "procfs";
 }
 
 void gate_free(struct gate *g)
@@ -398,7 +672,9 @@ void gate_free(struct gate *g)
 		g->nodes = n->next;
 		free(n);
 	}
-	gate_bpf__destroy(g->skel);
+	unload(g);
+	if (g->slots_map)
+		munmap(g->slots_map, WITNESS_SLOTS * sizeof(struct witness_slot));
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }

@@ -338,6 +338,12 @@ static int zero(struct ioctx *x)
 
 #define OP_GONE_FAILS 1u /* ENODEV once the device is going away (sg answers from it) */
 #define OP_RESULT     2u /* value() is the ioctl's result, not an int copied out */
+/*
+ * It takes or hands over the file's commands: only from the opener's
+ * security context, as read() and write() (sg_check_file_access()).  The
+ * credential gate refuses the same list (ioctl_owner_cmds()).
+ */
+#define OP_OWNER 4u
 
 /*
  * One ioctl: exactly one of call (answers x itself), call_cmd (the same,
@@ -345,6 +351,7 @@ static int zero(struct ioctx *x)
  */
 struct ioctl_op {
 	unsigned cmd;
+	const char *name; /* OP_OWNER's: for the log */
 	void (*call)(struct ioctx *x);
 	void (*call_cmd)(struct ioctx *x, unsigned cmd);
 	int (*value)(struct ioctx *x);
@@ -353,11 +360,11 @@ struct ioctl_op {
 
 static const struct ioctl_op ops[] = {
 	{ SG_IO, .call = sg_io },
-	{ SG_IOSUBMIT, .call = iosubmit_v4 },
-	{ SG_IOSUBMIT_V3, .call = iosubmit_v3 },
-	{ SG_IORECEIVE, .call = ioreceive_v4 },
-	{ SG_IORECEIVE_V3, .call = ioreceive_v3 },
-	{ SG_IOABORT, .call = sgv4_ioabort },
+	{ SG_IOSUBMIT, "SG_IOSUBMIT", .call = iosubmit_v4, .flags = OP_OWNER },
+	{ SG_IOSUBMIT_V3, "SG_IOSUBMIT_V3", .call = iosubmit_v3, .flags = OP_OWNER },
+	{ SG_IORECEIVE, "SG_IORECEIVE", .call = ioreceive_v4, .flags = OP_OWNER },
+	{ SG_IORECEIVE_V3, "SG_IORECEIVE_V3", .call = ioreceive_v3, .flags = OP_OWNER },
+	{ SG_IOABORT, "SG_IOABORT", .call = sgv4_ioabort, .flags = OP_OWNER },
 	{ SG_SET_GET_EXTENDED, .call = set_get_extended },
 	{ SG_GET_VERSION_NUM, .value = version_num },
 	{ SG_SET_TIMEOUT, .call = set_timeout },
@@ -408,6 +415,43 @@ static const struct ioctl_op *find_op(unsigned cmd)
 	return NULL;
 }
 
+size_t ioctl_owner_cmds(unsigned *cmds, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (ops[i].flags & OP_OWNER) {
+			if (n < max)
+				cmds[n] = ops[i].cmd;
+			n++;
+		}
+	return n;
+}
+
+/*
+ * OP_OWNER: the caller in the opener's context, checked before the call
+ * sees anything.  They need the direct-copy path.  true: go on; false:
+ * answered.
+ */
+static bool owner_ok(struct ioctx *x, const struct ioctl_op *op)
+{
+	struct opener *o = x->o;
+	int err = -EINVAL;
+
+	if (!x->direct) {
+		if (!atomic_exchange(&o->warned_path, true))
+			bsgdev_warn(o->d,
+				    "tid %d: %s refused: the sg v4 ioctls need the direct-copy "
+				    "path (CAP_SYS_PTRACE over callers)",
+				    x->tid, op->name);
+	} else {
+		err = opener_check_caller(o, x->tid, op->name);
+	}
+	if (err)
+		ioctx_reply(x, err);
+	return !err;
+}
+
 void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags)
 {
 	const struct ioctl_op *op = find_op(cmd);
@@ -423,6 +467,8 @@ void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags)
 		unknown(x, cmd);
 		return;
 	}
+	if ((op->flags & OP_OWNER) && !owner_ok(x, op))
+		return;
 	if ((op->flags & OP_GONE_FAILS) && gone(x))
 		return;
 	if (op->call)

@@ -274,8 +274,8 @@ static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *
 /*
  * The first node of a process proves the gate live (gate_prove()): its own
  * open of the node, still devtmpfs's 0600 root:root, and a forked child's
- * read(), which the kernel must refuse without us.  Not live: the /proc
- * check, or with --cred-check=kernel no node.
+ * read(), which must be refused: by the kernel, or by us on the witness's
+ * verdict.  Not live: the /proc check, or (kernel, witness) no node.
  */
 static int prove_gate(struct node *n, dev_t dev)
 {
@@ -320,8 +320,10 @@ static int arm_gate(struct node *n, dev_t dev)
 	n->armed = true;
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
+	n->d.verdicts = gate_verdicts(n->cfg->gate); /* read from the proof on (none: /proc) */
+	atomic_store(&n->d.cred, gate_loaded(n->cfg->gate) == GATE_SEEN ? GATE_SEEN : GATE_NONE);
 	err = prove_gate(n, dev);
-	atomic_store(&n->d.gated, gate_live(n->cfg->gate));
+	atomic_store(&n->d.cred, (int)gate_live(n->cfg->gate));
 	return err;
 }
 
@@ -757,17 +759,15 @@ void node_gone(struct node *n)
 	target_gone(&n->d, 0);
 }
 
-/* The calls on n's files the gate refused in the kernel (they never reached us). */
+/* The calls on n's files the LSM gate refused in the kernel (they never reached us). */
 static unsigned long long gated_refused(struct node *n)
 {
-	bool armed;
 	dev_t dev;
 
 	pthread_mutex_lock(&n->lock);
-	armed = n->armed && !n->over;
-	dev = n->dev;
+	dev = n->armed && !n->over ? n->dev : 0; /* no node has major 0 */
 	pthread_mutex_unlock(&n->lock);
-	return armed ? gate_refused(n->cfg->gate, dev) : 0;
+	return dev ? gate_refused(n->cfg->gate, dev) : 0;
 }
 
 void node_log_stats(struct node *n)
@@ -807,8 +807,9 @@ void node_show(struct node *n, struct show_node *s)
 	if (!n->files.ctl)
 		snprintf(s->target, sizeof(s->target), "%s", d->target->info.path);
 	show_access(n, s);
-	s->gated = atomic_load(&d->gated);
-	s->gate_refused = gated_refused(n);
+	s->cred_check = gate_describe(atomic_load(&d->cred) ? n->cfg->gate : NULL);
+	s->gate_refused = gated_refused(n) + atomic_load(&d->cred_refused);
+	s->cred_unseen = atomic_load(&d->cred_unseen);
 	s->gone = atomic_load(&d->target_gone);
 	pthread_mutex_lock(&n->lock);
 	if (!n->stopping && d->pool) {

@@ -10,9 +10,11 @@
 #include <sys/mman.h>
 
 #include "bsgdev.h"
+#include "gate.h"
 #include "opener.h"
 #include "show.h"
 #include "uaccess.h"
+#include "verdict.h"
 
 #define USER_HZ		100
 #define SG_DEF_RESERVED 32768 /* SG_DEF_RESERVED_SIZE */
@@ -345,17 +347,46 @@ int opener_check_procfs(struct opener *o, pid_t tid, const char *call)
 	return -EPERM;
 }
 
+/* Refused on the witness's verdict: sg's test made by the kernel at the call's entry. */
+static int witness_refused(struct opener *o, struct bsgdev *node, pid_t tid, const char *call)
+{
+	atomic_fetch_add_explicit(&node->cred_refused, 1, memory_order_relaxed);
+	if (!atomic_exchange(&o->warned, true))
+		bsgdev_warn(o->d,
+			    "tid %d: %s refused: not the opener's security context (seen by the "
+			    "kernel at the call's entry; EPERM, as sg)",
+			    tid, call);
+	else
+		bsgdev_debug(o->d, "tid %d: %s refused on the witness's verdict", tid, call);
+	return -EPERM;
+}
+
 /*
  * Where the node's credential gate is live (gate.h), the kernel made sg's
- * test before the call reached us, exactly: nothing is left to check.
- * --shared-queue's files share one opener, whose owner the kernel does not
- * know: /proc still.
+ * test: the LSM gate before the call reached us, exactly, so nothing is
+ * left to check; the witness at the call's entry, whose verdict we read.
+ * A call it left none for (a thread whose slot another took) gets the /proc
+ * check.  --shared-queue's files share one opener, whose owner the kernel
+ * does not know: /proc still.
  */
 int opener_check_caller(struct opener *o, pid_t tid, const char *call)
 {
-	const struct bsgdev *node = o->d->home ? o->d->home : o->d;
+	struct bsgdev *node = o->d->home ? o->d->home : o->d;
+	int kind = atomic_load_explicit(&node->cred, memory_order_relaxed);
 
-	if (!o->d->direct || tid <= 0 || o->shared || !atomic_load(&node->gated))
+	if (!o->d->direct || tid <= 0 || o->shared || kind == GATE_NONE)
 		return opener_check_procfs(o, tid, call);
-	return 0;
+	if (kind == GATE_LSM)
+		return 0;
+	switch (verdicts_read(node->verdicts, tid, o->fh)) {
+	case VERDICT_SAME:
+		return 0;
+	case VERDICT_OTHER:
+		return witness_refused(o, node, tid, call);
+	case VERDICT_PROOF:
+		return -EPERM;
+	default:
+		atomic_fetch_add_explicit(&node->cred_unseen, 1, memory_order_relaxed);
+		return opener_check_procfs(o, tid, call);
+	}
 }

@@ -57,6 +57,7 @@ struct opener {
 	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
 	atomic_int prefer_tag;	    /* SG_SET_GET_EXTENDED's TAG_FOR_PACK_ID */
 	atomic_int wrote;	    /* the version of the last header written (3, 4), or 0 */
+	uint64_t fh;		    /* the handle of the file it serves, as FUSE gives it */
 	struct uaccess_ident ident; /* of the thread that opened it: read() and write() match it */
 	pthread_mutex_t lock;
 	struct list_head cmds; /* protected by lock: written, not yet read */
@@ -135,7 +136,7 @@ int opener_chan(struct opener *o);
 /*
  * sg's sg_check_file_access(), once per call that takes or hands over a
  * command of o: 0, or -EPERM (-EINVAL without the direct-copy path).  Made
- * by the kernel where o's node has a live credential gate (bsgdev.gated),
+ * by the kernel where o's node has a live credential gate (bsgdev.cred),
  * from /proc otherwise.
  */
 int opener_check_caller(struct opener *o, pid_t tid, const char *call);

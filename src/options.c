@@ -260,10 +260,10 @@ static const char usage_text[] =
 	"                       sg's number (sg_dd, sgp_dd); the sg driver must be "
 	"unloaded\n"
 	"  -K, --cred-check MODE  who may read() and write() a file: only the\n"
-	"                       security context that opened it, checked by the\n"
-	"                       kernel (a BPF LSM program) or from /proc: auto\n"
-	"                       (the kernel's if it loads), kernel (or no start)\n"
-	"                       or procfs (default: auto)\n"
+	"                       security context that opened it, tested by the\n"
+	"                       kernel at CUSE's entry (witness), by a BPF LSM\n"
+	"                       program (kernel), or from /proc (procfs); auto:\n"
+	"                       the first of the three that loads (default: auto)\n"
 	"  -P, --policy FILE    who may send which command (cuse_bsg.policy(5)), a\n"
 	"                       regular file, read again on SIGHUP; default:\n"
 	"                       " CUSE_BSG_POLICY_FILE " if present, else the kernel's\n"
@@ -358,7 +358,7 @@ static uint64_t default_max_memory(void)
 /* The words of --copy and --async, in the order of their enums. */
 static const char *const copy_names[] = { "auto", "direct", "retry" };
 static const char *const engine_names[] = { "auto", "queue", "pool" };
-static const char *const cred_check_names[] = { "auto", "kernel", "procfs" };
+static const char *const cred_check_names[] = { "auto", "kernel", "procfs", "witness" };
 
 /* The index of s in names[0..n), or -EINVAL. */
 static int parse_word(const char *s, const char *const *names, int n)
@@ -612,10 +612,10 @@ static int set_engine(struct options *opt, const char *arg)
 
 static int set_cred_check(struct options *opt, const char *arg)
 {
-	int v = parse_word(arg, cred_check_names, 3);
+	int v = parse_word(arg, cred_check_names, 4);
 
 	if (v < 0)
-		return bad_word("--cred-check", arg, cred_check_names, 3);
+		return bad_word("--cred-check", arg, cred_check_names, 4);
 	opt->cred_check = v;
 	return 0;
 }

@@ -92,27 +92,18 @@ static int copy_guarded(struct opener *o, fuse_req_t req, pid_t tid, uint64_t ad
 }
 
 /*
- * What every one of the ioctls needs first: 0 or -errno.  The caller must
- * be in the opener's context, as for read() and write(): a thread of the
- * process that opened the file, with its program and credentials.  Then
- * *owner is that process, whose commands the call may take.
+ * What every one of the ioctls needs first, once ioctl_dispatch() has
+ * checked the caller's context (OP_OWNER): 0 or -errno.  *owner is the
+ * process that opened the file, whose commands the call may take.
  */
-static int ioctl_start(struct ioctx *x, const char *call, pid_t *owner, bool gone_fails)
+static int ioctl_start(struct ioctx *x, pid_t *owner, bool gone_fails)
 {
 	struct opener *o = x->o;
 
-	if (!x->direct) {
-		if (!atomic_exchange(&o->warned_path, true))
-			bsgdev_warn(o->d,
-				    "tid %d: SG_IOSUBMIT/SG_IORECEIVE refused: they need the "
-				    "direct-copy path (CAP_SYS_PTRACE over callers)",
-				    x->tid);
-		return -EINVAL;
-	}
 	if (gone_fails && atomic_load(&o->d->target_gone))
 		return -ENODEV; /* sg v4: SG_IS_DETACHING */
 	*owner = o->ident.c.tgid;
-	return opener_check_caller(o, x->tid, call);
+	return 0;
 }
 
 /* sg_v4h_partial_zero(): the outputs of a control object, before sg fills them. */
@@ -287,7 +278,7 @@ void sgv4_iosubmit(struct ioctx *x, unsigned version)
 	int err;
 
 	cmdq_batch_init(&b);
-	err = ioctl_start(x, version == 3 ? "SG_IOSUBMIT_V3" : "SG_IOSUBMIT", &from.owner, true);
+	err = ioctl_start(x, &from.owner, true);
 	if (!err)
 		err = chans_open(o);
 	if (!err)
@@ -607,7 +598,7 @@ void sgv4_ioreceive(struct ioctx *x, unsigned version)
 	bool nonblock = false;
 	int err;
 
-	err = ioctl_start(x, version == 3 ? "SG_IORECEIVE_V3" : "SG_IORECEIVE", &rc.w.owner, false);
+	err = ioctl_start(x, &rc.w.owner, false);
 	if (!err)
 		err = copy_guarded(o, x->req, x->tid, x->arg, h.raw,
 				   version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN, false);
@@ -650,7 +641,7 @@ void sgv4_ioabort(struct ioctx *x)
 	pid_t owner;
 	int err, id;
 
-	err = ioctl_start(x, "SG_IOABORT", &owner, true);
+	err = ioctl_start(x, &owner, true);
 	if (!err && (o->open_flags & O_ACCMODE) == O_RDONLY)
 		err = -EPERM; /* sg: not on a read-only file */
 	if (!err)

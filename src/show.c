@@ -186,6 +186,11 @@ static void text_opener(struct show_out *o, const struct show_opener *op)
 	    (int)op->pid, (unsigned)op->uid, op->queued, op->in_flight, op->calls, mem);
 }
 
+static const char *show_cred(const struct show_node *n)
+{
+	return n->cred_check ? n->cred_check : "procfs";
+}
+
 static void text_access(struct show_out *o, const struct show_node *n)
 {
 	if (n->have_stat)
@@ -193,8 +198,11 @@ static void text_access(struct show_out *o, const struct show_node *n)
 		    (unsigned)n->uid, (unsigned)n->gid);
 	else
 		PUT(o, "    Access: unknown (no /dev/%s)\n", n->name);
-	PUT(o, "    Credential check: %s; refused by the kernel: %" PRIu64 "\n",
-	    n->gated ? "kernel" : "procfs", n->gate_refused);
+	PUT(o, "    Credential check: %s; refused on sg's test: %" PRIu64, show_cred(n),
+	    n->gate_refused);
+	if (n->cred_unseen)
+		PUT(o, "; left to /proc: %" PRIu64, n->cred_unseen);
+	PUT(o, "\n");
 }
 
 static void text_node(struct show_out *o, const struct show_node *n)
@@ -249,8 +257,10 @@ static void json_node(struct show_out *o, const struct show_node *n)
 	if (n->have_stat)
 		PUT(o, ",\"dev\":\"%u:%u\",\"mode\":\"%04o\",\"uid\":%u,\"gid\":%u", n->major,
 		    n->minor, (unsigned)n->mode, (unsigned)n->uid, (unsigned)n->gid);
-	PUT(o, ",\"state\":\"%s\",\"cred_check\":\"%s\",\"gate_refused\":%" PRIu64,
-	    n->gone ? "gone" : "serving", n->gated ? "kernel" : "procfs", n->gate_refused);
+	PUT(o,
+	    ",\"state\":\"%s\",\"cred_check\":\"%s\",\"gate_refused\":%" PRIu64
+	    ",\"cred_unseen\":%" PRIu64,
+	    n->gone ? "gone" : "serving", show_cred(n), n->gate_refused, n->cred_unseen);
 	PUT(o,
 	    ",\"threads\":{\"workers\":%u,\"backlog\":%u,\"copy\":%u,\"copy_max\":%u,"
 	    "\"fuse_max\":%u},\"at_target\":%u,\"counters\":{",
@@ -337,6 +347,8 @@ void show_stats_line(const struct show_node *n, char *buf, size_t len)
 	buf[0] = '\0';
 	for (unsigned i = 0; i < n->ncounters; i++)
 		put(&o, len, "%s=%" PRIu64 " ", n->counters[i].name, n->counters[i].value);
-	put(&o, len, "at_target=%u queued=%u openers=%u cred_check=%s gate_refused=%" PRIu64,
-	    n->at_target, n->backlog, n->openers, n->gated ? "kernel" : "procfs", n->gate_refused);
+	put(&o, len,
+	    "at_target=%u queued=%u openers=%u cred_check=%s gate_refused=%" PRIu64
+	    " cred_unseen=%" PRIu64,
+	    n->at_target, n->backlog, n->openers, show_cred(n), n->gate_refused, n->cred_unseen);
 }

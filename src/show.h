@@ -41,11 +41,12 @@ struct show_node {
 	mode_t mode; /* permissions only */
 	uid_t uid;
 	gid_t gid;
-	bool gated;	       /* credential check: the kernel's (gate.h); false: procfs */
-	uint64_t gate_refused; /* calls the kernel refused */
-	bool gone;	       /* its device went: it ends with its last opener */
-	unsigned workers;      /* its worker pool's threads; 0: none */
-	unsigned backlog;      /* work queued for them */
+	const char *cred_check; /* gate_describe()'s: witness, kernel, or procfs (NULL too) */
+	uint64_t gate_refused;	/* calls refused on sg's test, made by the kernel */
+	uint64_t cred_unseen;	/* calls the witness left no verdict for: checked from /proc */
+	bool gone;		/* its device went: it ends with its last opener */
+	unsigned workers;	/* its worker pool's threads; 0: none */
+	unsigned backlog;	/* work queued for them */
 	unsigned copy_threads, copy_threads_max;
 	unsigned fuse_threads_max;
 	unsigned at_target; /* commands at the target now */
@@ -96,7 +97,8 @@ bool show_may_open(const struct show_node *n, uid_t uid, gid_t gid, const gid_t 
 
 /*
  * The SIGUSR1 line of n: its counters as NAME=VALUE, then at_target,
- * queued (its workers' backlog), openers, cred_check and gate_refused.
+ * queued (its workers' backlog), openers, cred_check, gate_refused and
+ * cred_unseen.
  */
 void show_stats_line(const struct show_node *n, char *buf, size_t len);
 

@@ -8,7 +8,7 @@
  * exception is READ CAPACITY, answered for a 16 MiB disk of 512-byte blocks
  * so that fio's sg engine can size the device.
  *
- *   nullcuse [-f] [--name NAME] [--creds | --gate]
+ *   nullcuse [-f] [--name NAME] [--creds | --gate | --witness]
  *                                          serve /dev/NAME (default bsg/null-cuse)
  *
  * --creds adds the one check the security model puts on every read() and
@@ -18,7 +18,9 @@
  * apart from the daemon's other work.  --gate makes the same check in the
  * kernel instead, with the daemon's own credential gate (gate.c): loaded,
  * armed for the node before its first open, proven live, and nothing
- * checked here.
+ * checked here.  --witness makes it at CUSE's entry points (the gate's
+ * witness), whose verdict each read() and write() reads here, as cuse_bsg
+ * does; a call it left none for is checked from /proc.
  *
  * It always stays in the foreground; -f is taken for likeness with cuse_bsg.
  *
@@ -47,6 +49,7 @@
 
 #include "gate.h"
 #include "uaccess.h"
+#include "verdict.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -87,6 +90,7 @@ struct server {
 	atomic_ulong stats[NC_COUNT];
 	atomic_bool stopping;
 	bool creds;	   /* --creds */
+	bool witness;	   /* --witness */
 	struct gate *gate; /* --gate */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -525,8 +529,15 @@ static int check_creds(fuse_req_t req, struct nfile *f)
 	const char *why;
 	int err;
 
-	if (!s->creds)
+	if (s->witness) {
+		enum verdict v =
+			verdicts_read(gate_verdicts(s->gate), fuse_req_ctx(req)->pid, (uintptr_t)f);
+
+		if (v != VERDICT_UNSEEN)
+			return v == VERDICT_SAME ? 0 : -EPERM;
+	} else if (!s->creds) {
 		return 0;
+	}
 	pthread_mutex_lock(&f->status_lock);
 	err = uaccess_ident_match(&f->status, fuse_req_ctx(req)->pid, &f->ident, false, &why);
 	pthread_mutex_unlock(&f->status_lock);
@@ -687,7 +698,8 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 	uaccess_status_init(&f->status);
 	f->ident.pidfd = -1;
 	/* as cuse_bsg: an opener it cannot read matches no caller */
-	if (((struct server *)fuse_req_userdata(req))->creds)
+	if (((struct server *)fuse_req_userdata(req))->creds ||
+	    ((struct server *)fuse_req_userdata(req))->witness)
 		uaccess_ident_read(&f->status, fuse_req_ctx(req)->pid, &f->ident);
 	atomic_init(&f->timeout, 60 * USER_HZ);
 	atomic_init(&f->reserved, SG_RESERVED);
@@ -743,8 +755,8 @@ static void cb_init_done(void *userdata)
 
 	if (s->gate)
 		arm_gate(s);
-	fprintf(stderr, "nullcuse: serving /dev/%s%s\n", s->name,
-		s->gate ? "; credential check: kernel (BPF LSM)" : "");
+	fprintf(stderr, "nullcuse: serving /dev/%s%s%s\n", s->name,
+		s->gate ? "; credential check: " : "", s->gate ? gate_describe_long(s->gate) : "");
 }
 
 static const struct cuse_lowlevel_ops ops = {
@@ -812,11 +824,9 @@ static int serve(struct server *s)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "name", required_argument, NULL, 'n' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "creds", no_argument, NULL, 'c' },
-		{ "gate", no_argument, NULL, 'g' },
-		{ NULL, 0, NULL, 0 },
+		{ "name", required_argument, NULL, 'n' }, { "foreground", no_argument, NULL, 'f' },
+		{ "creds", no_argument, NULL, 'c' },	  { "gate", no_argument, NULL, 'g' },
+		{ "witness", no_argument, NULL, 'w' },	  { NULL, 0, NULL, 0 },
 	};
 	static struct server s = { .name = "bsg/null-cuse",
 				   .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -827,11 +837,12 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "n:fcg", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:fcgw", longopts, NULL)) != -1) {
 		if (c == 'f')
 			continue;
-		if (c == 'g') {
+		if (c == 'g' || c == 'w') {
 			gate = true;
+			s.witness = c == 'w';
 			continue;
 		}
 		if (c == 'c') {
@@ -842,14 +853,17 @@ int main(int argc, char **argv)
 			snprintf(s.name, sizeof(s.name), "%s", optarg);
 			continue;
 		}
-		fprintf(stderr, "usage: nullcuse [-f] [--name NAME] [--creds | --gate]\n");
+		fprintf(stderr,
+			"usage: nullcuse [-f] [--name NAME] [--creds | --gate | --witness]\n");
 		return 2;
 	}
 	if (optind != argc || (gate && s.creds)) {
-		fprintf(stderr, "usage: nullcuse [-f] [--name NAME] [--creds | --gate]\n");
+		fprintf(stderr,
+			"usage: nullcuse [-f] [--name NAME] [--creds | --gate | --witness]\n");
 		return 2;
 	}
-	if (gate && gate_new(GATE_KERNEL, &s.gate, why, sizeof(why)) < 0) {
+	if (gate && gate_new(s.witness ? GATE_WITNESS : GATE_KERNEL, NULL, 0, &s.gate, why,
+			     sizeof(why)) < 0) {
 		fprintf(stderr, "nullcuse: %s\n", why);
 		return 1;
 	}

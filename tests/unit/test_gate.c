@@ -16,35 +16,40 @@
 #include <unistd.h>
 
 #include "gate.h"
+#include "gate_bpf.h"
 
 TestSuite(gate, .timeout = 30);
 
-/* One row a case: the mode asked for, the load's result, what follows. */
+/* One row a case: the mode asked for, each load's result (1: not tried), what follows. */
 static const struct {
 	enum gate_mode mode;
-	int load_err;
+	int witness_err, lsm_err;
 	int ret;
-	bool procfs;
+	enum gate_kind kind;
 } choices[] = {
-	{ GATE_AUTO, 0, 0, false },
-	{ GATE_AUTO, -EPERM, 0, true },
-	{ GATE_AUTO, -EINVAL, 0, true },
-	{ GATE_KERNEL, 0, 0, false },
-	{ GATE_KERNEL, -EPERM, -EPERM, true },
-	{ GATE_KERNEL, -ENOENT, -ENOENT, true },
-	{ GATE_PROCFS, 0, 0, true },
-	{ GATE_PROCFS, -EPERM, 0, true },
+	{ GATE_AUTO, 0, 1, 0, GATE_SEEN },
+	{ GATE_AUTO, -ENOENT, 0, 0, GATE_LSM },
+	{ GATE_AUTO, -EPERM, -EPERM, 0, GATE_NONE },
+	{ GATE_AUTO, -EINVAL, -EINVAL, 0, GATE_NONE },
+	{ GATE_WITNESS, 0, 1, 0, GATE_SEEN },
+	{ GATE_WITNESS, -ENOENT, 1, -ENOENT, GATE_NONE },
+	{ GATE_KERNEL, 1, 0, 0, GATE_LSM },
+	{ GATE_KERNEL, 1, -EPERM, -EPERM, GATE_NONE },
+	{ GATE_KERNEL, 1, -ENOENT, -ENOENT, GATE_NONE },
+	{ GATE_PROCFS, 1, 1, 0, GATE_NONE },
 };
 
-Test(gate, choose_follows_the_mode_and_the_load)
+Test(gate, choose_follows_the_mode_and_the_loads)
 {
 	for (size_t i = 0; i < sizeof(choices) / sizeof(choices[0]); i++) {
-		bool procfs = !choices[i].procfs;
+		enum gate_kind kind = GATE_LSM + GATE_SEEN;
 
-		cr_assert(eq(int, gate_choose(choices[i].mode, choices[i].load_err, &procfs),
+		cr_assert(eq(int,
+			     gate_choose(choices[i].mode, choices[i].witness_err,
+					 choices[i].lsm_err, &kind),
 			     choices[i].ret),
 			  "row %zu", i);
-		cr_assert(eq(int, procfs, choices[i].procfs), "row %zu", i);
+		cr_assert(eq(int, kind, choices[i].kind), "row %zu", i);
 	}
 }
 
@@ -53,11 +58,12 @@ Test(gate, procfs_mode_loads_nothing)
 	struct gate *g = (struct gate *)1;
 	char why[256];
 
-	cr_assert(eq(int, gate_new(GATE_PROCFS, &g, why, sizeof(why)), 0));
+	cr_assert(eq(int, gate_new(GATE_PROCFS, NULL, 0, &g, why, sizeof(why)), 0));
 	cr_assert(eq(ptr, g, NULL));
 	cr_assert(eq(str, why, ""));
 	cr_assert(eq(str, (char *)gate_describe(g), "procfs"));
-	cr_assert(eq(int, gate_live(g), false));
+	cr_assert(eq(int, gate_live(g), GATE_NONE));
+	cr_assert(eq(ptr, gate_verdicts(g), NULL));
 }
 
 /* Every capability gone, as for a daemon started without privilege. */
@@ -82,8 +88,10 @@ static int child_unprivileged(enum gate_mode mode)
 	int err;
 
 	drop_all_caps();
-	err = gate_new(mode, &g, why, sizeof(why));
-	if (!strstr(why, "BPF LSM program"))
+	err = gate_new(mode, NULL, 0, &g, why, sizeof(why));
+	if (mode != GATE_KERNEL && !strstr(why, "cannot load the witness"))
+		return 3;
+	if (mode != GATE_WITNESS && !strstr(why, "BPF LSM program"))
 		return 3;
 	if (mode == GATE_AUTO)
 		return err == 0 && g == NULL ? 0 : 4;
@@ -110,4 +118,21 @@ Test(gate, auto_falls_back_to_procfs_when_the_load_fails)
 Test(gate, kernel_mode_fails_when_the_load_fails)
 {
 	cr_assert(eq(int, run_child(GATE_KERNEL), 0));
+}
+
+Test(gate, witness_mode_fails_when_the_load_fails)
+{
+	cr_assert(eq(int, run_child(GATE_WITNESS), 0));
+}
+
+Test(gate, too_many_ioctls_for_the_program_are_refused)
+{
+	unsigned cmds[GATE_IOCTLS + 1] = { 0 };
+	struct gate *g = (struct gate *)1;
+	char why[256];
+
+	cr_assert(
+		eq(int, gate_new(GATE_AUTO, cmds, GATE_IOCTLS + 1, &g, why, sizeof(why)), -E2BIG));
+	cr_assert(eq(ptr, g, (struct gate *)1));
+	cr_assert(not(eq(str, why, "")));
 }

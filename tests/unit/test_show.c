@@ -39,7 +39,8 @@ static void node_fixture(struct show_node *n, const char *name)
 	n->minor = 1;
 	n->mode = 0660;
 	n->gid = 6;
-	n->gated = true;
+	n->cred_check = "witness";
+	n->cred_unseen = 2;
 	n->gate_refused = 7;
 	n->workers = 4;
 	n->copy_threads_max = 256;
@@ -83,7 +84,7 @@ Test(show, text_names_node_openers_and_bounds)
 	has(o.buf, "    Calls holding a thread: 2, parked: 0; a file: 16 at most, a user: 32\n");
 	has(o.buf, "Node: bsg/sg1-cuse (char 240:1)\n    Target: /dev/sg1\n");
 	has(o.buf, "    Access: mode 0660, owner uid 0, group gid 6\n");
-	has(o.buf, "    Credential check: kernel; refused by the kernel: 7\n");
+	has(o.buf, "    Credential check: witness; refused on sg's test: 7; left to /proc: 2\n");
 	has(o.buf, "    Counters: open 5, sg_io 9\n    Openers: 2\n");
 	has(o.buf, "        pid 123, uid 1000: queued 3, in flight 2, calls 1, memory 64 KiB\n");
 	has(o.buf, "        pid 124, uid 0: queued 0, in flight 0, calls 0, memory 0 B\n");
@@ -108,8 +109,9 @@ Test(show, json_is_one_object_with_every_field)
 		"\"files\":{\"open\":3,\"max\":4096,\"per_user_max\":1024},"
 		"\"nodes\":[{\"name\":\"sg1-cuse\",\"target\":\"/dev/sg1\",\"dev\":\"240:1\","
 		"\"mode\":\"0660\",\"uid\":0,\"gid\":6,\"state\":\"serving\",\"cred_check\":"
-		"\"kernel\","
-		"\"gate_refused\":7,\"threads\":{\"workers\":4,\"backlog\":0,\"copy\":0,"
+		"\"witness\","
+		"\"gate_refused\":7,\"cred_unseen\":2,\"threads\":{\"workers\":4,\"backlog\":0,"
+		"\"copy\":0,"
 		"\"copy_max\":256,\"fuse_max\":128},\"at_target\":2,"
 		"\"counters\":{\"open\":5,\"sg_io\":9},"
 		"\"openers\":[{\"pid\":123,\"uid\":1000,\"queued\":3,\"in_flight\":2,\"calls\":1,"
@@ -221,6 +223,6 @@ Test(show, stats_line_keeps_its_fields)
 	node_fixture(&n, "sg1-cuse");
 	n.backlog = 3;
 	show_stats_line(&n, line, sizeof(line));
-	cr_expect_str_eq(line, "open=5 sg_io=9 at_target=2 queued=3 openers=2 cred_check=kernel "
-			       "gate_refused=7");
+	cr_expect_str_eq(line, "open=5 sg_io=9 at_target=2 queued=3 openers=2 cred_check=witness "
+			       "gate_refused=7 cred_unseen=2");
 }

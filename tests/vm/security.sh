@@ -7,7 +7,7 @@
 #
 # The daemon is cuse_bsg from this tree, or the one named as the first
 # argument; sections (1a ... 12) after it run only those.  CRED_CHECK=MODE
-# first (kernel, procfs or auto) starts every daemon with --cred-check MODE:
+# first (witness, kernel, procfs or auto) starts every daemon with --cred-check MODE:
 #
 #    tests/vm/vm-run tests/vm/security.sh [CRED_CHECK=MODE] [/path/to/cuse_bsg [4 6 ...]]
 #
@@ -468,11 +468,14 @@ stopped() {
 
 # In kernel mode, a call the rule refuses never reaches the daemon: its
 # counters of read(), write() and ioctl() stand still, and the gate's
-# count of refusals for the node grows by as many.
+# count of refusals for the node grows by as many.  In witness mode every
+# call reaches the daemon, which refuses each on the kernel's verdict: the
+# count of refusals grows by as many, and no call is left to /proc.
 refused_unseen() {
-    local out=/tmp/refused.out a pid s0 s1 calls refused f
-    if [ "$(cred_mode)" != kernel ]; then
-        echo "   (the node checks in /proc: every call reaches the daemon; kernel mode only)"
+    local out=/tmp/refused.out a pid s0 s1 calls refused f mode
+    mode=$(cred_mode)
+    if [ "$mode" = procfs ]; then
+        echo "   (the node checks in /proc: every call reaches the daemon; kernel and witness modes only)"
         return 0
     fi
     rm -f $out
@@ -494,12 +497,20 @@ refused_unseen() {
     sed 's/^/   /' $out
     echo "   before: $s0"
     echo "   after:  $s1"
-    check "4z: a forked child's read(), readv(), preadv(), aio, io_uring, splice(), write(), sg v4 ioctls and a read() after a no-op setuid(): $calls calls, all EPERM" \
-        test "$calls" -eq 13 -a "$refused" -eq "$calls"
-    for f in read write ioctl; do
-        check "4z: ... none reached the daemon: $f= stands still" \
-            test "$(stats_field $f "$s0")" = "$(stats_field $f "$s1")"
-    done
+    if [ "$mode" = witness ]; then
+        # splice() never reaches CUSE's entry points: EINVAL, as from sg
+        check "4z: a forked child's read(), readv(), preadv(), aio, io_uring, write(), sg v4 ioctls and a read() after a no-op setuid(): all EPERM; splice() EINVAL, as sg" \
+            test "$calls" -eq 13 -a "$refused" -eq 12 -a "$(grep -c 'splice.*errno=EINVAL' $out)" -eq 1
+        check "4z: ... and no call was left to the /proc check: cred_unseen= stands still" \
+            test "$(stats_field cred_unseen "$s0")" = "$(stats_field cred_unseen "$s1")"
+    else
+        check "4z: a forked child's read(), readv(), preadv(), aio, io_uring, splice(), write(), sg v4 ioctls and a read() after a no-op setuid(): $calls calls, all EPERM" \
+            test "$calls" -eq 13 -a "$refused" -eq "$calls"
+        for f in read write ioctl; do
+            check "4z: ... none reached the daemon: $f= stands still" \
+                test "$(stats_field $f "$s0")" = "$(stats_field $f "$s1")"
+        done
+    fi
     check "4z: ... and gate_refused= grew by $refused" \
         test "$(($(stats_field gate_refused "$s1") - $(stats_field gate_refused "$s0")))" = "$refused"
 }
@@ -571,13 +582,18 @@ absent() {
 handovers() {
     local mode g0
     mode=$(cred_mode)
-    [ "$mode" != kernel ] || g0=$(stats_field gate_refused "$(node_stats)")
+    g0=$(stats_field gate_refused "$(node_stats)")
     rawio_copy
     handover_exec 11a "$NODE" "the node"
     orphan_child
     if [ "$mode" != kernel ]; then
         check "11e: the refusal logged once, naming the device and the reason" \
             grep -q "$(basename "$NODE").*SG_IORECEIVE.* refused: not the opener's security context (" "$NODE_LOG"
+        [ "$mode" = witness ] || return 0
+        check "11e: ... on the witness's verdict" \
+            grep -q "$(basename "$NODE").* refused: not the opener's security context (seen by the kernel at the call's entry" "$NODE_LOG"
+        check "11e: ... and its gate_refused= counts the 6" \
+            test "$(($(stats_field gate_refused "$(node_stats)") - g0))" -eq 6
         return
     fi
     # the gate refused them in the kernel: the daemon never saw them, and
@@ -856,13 +872,15 @@ for d in "$VM_SG" "$VM_BSG"; do
     { chgrp disk "$d" && chmod 0660 "$d"; } || vm_fail "cannot give $d to group disk"
 done
 sg_turs "$VM_SG" >/dev/null 2>&1 # the power-on UNIT ATTENTION, out of the way
-if "$CUSE_BSG" --help 2>&1 | grep -q -- --copy-timeout; then
+# the whole text first: grep -q stops reading, and pipefail would see the SIGPIPE
+HELP=$("$CUSE_BSG" --help 2>&1)
+if grep -q -- --copy-timeout <<<"$HELP"; then
     COPY_OPTS=(--copy-timeout 2)
 else
     echo "== $CUSE_BSG has no --copy-timeout: started without it"
 fi
 if [ -n "$CRED_CHECK" ]; then
-    "$CUSE_BSG" --help 2>&1 | grep -q -- --cred-check ||
+    grep -q -- --cred-check <<<"$HELP" ||
         vm_fail "CRED_CHECK=$CRED_CHECK asked: $CUSE_BSG has no --cred-check"
     NODE_OPTS=(--cred-check "$CRED_CHECK")
 fi
@@ -873,8 +891,19 @@ CRED_LINE=$(grep 'credential check:' "$NODE_LOG" | tail -n1 | sed 's/.*\(credent
 echo "== ${CRED_LINE:-the daemon names no credential check: /proc, its only one}"
 if [ "$CRED_CHECK" = kernel ]; then
     check "--cred-check kernel: the daemon says the gate checks" \
-        grep -q 'credential check: kernel (BPF LSM)' "$NODE_LOG"
+        grep -q 'credential check: kernel (BPF LSM' "$NODE_LOG"
     check "--cred-check kernel: ... and the node's stats say so" test "$(cred_mode)" = kernel
+fi
+if [ "$CRED_CHECK" = witness ] || [ "$CRED_CHECK" = auto ]; then
+    check "--cred-check $CRED_CHECK: the daemon says the witness checks" \
+        grep -q 'credential check: witness (fentry' "$NODE_LOG"
+    check "--cred-check $CRED_CHECK: ... and the node's stats say so" test "$(cred_mode)" = witness
+    check "--cred-check $CRED_CHECK: ... and its own proof is no client's refusal: gate_refused=0" \
+        test "$(stats_field gate_refused "$(node_stats)")" = 0
+fi
+if [ "$CRED_CHECK" = kernel ]; then
+    check "--cred-check kernel: its own proof is no client's refusal: gate_refused=0" \
+        test "$(stats_field gate_refused "$(node_stats)")" = 0
 fi
 section 1b "1b. an opener in a child pid namespace" fail_open_pidns
 section 1c "1c. 800 supplementary groups" fail_open_groups
