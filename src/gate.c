@@ -508,8 +508,11 @@ static void prove_child(int fd, int go)
 	_exit(read(fd, buf, sizeof(buf)) < 0 ? errno : 0);
 }
 
-/* A forked child's read() of fd: its errno (0: served), or -1 (no answer, or -errno). */
-static int child_read(struct gate *g, int fd)
+/*
+ * A forked child's read() of fd: its errno (0: served), or -1 (no answer, or
+ * -errno); the child's pid in *child.
+ */
+static int child_read(struct gate *g, int fd, pid_t *child)
 {
 	int status, go[2];
 	pid_t pid;
@@ -524,6 +527,7 @@ static int child_read(struct gate *g, int fd)
 	}
 	if (pid == 0)
 		prove_child(fd, go[0]);
+	*child = pid;
 	atomic_store(&g->proof_pid, pid); /* its refusal is no client's */
 	atomic_store(&g->v.proof_pid, pid);
 	if (write(go[1], "", 1) != 1)
@@ -548,11 +552,16 @@ static int prove_lsm(struct gate *g, int fd, dev_t dev, const atomic_ulong *read
 {
 	unsigned long before = atomic_load(reads);
 	uint64_t refused = refused_locked(g, dev);
-	int answer = child_read(g, fd);
+	pid_t child = 0;
+	int answer = child_read(g, fd, &child);
 
 	if (answer == EPERM && atomic_load(reads) == before &&
 	    refused_locked(g, dev) == refused + 1) {
 		g->proof_key = kdev(dev);
+		snprintf(why, why_len,
+			 "kernel (BPF LSM) proven live: a forked child's read() (pid %d) refused "
+			 "in the kernel",
+			 (int)child);
 		return 0;
 	}
 	atomic_store(&g->proof_pid, 0);
@@ -568,11 +577,17 @@ static int prove_lsm(struct gate *g, int fd, dev_t dev, const atomic_ulong *read
 static int prove_witness(struct gate *g, int fd, char *why, size_t why_len)
 {
 	unsigned seen = atomic_load(&g->v.proof_seen);
-	int answer = child_read(g, fd);
+	pid_t child = 0;
+	int answer = child_read(g, fd, &child);
 
 	atomic_store(&g->proof_pid, 0);
-	if (answer == EPERM && atomic_load(&g->v.proof_seen) == seen + 1)
+	if (answer == EPERM && atomic_load(&g->v.proof_seen) == seen + 1) {
+		snprintf(why, why_len,
+			 "witness proven live: a forked child's read() (pid %d) refused on its "
+			 "verdict",
+			 (int)child);
 		return 0;
+	}
 	snprintf(why, why_len,
 		 "the witness is attached but saw no call (fentry on cuse_read_iter): a forked "
 		 "child's read() %s%s",

@@ -84,8 +84,8 @@ uint64_t gate_refused(struct gate *g, dev_t dev);
  * unchanged and the gate's count for dev one more (the LSM gate), or by the
  * daemon on the witness's verdict.  In auto mode a witness that does not
  * prove live gives way to the LSM gate, armed again for every node, and that
- * is proved in turn.  0: proven (later calls need no /proc check), or
- * -errno with the reason in why.
+ * is proved in turn.  0: proven (later calls need no /proc check), with
+ * the proof's account (its child's pid) in why, or -errno with the reason.
  */
 int gate_prove(struct gate *g, int fd, dev_t dev, const atomic_ulong *reads, char *why,
 	       size_t why_len);

@@ -295,10 +295,9 @@ static int prove_gate(struct node *n, dev_t dev)
 		err = gate_prove(g, fd, dev, &n->d.stats[STAT_READ], why, sizeof(why));
 		close(fd);
 	}
-	if (!err)
-		return 0;
-	log_node(n->cfg->gate_required ? LOG_ERR : LOG_WARNING, n->name, "credential check: %s%s",
-		 why, n->cfg->gate_required ? "" : "; the /proc check serves instead");
+	log_node(err ? (n->cfg->gate_required ? LOG_ERR : LOG_WARNING) : LOG_INFO, n->name,
+		 "credential check: %s%s", why,
+		 !err || n->cfg->gate_required ? "" : "; the /proc check serves instead");
 	return n->cfg->gate_required ? err : 0;
 }
 
