@@ -264,6 +264,9 @@ unit: $(UNIT_TESTS) build/unit/stress_async
 tsan: build/unit/stress_async
 	$(TSAN_RUN)
 
+# a kernel that builds the BPF LSM but does not activate it, as Ubuntu's:
+# Debian's list without bpf
+NO_BPF_LSM := lsm=landlock,lockdown,yama,integrity,apparmor
 # (the systemd suite installs, purges and installs again the .deb of make
 # deb; with that step it passes vm-run's 20 minutes on a loaded machine)
 vm-check: test-progs deb
@@ -271,8 +274,11 @@ vm-check: test-progs deb
 	$(VM_RUN) tests/vm/async.sh
 	$(VM_RUN) tests/vm/ioctl.sh
 	$(VM_RUN) tests/vm/access.sh
+	$(VM_RUN) tests/vm/security.sh CRED_CHECK=witness
 	$(VM_RUN) tests/vm/security.sh CRED_CHECK=kernel
-	$(VM_RUN) tests/vm/security.sh CRED_CHECK=procfs $(CURDIR)/build/cuse_bsg 4 12
+	$(VM_RUN) tests/vm/security.sh CRED_CHECK=procfs $(CURDIR)/build/cuse_bsg 4 12 13
+	$(VM_RUN) --cmdline "$(NO_BPF_LSM)" tests/vm/security.sh CRED_CHECK=auto \
+		$(CURDIR)/build/cuse_bsg 4 11 12 13
 	$(VM_RUN) tests/vm/robust.sh
 	$(VM_RUN) tests/vm/udev.sh
 	$(VM_RUN) tests/vm/hotplug.sh

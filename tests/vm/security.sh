@@ -6,7 +6,7 @@
 #    kernel sg: EPERM | node: EPERM
 #
 # The daemon is cuse_bsg from this tree, or the one named as the first
-# argument; sections (1a ... 12) after it run only those.  CRED_CHECK=MODE
+# argument; sections (1a ... 13) after it run only those.  CRED_CHECK=MODE
 # first (witness, kernel, procfs or auto) starts every daemon with --cred-check MODE:
 #
 #    tests/vm/vm-run tests/vm/security.sh [CRED_CHECK=MODE] [/path/to/cuse_bsg [4 6 ...]]
@@ -607,6 +607,109 @@ handovers() {
         test "$(($(stats_field gate_refused "$(node_stats)") - g0))" -eq 6
 }
 
+# ---- 13. the credential gate's own faults, in every mode ----
+
+# A block device with the node's number: device-mapper loaded with the
+# node's major makes one (char and block dynamic majors come from the same
+# range).  Read from another context than its opener's, it is served, as
+# the kernel serves it: no check of the node's applies to it.
+gate_block_twin() {
+    local maj min before n got
+    maj=$((0x$(stat -c %t "$NODE"))) min=$((0x$(stat -c %T "$NODE")))
+    modprobe -r dm_zero dm_mod 2>/dev/null
+    modprobe dm_mod major="$maj" || vm_fail "cannot load dm_mod with major $maj"
+    for n in $(seq 0 "$min"); do
+        dmsetup create "sectwin$n" --table "0 8 zero" || vm_fail "dmsetup create sectwin$n failed"
+    done
+    udevadm settle 2>/dev/null
+    [ -b "/dev/dm-$min" ] || mknod "/dev/dm-$min" b "$maj" "$min"
+    check "13a: a block device $(stat -c '%t:%T' "/dev/dm-$min") has the node's number ($(stat -c '%t:%T' "$NODE"))" \
+        test "$(stat -c '%t:%T' "/dev/dm-$min")" = "$(stat -c '%t:%T' "$NODE")"
+    before=$(stats_field gate_refused "$(node_stats)")
+    # the shell opens it, dd (a child: other credentials) reads it
+    got=$(bash -c "exec 3</dev/dm-$min; dd bs=512 count=1 <&3 2>&1 >/dev/null | tail -n1")
+    echo "   dd of the block device from another context: $got"
+    check "13a: ... read from another context than its opener's: served, as the kernel serves it" \
+        grep -q '512 bytes' <<<"$got"
+    check "13a: ... and nothing counted against the node" \
+        test "$(stats_field gate_refused "$(node_stats)")" = "$before"
+    check "13a: ... nor logged as a refusal on it" \
+        absent grep -q "process .*dd.*refused\|(dd, process" "$NODE_LOG"
+    for n in $(seq 0 "$min"); do dmsetup remove "sectwin$n"; done
+    modprobe -r dm_zero dm_mod 2>/dev/null || true
+}
+
+# logged_over N REGEX: more than N lines of the node's log match REGEX
+logged_over() {
+    [ "$(grep -cE -- "$2" "$NODE_LOG")" -gt "$1" ]
+}
+
+# The start-up proof's child pid, given to a client after the proof: that
+# client's refusal is logged and counted as any other's.  The shell opens
+# the node; dd, which it forks with the proof's pid next, reads from the
+# shell's descriptor: another context (its exec made new credentials).
+gate_proof_pid_reused() {
+    local pid out before i=0 n pat fd
+    pid=$(sed -n 's/.*proven live: .*(pid \([0-9]*\)).*/\1/p' "$NODE_LOG" | head -n1)
+    if [ -z "$pid" ]; then
+        [ "$(cred_mode)" = procfs ] && { echo "   (procfs mode: no proof, no pid to reuse)"; return 0; }
+        fail "13b: the daemon names no proof's pid in its log"
+        return
+    fi
+    before=$(stats_field gate_refused "$(node_stats)")
+    pat="tid ${pid}[ :].*refused"
+    n=$(grep -cE "$pat" "$NODE_LOG")
+    exec {fd}<"$NODE"
+    while [ $i -lt 10 ] && ! logged_over "$n" "$pat"; do
+        echo $((pid - 1)) >/proc/sys/kernel/ns_last_pid
+        dd bs=88 count=1 iflag=nonblock <&$fd >/dev/null 2>/tmp/reuse.out
+        out=$(head -n1 /tmp/reuse.out)
+        i=$((i + 1))
+        vm_wait 2 logged_over "$n" "$pat"
+    done
+    exec {fd}<&-
+    grep 'refused' "$NODE_LOG" | tail -n1 | sed 's/^/   last refusal logged: /'
+    echo "   the proof's pid $pid, taken by a reader of another context ($i tries): $out"
+    check "13b: a client given the proof's pid is refused" grep -q 'Operation not permitted' <<<"$out"
+    check "13b: ... its refusal logged, naming it" logged_over "$n" "$pat"
+    check "13b: ... and counted: gate_refused= grew" \
+        test "$(stats_field gate_refused "$(node_stats)")" -gt "$before"
+}
+
+# Four daemons at once, as the opt-in units run them, each with its own
+# node: each refuses another context and serves its opener; the programs
+# attached for them are counted (bpftool).
+gate_four_daemons() {
+    local i pids=() name out progs kf ks
+    for i in 2 3 4; do
+        name=bsg/sec-four$i
+        "$CUSE_BSG" -f -v --name "$name" "${NODE_OPTS[@]}" --mode 0660 --group disk "$VM_SG" \
+            >>"$VM_OUT/daemon-four$i.log" 2>&1 &
+        pids+=($!)
+        vm_wait 20 grep -q serving "$VM_OUT/daemon-four$i.log" || vm_fail "/dev/$name did not come up"
+    done
+    kf=$(bounded 20 "$CTXPROBE" io read fork "$VM_SG" | tr '\n' ' ')
+    ks=$(bounded 20 "$CTXPROBE" io read same "$VM_SG" | tr '\n' ' ')
+    for name in "$NODE" /dev/bsg/sec-four2 /dev/bsg/sec-four3 /dev/bsg/sec-four4; do
+        out=$(bounded 20 "$CTXPROBE" io read fork "$name" | tr '\n' ' ')
+        verdict "13c: four daemons: $name refuses a forked child's read()" \
+            '^read errno=EPERM buf=intact $' "$out" "kernel sg" "$kf"
+        out=$(bounded 20 "$CTXPROBE" io read same "$name" | tr '\n' ' ')
+        verdict "13c: four daemons: $name serves its opener's read()" \
+            '^read ret=88 buf=changed $' "$out" "kernel sg" "$ks"
+    done
+    progs=$(bpftool prog show 2>/dev/null | grep -cE 'name (witness_read|gate_rw) ')
+    echo "   programs attached for the read() path: $progs ($(cred_mode) mode)"
+    kill -TERM "${pids[@]}"
+    for i in "${pids[@]}"; do wait "$i"; done
+}
+
+gate_faults() {
+    gate_block_twin
+    gate_proof_pid_reused
+    gate_four_daemons
+}
+
 # ---- 12. the control node's bindings ----
 
 control_bindings() {
@@ -905,6 +1008,20 @@ if [ "$CRED_CHECK" = kernel ]; then
     check "--cred-check kernel: its own proof is no client's refusal: gate_refused=0" \
         test "$(stats_field gate_refused "$(node_stats)")" = 0
 fi
+# A kernel booted without bpf in lsm= (as Ubuntu's and WSL2's): auto takes
+# the witness (above), and --cred-check=kernel does not start, saying why.
+[ -e /sys/kernel/security/lsm ] || mount -t securityfs securityfs /sys/kernel/security ||
+    vm_fail "cannot mount securityfs to read the active LSMs"
+if ! grep -qw bpf /sys/kernel/security/lsm; then
+    echo "== active LSMs: $(cat /sys/kernel/security/lsm) (no bpf)"
+    rc=0
+    bounded 30 "$CUSE_BSG" -f -v --name bsg/nolsm-cuse --cred-check kernel --mode 0660 \
+        "$VM_SG" >"$VM_OUT/nolsm.log" 2>&1 || rc=$?
+    sed 's/^/   /' "$VM_OUT/nolsm.log" | grep -i 'credential\|error' | head -n 3
+    check "no bpf in lsm=: --cred-check kernel does not start (status $rc)" test "$rc" -ne 0
+    check "... and says why" grep -q "is 'bpf' in the kernel's lsm= list" "$VM_OUT/nolsm.log"
+    check "... and leaves no node behind" test ! -e /dev/bsg/nolsm-cuse
+fi
 section 1b "1b. an opener in a child pid namespace" fail_open_pidns
 section 1c "1c. 800 supplementary groups" fail_open_groups
 section 2 "2. user namespace" user_namespace
@@ -919,6 +1036,7 @@ section 8 "8. a long v4 array, not page-aligned" long_v4_array
 section 9 "9. errno parity" errno_parity
 section 10 "10. the mid-layer's ioctls and sg_reset, sg target" ioctls_sg
 section 11 "11. completions handed over by the sg v4 ioctls" handovers
+section 13 "13. the credential gate's own faults" gate_faults
 node_end
 section 1a "1a. the daemon out of file descriptors" fail_open_fds
 section 1b "1b. the daemon in a pid namespace of its own" fail_open_daemon_pidns
