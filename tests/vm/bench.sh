@@ -136,38 +136,43 @@ ab_bench() {
     done
 }
 
-# gate_load WHICH: a program on the gate's hooks, until gate_unload: the gate
-# (a null responder's, --gate), or programs that decide nothing (lsmhook)
+# gate_load WHICH [N]: until gate_unload, N (1) of: a null responder with
+# the LSM gate (lsm) or the witness (witness), or programs on the gate's
+# hooks that decide nothing (hook)
 gate_load() {
-    local log=$VM_OUT/gatecost.log
-    : >"$log"
-    if [ "$1" = with ]; then
-        "$NULLCUSE" -f --name bsg/gatecost-cuse --gate >>"$log" 2>&1 &
-        GATE_PID=$!
-        vm_wait 10 grep -q 'credential check: kernel' "$log" ||
-            vm_fail "the gate did not load: $(cat "$log")"
-    else
-        "$PWD/build/clients/lsmhook" >>"$log" 2>&1 &
-        GATE_PID=$!
-        vm_wait 10 grep -q 'lsmhook: attached' "$log" ||
-            vm_fail "the empty hooks did not load: $(cat "$log")"
-    fi
+    local log i
+    GATE_PIDS=()
+    for i in $(seq "${2:-1}"); do
+        log=$VM_OUT/gatecost-$i.log
+        : >"$log"
+        case $1 in
+            hook) "$PWD/build/clients/lsmhook" >>"$log" 2>&1 & ;;
+            lsm) "$NULLCUSE" -f --name "bsg/gatecost$i-cuse" --gate >>"$log" 2>&1 & ;;
+            witness) "$NULLCUSE" -f --name "bsg/gatecost$i-cuse" --witness >>"$log" 2>&1 & ;;
+        esac
+        GATE_PIDS+=($!)
+        vm_wait 10 grep -q 'lsmhook: attached\|credential check: ' "$log" ||
+            vm_fail "$1 did not load: $(cat "$log")"
+    done
 }
 
-gate_unload() { kill -TERM "$GATE_PID"; wait "$GATE_PID"; }
+gate_unload() {
+    kill -TERM "${GATE_PIDS[@]}"
+    wait "${GATE_PIDS[@]}"
+}
 
-# gate_cost: what the gate costs every other read() on the machine: a
-# pread() loop on a tmpfs file and on /dev/null, with no program on the
-# gate's hooks, with programs there that decide nothing (the hooks' own
-# entry), and with the gate, interleaved; before any daemon of the
-# benchmark starts, as each loads a gate of its own
+# gate_cost: what each check costs every other read() on the machine: a
+# pread() loop on a tmpfs file and on /dev/null with no program, with
+# programs on the LSM gate's hooks that decide nothing (the hooks' own
+# entry), with the LSM gate and with the witness, of one and of four
+# daemons, interleaved; before any daemon of the benchmark starts
 gate_cost() {
-    local f=/tmp/gate-cost r w a h b
+    local f=/tmp/gate-cost r w a h l l4 t t4
     declare -A K=()
     head -c 4096 /dev/zero >$f
     for _ in $(seq "$ROUNDS"); do
-        for w in without hook with; do
-            [ $w = without ] || gate_load $w
+        for w in without hook lsm lsm4 witness witness4; do
+            [ $w = without ] || gate_load "${w%4}" "$([ "${w%4}" = $w ] && echo 1 || echo 4)"
             for r in $f /dev/null; do
                 K[$w,$r]+="$("$PREADLOOP" "$r" "${GATE_N:-400000}") "
             done
@@ -175,18 +180,79 @@ gate_cost() {
         done
     done
     echo
-    echo "The gate's cost to every other read(): pread() of 1 byte, calls/s (medians of $ROUNDS"
-    echo "interleaved runs of ${GATE_N:-400000}), with no program on the gate's hooks, with programs"
-    echo "there that decide nothing (the hook's entry alone), and with the gate"
+    echo "Each check's cost to every other read(): pread() of 1 byte, calls/s (medians of $ROUNDS"
+    echo "interleaved runs of ${GATE_N:-400000}), with no program, with programs on the LSM gate's"
+    echo "hooks that decide nothing (hook), with the LSM gate (--cred-check=kernel) and with the"
+    echo "witness (the default), each of one daemon and of four (x4)"
     echo
-    echo "| file          | without  | hook     | gate     | gate / without | hook / without | gate / hook |"
-    echo "|---------------|---------:|---------:|---------:|---------------:|---------------:|------------:|"
+    echo "| file      |  without |     hook |      lsm |   lsm x4 |  witness | witness x4 | hook/w/o | lsm/w/o | lsm x4/w/o | witness/w/o | witness x4/w/o |"
+    echo "|-----------|---------:|---------:|---------:|---------:|---------:|-----------:|---------:|--------:|-----------:|------------:|---------------:|"
     for r in $f /dev/null; do
-        a=$(med <<<"${K[without,$r]}") h=$(med <<<"${K[hook,$r]}") b=$(med <<<"${K[with,$r]}")
-        printf "| %-13s | %8s | %8s | %8s | %14s | %14s | %11s |\n" "$r" "$a" "$h" "$b" \
-            "$(ratio "$b" "$a")" "$(ratio "$h" "$a")" "$(ratio "$b" "$h")"
-        target "gate loaded, pread() loop on $([ "$r" = $f ] && echo tmpfs || echo /dev/null): with / without" \
-            "$(ratio "$b" "$a")" 0.97
+        a=$(med <<<"${K[without,$r]}") h=$(med <<<"${K[hook,$r]}") l=$(med <<<"${K[lsm,$r]}")
+        l4=$(med <<<"${K[lsm4,$r]}") t=$(med <<<"${K[witness,$r]}") t4=$(med <<<"${K[witness4,$r]}")
+        printf "| %-9s | %8s | %8s | %8s | %8s | %8s | %10s | %8s | %7s | %10s | %11s | %14s |\n" \
+            "$([ "$r" = $f ] && echo tmpfs || echo /dev/null)" "$a" "$h" "$l" "$l4" "$t" "$t4" \
+            "$(ratio "$h" "$a")" "$(ratio "$l" "$a")" "$(ratio "$l4" "$a")" "$(ratio "$t" "$a")" \
+            "$(ratio "$t4" "$a")"
+        target "a daemon in the default mode, pread() loop on $([ "$r" = $f ] && echo tmpfs || echo /dev/null): with / without" \
+            "$(ratio "$t" "$a")" 0.99
+        target "... four daemons in the default mode: with / without" "$(ratio "$t4" "$a")" 0.99
+    done
+}
+
+# witness_cuse: what each check costs a call on a CUSE node, fio's sg engine
+# at QD 1 and 16: the null responder plain, with the witness (nullw) and
+# with the LSM gate (nullg); the node with the witness (nodew) and with the
+# LSM gate (nodek); each alone, and with three idle daemons of its kind
+# beside it (x4), whose programs every call runs too; interleaved rounds
+witness_cuse() {
+    local c n qd i
+    declare -A F=() row=()
+    for _ in $(seq "$ROUNDS"); do
+        for n in 1 4; do
+            for c in null nullw nullg nodew nodek; do
+                case $c in
+                    null) "$NULLCUSE" -f --name bsg/wc-cuse >"$VM_OUT/wc.log" 2>&1 & ;;
+                    nullw) "$NULLCUSE" -f --name bsg/wc-cuse --witness >"$VM_OUT/wc.log" 2>&1 & ;;
+                    nullg) "$NULLCUSE" -f --name bsg/wc-cuse --gate >"$VM_OUT/wc.log" 2>&1 & ;;
+                    nodew) "$CUSE_BSG" -f --name bsg/wc-cuse --cred-check=witness "$VM_SG" \
+                        >"$VM_OUT/wc.log" 2>&1 & ;;
+                    nodek) "$CUSE_BSG" -f --name bsg/wc-cuse --cred-check=kernel "$VM_SG" \
+                        >"$VM_OUT/wc.log" 2>&1 & ;;
+                esac
+                i=$!
+                vm_wait 10 grep -q 'serving' "$VM_OUT/wc.log" || vm_fail "$c: $(cat "$VM_OUT/wc.log")"
+                case $c in nullw | nodew) gate_load witness $((n - 1)) ;;
+                    nullg | nodek) gate_load lsm $((n - 1)) ;; *) GATE_PIDS=() ;; esac
+                for qd in 1 16; do
+                    F[$c,$n,$qd]+="$(fio_iops /dev/bsg/wc-cuse $qd) "
+                done
+                [ ${#GATE_PIDS[@]} -eq 0 ] || gate_unload
+                kill -TERM $i
+                wait $i
+            done
+        done
+    done
+    echo
+    echo "Each check's cost to a call on a CUSE node: fio randread 4k, IOPS (medians of $ROUNDS"
+    echo "interleaved rounds of ${FIO_TIME} s); x4: three idle daemons of the same kind beside it"
+    echo
+    echo "| daemons | QD | null | null+witness | null+lsm | node+witness | node+lsm | null+witness/null | null+lsm/null | node+witness/node+lsm |"
+    echo "|--------:|---:|-----:|-------------:|---------:|-------------:|---------:|------------------:|--------------:|----------------------:|"
+    for n in 1 4; do
+        for qd in 1 16; do
+            for c in null nullw nullg nodew nodek; do
+                row[$c]=$(med <<<"${F[$c,$n,$qd]}")
+            done
+            printf "| %7s | %2s | %4s | %12s | %8s | %12s | %8s | %17s | %13s | %21s |\n" \
+                "$n" "$qd" "${row[null]}" "${row[nullw]}" "${row[nullg]}" "${row[nodew]}" \
+                "${row[nodek]}" "$(ratio "${row[nullw]}" "${row[null]}")" \
+                "$(ratio "${row[nullg]}" "${row[null]}")" "$(ratio "${row[nodew]}" "${row[nodek]}")"
+            target "$n daemon(s), fio QD $qd: null with the witness / null" \
+                "$(ratio "${row[nullw]}" "${row[null]}")" 0.9
+            target "$n daemon(s), fio QD $qd: node with the witness / node with the LSM gate" \
+                "$(ratio "${row[nodew]}" "${row[nodek]}")" 0.95
+        done
     done
 }
 
@@ -199,6 +265,7 @@ if [ "$MODE" = all ] || [ "$MODE" = gate ]; then
     gate_cost
 fi
 if [ "$MODE" = gate ]; then
+    witness_cuse
     targets_print
     exit 0
 fi
