@@ -244,7 +244,7 @@ check_option() {
     echo "   status ${rc:-0}: $out $(cat /tmp/check.err)"
     check "--check: status 0, one line naming the target, the node and the credential check" \
         test "${rc:-0}" -eq 0 -a \
-        "$out" = "cuse_bsg: would serve $VM_SG as $node; access policy: the kernel's rule; credential check: kernel (BPF LSM), loaded; proven live at start"
+        "$out" = "cuse_bsg: would serve $VM_SG as $node; access policy: the kernel's rule; credential check: witness (fentry on CUSE's entry points; the daemon refuses), loaded; proven live at start"
     out=$("$CUSE_BSG" --check --cred-check procfs "$VM_SG" 2>/dev/null)
     check "--check --cred-check procfs: says so" grep -q 'credential check: procfs (--cred-check=procfs)$' <<<"$out"
     check "--check: nothing on stderr" test ! -s /tmp/check.err
@@ -259,6 +259,12 @@ check_option() {
     exits "--cred-check=kernel without the privilege to load BPF: status 1, the reason" 1 \
         "cannot load the BPF LSM program" setpriv --reuid=65534 --regid=65534 --clear-groups \
         "$CUSE_BSG" --check --cred-check kernel "$VM_SG"
+    exits "--cred-check=witness without the privilege to load BPF: status 1, the reason" 1 \
+        "cannot load the witness" setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$CUSE_BSG" --check --cred-check witness "$VM_SG"
+    out=$("$CUSE_BSG" --check --cred-check kernel "$VM_SG" 2>/dev/null)
+    check "--check --cred-check kernel: the LSM gate, loaded" \
+        grep -q 'credential check: kernel (BPF LSM; the kernel refuses), loaded; proven live at start$' <<<"$out"
     exits "--check --sg-compat with sg loaded: status 1" 1 "modprobe -r sg" \
         "$CUSE_BSG" --check --sg-compat 3 "$VM_BSG"
     node_start bsg/test-cuse "$VM_SG"

@@ -19,7 +19,7 @@
 #      restarted, and `journalctl -p err` shows the daemon's line;
 #   i. every documented instance name: sgN, sdX, bsg-H:C:T:L;
 #   j. the daemon's "serving" line in `journalctl -u`, naming the kernel's
-#      credential check (the unit lets the daemon load its BPF LSM gate);
+#      credential check (the unit lets the daemon load its BPF programs);
 #   r. systemctl reload (ExecReload=, SIGHUP): the same process serves on
 #      (run after j, while the unit of j serves);
 #   s. cuse-bsgctl show: the unit's daemon answers on live.sock in its
@@ -545,10 +545,10 @@ check_j() {
     echo "   $(grep -c . <<<"$lines") such lines (one per start of $U)${lines:+, the last:}"
     [ -z "$lines" ] || echo "    | ${lines##*$'\n'}"
     check "j: journalctl -u $U has a 'serving' line" test -n "$lines"
-    # the unit's sandbox lets the daemon load its credential gate (bpf(),
-    # CAP_SYS_ADMIN): the kernel makes sg's test, not /proc
-    check "j: ... and its credential check is the kernel's (BPF LSM), under the unit's sandbox" \
-        grep -q 'credential check: kernel (BPF LSM)$' <<<"${lines##*$'\n'}"
+    # the unit's sandbox lets the daemon load its credential check's
+    # programs (bpf(), CAP_SYS_ADMIN): the kernel makes sg's test, not /proc
+    check "j: ... and its credential check is the witness's, under the unit's sandbox" \
+        grep -q "credential check: witness (fentry on CUSE's entry points; the daemon refuses)$" <<<"${lines##*$'\n'}"
 }
 
 check_r() {
