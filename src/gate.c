@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -32,6 +33,10 @@
 #include "verdict.h"
 #include "verdict_bpf.h"
 #include "witness.skel.h"
+
+/* The calls a proof makes, each on one of the programs' hooks (prove_child()). */
+#define PROOF_CALLS 3
+#define PROOF_ALL   ((1 << PROOF_CALLS) - 1)
 
 /* Refusals a node logs as warnings in one second; the rest at debug level. */
 #define GATE_WARNINGS 8
@@ -57,11 +62,11 @@ struct gate {
 	void *slots_map;
 	unsigned ioctls[GATE_IOCTLS]; /* those the LSM gate refuses */
 	size_t n_ioctls;
-	atomic_bool live;	/* gate_prove() saw it refuse */
-	atomic_int proof_pid;	/* its child, whose refusal is no client's */
-	atomic_uint proof_seen; /* the witness's refusals of that child */
-	__u32 proof_key;	/* the node the LSM gate's proof was counted on */
-	char failed[256];	/* protected by lock: why it did not prove live */
+	atomic_bool live;      /* gate_prove() saw it refuse */
+	atomic_int proof_pid;  /* its child, whose refusals are no client's (the LSM gate's) */
+	atomic_int proof_left; /* those refusals not yet seen on the ring */
+	__u32 proof_key;       /* the node the LSM gate's proof was counted on */
+	char failed[256];      /* protected by lock: why it did not prove live */
 	pthread_mutex_t lock;
 	struct gate_node *nodes; /* protected by lock */
 	struct ring_buffer *ring;
@@ -340,8 +345,9 @@ static int log_refusal(void *ctx, void *data, size_t size)
 	if (size < sizeof(*r))
 		return 0;
 	if ((int)r->tgid == atomic_load(&g->proof_pid)) {
-		atomic_store(&g->proof_pid,
-			     0); /* its one refusal seen: the pid may go to another */
+		/* its refusals all seen: the pid may go to another process */
+		if (atomic_fetch_sub(&g->proof_left, 1) <= 1)
+			atomic_store(&g->proof_pid, 0);
 		return 0;
 	}
 	pthread_mutex_lock(&g->lock);
@@ -479,7 +485,9 @@ static uint64_t refused_locked(const struct gate *g, dev_t dev)
 	if (g->kind != GATE_LSM ||
 	    bpf_map__lookup_elem(g->map, &key, sizeof(key), &c, sizeof(c), 0))
 		return 0;
-	return c.refused - (key == g->proof_key && atomic_load(&g->live) && c.refused);
+	if (key == g->proof_key && atomic_load(&g->live)) /* the proof's own */
+		c.refused -= c.refused < PROOF_CALLS ? c.refused : PROOF_CALLS;
+	return c.refused;
 }
 
 uint64_t gate_refused(struct gate *g, dev_t dev)
@@ -495,24 +503,30 @@ uint64_t gate_refused(struct gate *g, dev_t dev)
 }
 
 /*
- * The child: once its parent has noted its pid (go), one read() of fd; its
- * exit status is the errno (0: it was served).
+ * The child: once its parent has noted its pid (go), a read(), a write()
+ * and an SG_IOABORT of fd, each of which must be refused; its exit status
+ * has a bit set for each that was refused with EPERM (PROOF_ALL: all).
  */
 static void prove_child(int fd, int go)
 {
-	char buf[128];
+	struct sg_io_v4 h = { .guard = 'Q' };
+	char buf[128] = { 0 };
+	int refused = 0;
 
 	alarm(5); /* unanswered: SIGALRM ends it, and the proof fails */
 	if (read(go, buf, 1) != 1)
 		_exit(125);
-	_exit(read(fd, buf, sizeof(buf)) < 0 ? errno : 0);
+	refused |= (read(fd, buf, sizeof(buf)) < 0 && errno == EPERM) << 0;
+	refused |= (write(fd, buf, sizeof(buf)) < 0 && errno == EPERM) << 1;
+	refused |= (ioctl(fd, SG_IOABORT, &h) < 0 && errno == EPERM) << 2;
+	_exit(refused);
 }
 
 /*
- * A forked child's read() of fd: its errno (0: served), or -1 (no answer, or
- * -errno); the child's pid in *child.
+ * A forked child's calls on fd (prove_child()): which were refused, or -1
+ * (no answer, or -errno); the child's pid in *child.
  */
-static int child_read(struct gate *g, int fd, pid_t *child)
+static int child_calls(struct gate *g, int fd, pid_t *child)
 {
 	int status, go[2];
 	pid_t pid;
@@ -528,7 +542,8 @@ static int child_read(struct gate *g, int fd, pid_t *child)
 	if (pid == 0)
 		prove_child(fd, go[0]);
 	*child = pid;
-	atomic_store(&g->proof_pid, pid); /* its refusal is no client's */
+	atomic_store(&g->proof_left, PROOF_CALLS);
+	atomic_store(&g->proof_pid, pid); /* its refusals are no client's */
 	atomic_store(&g->v.proof_pid, pid);
 	if (write(go[1], "", 1) != 1)
 		kill(pid, SIGKILL);
@@ -541,9 +556,25 @@ static int child_read(struct gate *g, int fd, pid_t *child)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static const char *answer_words(int answer)
+/* What a proof's child saw, in the log's words. */
+static void answer_words(int answer, char *buf, size_t len)
 {
-	return answer == EPERM ? "was refused" : answer < 0 ? "got no answer" : "was not refused";
+	static const char *const calls[PROOF_CALLS] = { "read()", "write()", "SG_IOABORT" };
+	size_t n = 0;
+
+	if (answer < 0) {
+		snprintf(buf, len, "got no answer");
+		return;
+	}
+	buf[0] = '\0';
+	for (int i = 0; i < PROOF_CALLS; i++)
+		if (!(answer & 1 << i))
+			n += snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "",
+				      calls[i]);
+	if (!n)
+		snprintf(buf, len, "refused all");
+	else if (n < len)
+		snprintf(buf + n, len - n, " not refused");
 }
 
 /* The LSM gate: refused by the kernel, never seen by us, counted by the program. */
@@ -553,46 +584,48 @@ static int prove_lsm(struct gate *g, int fd, dev_t dev, const atomic_ulong *read
 	unsigned long before = atomic_load(reads);
 	uint64_t refused = refused_locked(g, dev);
 	pid_t child = 0;
-	int answer = child_read(g, fd, &child);
+	int answer = child_calls(g, fd, &child);
+	char words[80];
 
-	if (answer == EPERM && atomic_load(reads) == before &&
-	    refused_locked(g, dev) == refused + 1) {
+	if (answer == PROOF_ALL && atomic_load(reads) == before &&
+	    refused_locked(g, dev) == refused + PROOF_CALLS) {
 		g->proof_key = kdev(dev);
 		snprintf(why, why_len,
-			 "kernel (BPF LSM) proven live: a forked child's read() (pid %d) refused "
-			 "in the kernel",
+			 "kernel (BPF LSM) proven live: a forked child's read(), write() and "
+			 "SG_IOABORT (pid %d) refused in the kernel",
 			 (int)child);
 		return 0;
 	}
 	atomic_store(&g->proof_pid, 0);
+	answer_words(answer, words, sizeof(words));
 	snprintf(why, why_len,
 		 "the BPF LSM program is loaded but does not run (is 'bpf' in the kernel's lsm= "
-		 "list?): a forked child's read() %s%s",
-		 answer_words(answer),
-		 atomic_load(reads) != before ? " and reached the daemon" : "");
+		 "list?): a forked child's calls: %s%s",
+		 words, atomic_load(reads) != before ? "; its read() reached the daemon" : "");
 	return -ENOPROTOOPT;
 }
 
-/* The witness: the call reached us with its verdict, and we refused it on that. */
+/* The witness: the calls reached us with their verdicts, and we refused them on those. */
 static int prove_witness(struct gate *g, int fd, char *why, size_t why_len)
 {
 	unsigned seen = atomic_load(&g->v.proof_seen);
 	pid_t child = 0;
-	int answer = child_read(g, fd, &child);
+	int answer = child_calls(g, fd, &child);
+	char words[80];
 
 	atomic_store(&g->proof_pid, 0);
-	if (answer == EPERM && atomic_load(&g->v.proof_seen) == seen + 1) {
+	if (answer == PROOF_ALL && atomic_load(&g->v.proof_seen) == seen + PROOF_CALLS) {
 		snprintf(why, why_len,
-			 "witness proven live: a forked child's read() (pid %d) refused on its "
-			 "verdict",
+			 "witness proven live: a forked child's read(), write() and SG_IOABORT "
+			 "(pid %d) refused on its verdicts",
 			 (int)child);
 		return 0;
 	}
+	answer_words(answer, words, sizeof(words));
 	snprintf(why, why_len,
-		 "the witness is attached but saw no call (fentry on cuse_read_iter): a forked "
-		 "child's read() %s%s",
-		 answer_words(answer),
-		 answer == EPERM ? " by the /proc check, without a verdict" : "");
+		 "the witness is attached but does not see every call (fentry on CUSE's entry "
+		 "points): a forked child's calls: %s; %u of %d refused on a verdict",
+		 words, atomic_load(&g->v.proof_seen) - seen, PROOF_CALLS);
 	return -ENOPROTOOPT;
 }
 

@@ -286,7 +286,7 @@ static int prove_gate(struct node *n, dev_t dev)
 	if (gate_live(g))
 		return 0;
 	snprintf(path, sizeof(path), "/dev/%s", n->name);
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC); /* each hook: read, write, ioctl */
 	if (fd < 0) {
 		err = -errno;
 		snprintf(why, sizeof(why), "cannot open /dev/%s to prove the gate: %s", n->name,

@@ -81,6 +81,7 @@
 #define V4_MAX			256   /* the ioctls' bound, as cuse_bsg's */
 #define SG_IOSUBMIT		_IOWR(0x22, 0x41, struct sg_io_v4)
 #define SG_IORECEIVE		_IOWR(0x22, 0x42, struct sg_io_v4)
+#define SG_IOABORT		_IOW(0x22, 0x43, struct sg_io_v4)
 #define SGV4_FLAG_IMMED		0x400
 #define SGV4_FLAG_MULTIPLE_REQS 0x40000
 
@@ -407,6 +408,8 @@ static void set_int(const struct call *c, atomic_int *where, int negative_errno)
 	reply(c->req, err);
 }
 
+static int check_creds(fuse_req_t req, struct nfile *f);
+
 static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
 		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
 {
@@ -421,6 +424,13 @@ static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *
 	count(req, NC_IOCTL);
 	if (flags & FUSE_IOCTL_COMPAT) {
 		fuse_reply_err(req, ENOTTY); /* 64-bit callers only, as cuse_bsg */
+		return;
+	}
+	/* the calls that hand over commands: the opener's context only, as cuse_bsg */
+	if (((unsigned)cmd == SG_IOSUBMIT || (unsigned)cmd == SG_IORECEIVE ||
+	     (unsigned)cmd == SG_IOABORT) &&
+	    check_creds(req, c.f)) {
+		fuse_reply_err(req, EPERM);
 		return;
 	}
 	switch ((unsigned)cmd) {
@@ -737,7 +747,7 @@ static void arm_gate(struct server *s)
 	s->armed = !err;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
-	fd = err ? -1 : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = err ? -1 : open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0) {
 		err = gate_prove(s->gate, fd, st.st_rdev, &s->stats[NC_READ], why, sizeof(why));
 		close(fd);
@@ -821,6 +831,9 @@ static int serve(struct server *s)
 	return ret < 0 ? -EIO : 0;
 }
 
+/* the ioctls the LSM gate refuses for us: those cuse_bsg's table marks */
+static const unsigned owner_ioctls[] = { SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT };
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -862,7 +875,8 @@ int main(int argc, char **argv)
 			"usage: nullcuse [-f] [--name NAME] [--creds | --gate | --witness]\n");
 		return 2;
 	}
-	if (gate && gate_new(s.witness ? GATE_WITNESS : GATE_KERNEL, NULL, 0, &s.gate, why,
+	if (gate && gate_new(s.witness ? GATE_WITNESS : GATE_KERNEL, owner_ioctls,
+			     sizeof(owner_ioctls) / sizeof(owner_ioctls[0]), &s.gate, why,
 			     sizeof(why)) < 0) {
 		fprintf(stderr, "nullcuse: %s\n", why);
 		return 1;
