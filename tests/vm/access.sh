@@ -126,7 +126,7 @@ live_view() {
         jq -e --arg n "${NODE#/dev/}" --arg t "$VM_SG" --argjson g "$DISK_GID" \
         'length == 1 and .[0].nodes[0].name == $n and .[0].nodes[0].target == $t and
          .[0].nodes[0].mode == "0660" and .[0].nodes[0].gid == $g and
-         (.[0].nodes[0].cred_check | test("^(kernel|procfs)$")) and
+         (.[0].nodes[0].cred_check | test("^(witness|kernel|procfs)$")) and
          .[0].memory.max > 0 and .[0].memory.used >= 0 and .[0].threads.process > 0' <<<"$json"
     out=$(as_user "${CTL[@]}" show)
     check "show (text): the node, the client's line" \
