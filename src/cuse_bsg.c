@@ -96,18 +96,26 @@ static void raise_fd_limit(void)
 	}
 }
 
-/* Whether /dev/cuse can be opened: 0, or -errno and why. */
+/*
+ * Whether /dev/cuse can be opened: 0, or -errno and why.  It is opened once
+ * (and closed: no node comes of it), so that a static node loads the cuse
+ * module before the witness looks for CUSE's functions (gate.h).
+ */
 static int check_cuse(char *why, size_t why_len)
 {
+	int fd;
+
 	if (access("/dev/cuse", F_OK) < 0) {
 		snprintf(why, why_len, "/dev/cuse is missing: run 'modprobe cuse'");
 		return -ENODEV;
 	}
-	if (access("/dev/cuse", R_OK | W_OK) < 0) {
+	fd = open("/dev/cuse", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
 		snprintf(why, why_len, "cannot open /dev/cuse: %s (cuse_bsg must run as root)",
 			 strerror(errno));
 		return -EACCES;
 	}
+	close(fd);
 	return 0;
 }
 
