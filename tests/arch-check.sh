@@ -10,7 +10,8 @@
 # one side only, or an arrow that does not run down to a lower layer.
 # Fails too on a file of src/ over 900 lines, a function over 50 (its body,
 # from its opening brace in the first column to the closing one), or more
-# than 2 headers that include libfuse's.
+# than 2 headers that include libfuse's, and on a hook of the LSM gate
+# (src/gate.bpf.c) that make bench-gate's baseline does not have, or back.
 #
 # usage: tests/arch-check.sh [ARCHITECTURE.md [SRCDIR]]
 set -eu
@@ -91,6 +92,18 @@ awk 'FNR == 1 { open = 0 }
 report "a function over 50 lines" "$tmp/x"
 grep -l '^#include <[cf]use' "$src"/*.h >"$tmp/x" || true
 [ "$(wc -l <"$tmp/x")" -le 2 ] || report "more than 2 headers include libfuse" "$tmp/x"
+
+# make bench-gate's baseline (tests/clients/lsmhook.bpf.c) puts programs that
+# decide nothing on the LSM gate's hooks: the same hooks, or it measures
+# another cost than the gate's entry
+hooks() { sed -n 's/^SEC("\(lsm\/[a-z_]*\)").*/\1/p' "$1" | sort -u; }
+lsmhook=$(dirname "$0")/clients/lsmhook.bpf.c
+if [ -f "$src/gate.bpf.c" ] && [ -f "$lsmhook" ]; then
+	hooks "$src/gate.bpf.c" >"$tmp/gate.hooks"
+	hooks "$lsmhook" >"$tmp/base.hooks"
+	diff "$tmp/gate.hooks" "$tmp/base.hooks" | sed -n 's/^[<>] //p' >"$tmp/x"
+	report "a hook of the LSM gate or of the benchmark's baseline that the other lacks" "$tmp/x"
+fi
 
 if [ "$rc" = 0 ]; then
 	echo "arch-check: $(wc -l <"$tmp/doc.modules") modules, $(wc -l <"$tmp/doc.edges") arrows: the drawing is the code; no file over 900 lines, no function over 50, $(wc -l <"$tmp/x") headers with libfuse"
