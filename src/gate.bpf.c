@@ -8,8 +8,9 @@
  * task's real_cred: the same one pointer compare as sg.  A refused call
  * never reaches the daemon; the map's value counts it.
  *
- * The types are the few fields read, relocated against the running
- * kernel's BTF (CO-RE): nothing here depends on the build machine's kernel.
+ * The types are the few fields read (gate_bpf.h), relocated against the
+ * running kernel's BTF (CO-RE): nothing here depends on the build machine's
+ * kernel.
  */
 #include <linux/bpf.h>
 #include <linux/types.h>
@@ -22,45 +23,11 @@
 
 #define EPERM 1
 
-struct cred;
-
-struct inode {
-	unsigned short i_mode;
-	__u32 i_rdev; /* dev_t: the kernel's MKDEV(major, minor) */
-} __attribute__((preserve_access_index));
-
-#define S_IFMT	0170000
-#define S_IFCHR 0020000
-
-struct file {
-	struct inode *f_inode;
-	const struct cred *f_cred;
-} __attribute__((preserve_access_index));
-
-struct task_struct {
-	const struct cred *real_cred;
-} __attribute__((preserve_access_index));
-
-/* the node's kernel device number -> its count of refused calls */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GATE_NODES_MAX);
-	__type(key, __u32);
-	__type(value, struct gate_count);
-} nodes SEC(".maps");
-
 /* each refusal, for the daemon to log: the call never reaches it */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 64 * 1024);
 } refusals SEC(".maps");
-
-/*
- * Armed nodes a major, kept by the daemon through the mapped .bss (shared by
- * its forked processes): a file of a major with none (a regular file's 0,
- * /dev/null, /dev/cuse, a disk) returns before the map's hash lookup.
- */
-__u32 armed_majors[GATE_MAJORS] = { 0 };
 
 /* the ioctls checked, set by the daemon before the load (scsi.h's numbers) */
 const volatile __u32 gated_ioctls[GATE_IOCTLS] = { 0 };
@@ -84,22 +51,11 @@ static __always_inline void report(__u32 dev, __u32 what, int ioctl)
 
 static __always_inline int check(struct file *file, __u32 what, int ioctl)
 {
-	struct inode *inode = file->f_inode;
-	__u32 dev = inode->i_rdev;
-	struct task_struct *task;
 	struct gate_count *c;
+	__u32 dev;
 
-	if (!armed_majors[(dev >> GATE_MINORBITS) & (GATE_MAJORS - 1)])
-		return 0;
-	/* a block device may have a node's number: char and block majors are
-	 * allocated from the same range */
-	if ((inode->i_mode & S_IFMT) != S_IFCHR)
-		return 0;
-	c = bpf_map_lookup_elem(&nodes, &dev);
-	if (!c)
-		return 0;
-	task = bpf_get_current_task_btf();
-	if (file->f_cred == task->real_cred)
+	c = armed_node(file, &dev);
+	if (!c || same_context(file))
 		return 0;
 	__sync_fetch_and_add(&c->refused, 1);
 	report(dev, what, ioctl);

@@ -11,8 +11,8 @@
  * refuse nothing: the daemon reads the slot when the request arrives and
  * answers EPERM itself (gate.h).  No other file of the machine runs them.
  *
- * The types are the few fields read, relocated against the running kernel's
- * BTF and the fuse module's (CO-RE).
+ * The types are the few fields read (here and in gate_bpf.h), relocated
+ * against the running kernel's BTF and the fuse module's (CO-RE).
  */
 #include <linux/bpf.h>
 #include <linux/types.h>
@@ -25,22 +25,6 @@
 #include "gate_bpf.h"
 #include "verdict_bpf.h"
 
-#define S_IFMT	0170000
-#define S_IFCHR 0020000
-
-struct cred;
-
-struct inode {
-	unsigned short i_mode;
-	__u32 i_rdev;
-} __attribute__((preserve_access_index));
-
-struct file {
-	struct inode *f_inode;
-	const struct cred *f_cred;
-	void *private_data;
-} __attribute__((preserve_access_index));
-
 struct kiocb {
 	struct file *ki_filp;
 } __attribute__((preserve_access_index));
@@ -50,18 +34,6 @@ struct fuse_file {
 	__u64 fh;
 } __attribute__((preserve_access_index));
 
-struct task_struct {
-	const struct cred *real_cred;
-} __attribute__((preserve_access_index));
-
-/* the daemon's armed nodes: the kernel's device number -> unused */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GATE_NODES_MAX);
-	__type(key, __u32);
-	__type(value, struct gate_count);
-} nodes SEC(".maps");
-
 /* the verdicts, one slot a thread (its id modulo the size); mapped by the daemon */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -70,9 +42,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct witness_slot);
 } slots SEC(".maps");
-
-/* armed nodes a major, as the gate's (gate.bpf.c) */
-__u32 armed_majors[GATE_MAJORS] = { 0 };
 
 /* the daemon's pid namespace: thread ids as its requests give them */
 const volatile __u64 pidns_dev = 0;
@@ -91,21 +60,14 @@ static __always_inline __u32 caller_tid(void)
 /* A file of an armed node: its slot's tag for this call, else 0. */
 static __always_inline __u64 witness(struct file *file, __u32 *tid)
 {
-	struct inode *inode = file->f_inode;
-	__u32 dev = inode->i_rdev;
-	struct task_struct *task;
+	__u32 dev;
 
-	if (!armed_majors[(dev >> GATE_MINORBITS) & (GATE_MAJORS - 1)])
-		return 0;
-	if ((inode->i_mode & S_IFMT) != S_IFCHR)
-		return 0;
-	if (!bpf_map_lookup_elem(&nodes, &dev))
+	if (!armed_node(file, &dev))
 		return 0;
 	*tid = caller_tid();
 	if (!*tid)
 		return 0; /* the request's pid is 0 too: the daemon checks from /proc */
-	task = bpf_get_current_task_btf();
-	return (__u64)*tid << 32 | (file->f_cred == task->real_cred ? WITNESS_SAME : WITNESS_OTHER);
+	return (__u64)*tid << 32 | (same_context(file) ? WITNESS_SAME : WITNESS_OTHER);
 }
 
 static __always_inline void enter(struct file *file)

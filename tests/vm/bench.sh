@@ -112,7 +112,7 @@ ab_bench() {
     "$base" -f --name bsg/base-cuse "$VM_SG" >"$VM_OUT/base.log" 2>&1 &
     "$CUSE_BSG" -f --name bsg/new-cuse "$VM_SG" >"$VM_OUT/new.log" 2>&1 &
     "$CUSE_BSG" -f --name bsg/newp-cuse --cred-check=procfs "$VM_SG" >"$VM_OUT/newp.log" 2>&1 &
-    vm_wait 10 test -c /dev/bsg/base-cuse -a -c /dev/bsg/new-cuse -a -c /dev/bsg/newp-cuse ||
+    vm_wait 60 test -c /dev/bsg/base-cuse -a -c /dev/bsg/new-cuse -a -c /dev/bsg/newp-cuse ||
         vm_fail "no daemons: $(cat "$VM_OUT"/{base,new,newp}.log)"
     for _ in $(seq "$ROUNDS"); do
         for w in base new newp; do
@@ -151,7 +151,7 @@ gate_load() {
             witness) "$NULLCUSE" -f --name "bsg/gatecost$i-cuse" --witness >>"$log" 2>&1 & ;;
         esac
         GATE_PIDS+=($!)
-        vm_wait 10 grep -q 'lsmhook: attached\|credential check: ' "$log" ||
+        vm_wait 30 grep -q 'lsmhook: attached\|credential check: ' "$log" ||
             vm_fail "$1 did not load: $(cat "$log")"
     done
 }
@@ -221,7 +221,7 @@ witness_cuse() {
                         >"$VM_OUT/wc.log" 2>&1 & ;;
                 esac
                 i=$!
-                vm_wait 10 grep -q 'serving' "$VM_OUT/wc.log" || vm_fail "$c: $(cat "$VM_OUT/wc.log")"
+                vm_wait 30 grep -q 'serving' "$VM_OUT/wc.log" || vm_fail "$c: $(cat "$VM_OUT/wc.log")"
                 case $c in nullw | nodew) gate_load witness $((n - 1)) ;;
                     nullg | nodek) gate_load lsm $((n - 1)) ;; *) GATE_PIDS=() ;; esac
                 for qd in 1 16; do
@@ -284,13 +284,13 @@ NULL_PID=$!
 # /proc, as --cred-check=procfs makes it, and in the kernel, with the gate
 "$NULLCUSE" -f --name bsg/nullc-cuse --creds >"$VM_OUT/nullc.log" 2>&1 &
 "$NULLCUSE" -f --name bsg/nullg-cuse --gate >"$VM_OUT/nullg.log" 2>&1 &
-vm_wait 10 test -c /dev/bsg/direct-cuse -a -c /dev/bsg/retry-cuse -a -c /dev/bsg/null-cuse \
+vm_wait 60 test -c /dev/bsg/direct-cuse -a -c /dev/bsg/retry-cuse -a -c /dev/bsg/null-cuse \
     -a -c /dev/bsg/pool-cuse -a -c /dev/bsg/nullc-cuse -a -c /dev/bsg/nullg-cuse ||
     vm_fail "no daemons"
-vm_wait 10 grep -q 'credential check: kernel' "$VM_OUT/nullg.log" ||
+vm_wait 30 grep -q 'credential check: kernel' "$VM_OUT/nullg.log" ||
     vm_fail "the null responder's gate: $(cat "$VM_OUT/nullg.log")"
-vm_wait 10 grep -q 'credential check: kernel' "$VM_OUT/direct.log" ||
-    vm_fail "the node does not use the gate: $(grep 'credential check' "$VM_OUT/direct.log")"
+vm_wait 30 grep -q 'credential check: witness' "$VM_OUT/direct.log" ||
+    vm_fail "the node does not use the witness: $(grep 'credential check' "$VM_OUT/direct.log")"
 DEVS[direct]=/dev/bsg/direct-cuse DEVS[retry]=/dev/bsg/retry-cuse DEVS[null]=/dev/bsg/null-cuse
 echo "kernel $(uname -r), $(nproc) vCPU (TCG), $IDLE, scsi_debug delay=0; ops/s, medians of $ROUNDS"
 if [ "$MODE" = all ]; then
@@ -760,7 +760,8 @@ echo "EDOM: fio fails at iodepth 32, on the kernel's sg as on the node (sg's 16 
 echo "null responder: as above, no data moved; it has no device latency, so only delay=0 has its"
 echo "column (n/a elsewhere).  null+gate: the same with the credential check the security model asks"
 echo "of any server of this interface at each read() and write(), made in the kernel by the daemon's"
-echo "BPF LSM gate (--cred-check=kernel; the node runs it too); null+proc: the same check made from"
+echo "BPF LSM gate (--cred-check=kernel; the node runs the witness, the default: make bench-gate"
+echo "compares the two); null+proc: the same check made from"
 echo "/proc/TID instead (--cred-check=procfs); /null: each against the plain null responder."
 echo
 awk -v s="$sync_qd1" -v a="${QD16[ndelay=20ms]}" 'BEGIN {

@@ -22,7 +22,8 @@ node_start() {
     n0=$(grep -c 'serving' "$NODE_LOG" 2>/dev/null) || n0=0
     "$CUSE_BSG" -f -v --name "$name" "${NODE_OPTS[@]}" "$@" "$target" >>"$NODE_LOG" 2>&1 &
     NODE_PID=$!
-    vm_wait 10 test -c "$NODE" || { cat "$NODE_LOG" >&2; vm_fail "$NODE did not appear"; }
+    # the credential check's programs load first: seconds on a busy emulator
+    vm_wait 30 test -c "$NODE" || { cat "$NODE_LOG" >&2; vm_fail "$NODE did not appear"; }
     vm_wait 20 vm_lines_over "$n0" "$NODE_LOG" serving || vm_fail "cuse_bsg did not report readiness"
 }
 

@@ -686,7 +686,7 @@ gate_four_daemons() {
         "$CUSE_BSG" -f -v --name "$name" "${NODE_OPTS[@]}" --mode 0660 --group disk "$VM_SG" \
             >>"$VM_OUT/daemon-four$i.log" 2>&1 &
         pids+=($!)
-        vm_wait 20 grep -q serving "$VM_OUT/daemon-four$i.log" || vm_fail "/dev/$name did not come up"
+        vm_wait 40 grep -q serving "$VM_OUT/daemon-four$i.log" || vm_fail "/dev/$name did not come up"
     done
     kf=$(bounded 20 "$CTXPROBE" io read fork "$VM_SG" | tr '\n' ' ')
     ks=$(bounded 20 "$CTXPROBE" io read same "$VM_SG" | tr '\n' ' ')
@@ -739,7 +739,7 @@ all_start() {
     NODE_LOG=$VM_OUT/daemon-all.log
     "$CUSE_BSG" -f -v --all "${NODE_OPTS[@]}" --mode 0660 --group disk >>"$NODE_LOG" 2>&1 &
     NODE_PID=$!
-    vm_wait 10 test -c "$NODE" || { cat "$NODE_LOG" >&2; vm_fail "$NODE did not appear"; }
+    vm_wait 30 test -c "$NODE" || { cat "$NODE_LOG" >&2; vm_fail "$NODE did not appear"; }
     vm_wait 5 grep -q 'serving' "$NODE_LOG" || vm_fail "cuse_bsg --all did not report readiness"
 }
 

@@ -127,7 +127,7 @@ stall_add() {
     local pid
     "$CUSE_BSG" -f -v --control --mode 0666 >>"$VM_OUT/daemon-control.log" 2>&1 &
     pid=$!
-    vm_wait 10 test -c "$CTL" || vm_fail "$CTL did not appear"
+    vm_wait 30 test -c "$CTL" || vm_fail "$CTL did not appear"
     # one BSG_IOC_ADD binds at a time; the others get EBUSY at once
     attack add "$CTL" 1 "$BIND" "$CTL" bind "$VM_SG" ro
     echo "   kernel: (no control node) | node: $RESULT"
@@ -218,7 +218,7 @@ copies() {
     node_stop
     "$CUSE_BSG" -f -v --control --mode 0666 >>"$VM_OUT/daemon-control.log" 2>&1 &
     pid=$!
-    vm_wait 10 test -c "$CTL" || vm_fail "$CTL did not appear"
+    vm_wait 30 test -c "$CTL" || vm_fail "$CTL did not appear"
     # a binding's written commands run on the shared pool, which a slowed
     # device would hold: its READs complete first, then each is read by pack_id
     copies_case "control bindings" "$VM_SG" "$CTL=$VM_SG" "$pid" packid

@@ -206,7 +206,7 @@ startup_failures() {
     check "SIGINT stops the daemon with status 0" test $? -eq 0
     "$CUSE_BSG" -f --control --name ctl-twice >>"$VM_OUT/daemon-ctl-twice.log" 2>&1 &
     pid=$!
-    vm_wait 10 test -c /dev/ctl-twice || vm_fail "/dev/ctl-twice did not appear"
+    vm_wait 30 test -c /dev/ctl-twice || vm_fail "/dev/ctl-twice did not appear"
     rm /dev/ctl-twice
     exits "--control in the background, the name refused: status 1, one line" 1 \
         "did not appear" "$CUSE_BSG" --control --name ctl-twice
