@@ -60,7 +60,7 @@ struct gate {
 	__u32 *armed_majors;	 /* and its count of armed nodes a major, mapped */
 	struct verdicts v;	 /* the witness's, mapped (slots_map) until the gate is freed */
 	void *slots_map;
-	unsigned ioctls[GATE_IOCTLS]; /* those the LSM gate refuses */
+	unsigned ioctls[GATE_IOCTLS]; /* those that hand over commands: checked */
 	size_t n_ioctls;
 	atomic_bool live;      /* gate_prove() saw it refuse */
 	atomic_int proof_pid;  /* its child, whose refusals are no client's (the LSM gate's) */
@@ -194,6 +194,8 @@ static int load_witness(struct gate *g, char *why, size_t why_len)
 	g->wit = witness_bpf__open();
 	if (!g->wit)
 		return load_failed(GATE_SEEN, step, -errno, why, why_len);
+	for (size_t i = 0; i < g->n_ioctls; i++)
+		((__u32 *)g->wit->rodata->owner_ioctls)[i] = g->ioctls[i];
 	err = own_pidns(g->wit);
 	if (!err) {
 		step = "load";

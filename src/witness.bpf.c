@@ -43,6 +43,9 @@ struct {
 	__type(value, struct witness_slot);
 } slots SEC(".maps");
 
+/* the ioctls that hand over commands, set by the daemon before the load */
+const volatile __u32 owner_ioctls[GATE_IOCTLS] = { 0 };
+
 /* the daemon's pid namespace: thread ids as its requests give them */
 const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
@@ -133,17 +136,28 @@ int BPF_PROG(witness_write_done, struct kiocb *kiocb)
 	return 0;
 }
 
-SEC("fentry/cuse_file_ioctl")
-int BPF_PROG(witness_ioctl, struct file *file)
+/* An ioctl the daemon checks (the table's, set before the load): SG_IO and the rest pass by. */
+static __always_inline int checked(unsigned int cmd)
 {
-	enter(file);
+	for (int i = 0; i < GATE_IOCTLS; i++)
+		if (cmd == owner_ioctls[i])
+			return 1;
+	return 0;
+}
+
+SEC("fentry/cuse_file_ioctl")
+int BPF_PROG(witness_ioctl, struct file *file, unsigned int cmd)
+{
+	if (checked(cmd))
+		enter(file);
 	return 0;
 }
 
 SEC("fexit/cuse_file_ioctl")
-int BPF_PROG(witness_ioctl_done, struct file *file)
+int BPF_PROG(witness_ioctl_done, struct file *file, unsigned int cmd)
 {
-	leave(file);
+	if (checked(cmd))
+		leave(file);
 	return 0;
 }
 
