@@ -53,7 +53,7 @@ set -uo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 . "$(dirname "$0")/node-lib.sh"
 
-WAIT=20          # the longest wait for a unit's state or a node
+WAIT=60          # the longest wait for a unit's state or a node (a start loads BPF programs: seconds on a busy emulator)
 START_LIMIT=60   # the longest a `systemctl start` may block
 T0=$EPOCHREALTIME
 TIMES=()
