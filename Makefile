@@ -68,15 +68,23 @@ build/obj/%.o: src/%.c
 # The credential gate's BPF LSM program (gate.h): compiled for the BPF
 # target with clang, its field offsets relocated at load against the running
 # kernel's BTF (CO-RE), and embedded in the daemon as a bpftool skeleton.
+# Debian installs bpftool in /usr/sbin, which an ordinary user's PATH leaves
+# out: looked for there too.  The object's debug information names its
+# sources relative to the tree, so that the daemon does not depend on where
+# it was built.
 BPF_CC ?= clang
-BPFTOOL ?= bpftool
+BPFTOOL ?= $(firstword $(shell command -v bpftool 2>/dev/null) \
+	$(wildcard /usr/sbin/bpftool /sbin/bpftool /usr/local/sbin/bpftool))
 BPF_CFLAGS := -g -O2 -target bpf -Wall -Wextra -Wno-unused-parameter $(WERROR) -Isrc \
-	-idirafter /usr/include/$(shell $(CC) -dumpmachine)
+	-idirafter /usr/include/$(shell $(CC) -dumpmachine) -ffile-prefix-map=$(CURDIR)=.
+NEED_BPFTOOL = @[ -n "$(BPFTOOL)" ] || { echo "bpftool not found in PATH, /usr/sbin or /sbin:" \
+	"install Debian's package bpftool (apt-get install bpftool), or set BPFTOOL=" >&2; exit 1; }
 build/gate.bpf.o: src/gate.bpf.c src/gate_bpf.h
 	@mkdir -p $(dir $@)
 	$(BPF_CC) $(BPF_CFLAGS) -c $< -o $@
 
 build/gate.skel.h: build/gate.bpf.o
+	$(NEED_BPFTOOL)
 	$(BPFTOOL) gen skeleton $< name gate_bpf >$@.tmp && mv $@.tmp $@
 
 # The witness (gate.h): fentry and fexit programs on CUSE's entry points.
@@ -86,6 +94,7 @@ build/witness.bpf.o: src/witness.bpf.c src/gate_bpf.h src/verdict_bpf.h
 	$(BPF_CC) $(BPF_CFLAGS) -mcpu=v3 -c $< -o $@
 
 build/witness.skel.h: build/witness.bpf.o
+	$(NEED_BPFTOOL)
 	$(BPFTOOL) gen skeleton $< name witness_bpf >$@.tmp && mv $@.tmp $@
 
 build/obj/gate.o build/san/src/gate.o build/tsan/src/gate.o: build/gate.skel.h build/witness.skel.h
@@ -96,6 +105,7 @@ build/clients/lsmhook.bpf.o: tests/clients/lsmhook.bpf.c
 	$(BPF_CC) $(BPF_CFLAGS) -c $< -o $@
 
 build/clients/lsmhook.skel.h: build/clients/lsmhook.bpf.o
+	$(NEED_BPFTOOL)
 	$(BPFTOOL) gen skeleton $< name lsmhook_bpf >$@.tmp && mv $@.tmp $@
 
 build/clients/lsmhook.o: build/clients/lsmhook.skel.h
