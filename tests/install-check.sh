@@ -89,6 +89,12 @@ for page in $(printf '%s\n' "$@" | grep '/man[1-8]/'); do
 done
 check "cuse_bsg.8 names the daemon where it is installed" grep -q "^\.B $sbin\$" "$D$(printf '%s\n' "$@" | grep '/cuse_bsg\.8$')"
 
+# a usage error of cuse-bsgctl: one line naming it, then "see --help"; status 2
+out=$("$D$ctl" frobnicate 2>&1)
+rc=$?
+check "cuse-bsgctl frobnicate: status 2 ($rc), one line: $out" \
+    test "$rc" -eq 2 -a "$(grep -c . <<<"$out")" -eq 1 -a "$out" = "cuse-bsgctl: unknown command 'frobnicate' (see --help)"
+
 # every relative link of an installed document reaches a file installed beside it
 for doc in $(printf '%s\n' "$@" | grep '\.md$'); do
     bad=$(grep -o '\]([^)#:]*[)#]' "$D$doc" | sed 's/^](//; s/[)#]$//' | sort -u |

@@ -34,9 +34,11 @@
 #   n. cuse_bsg on a link: the link moved to another device, a new open of
 #      the node gets ENODEV, not that device;
 #   o. cuse-bsgctl refuses what would choose the wrong devices: a kernel
-#      name not present (it is no stable id), a typeN that has a class name,
-#      a type past 31, a misspelled class (disks); nothing is enabled for
-#      them; its --help goes to standard output, its --version is the daemon's;
+#      name not present (it is no stable id), an id of no device present
+#      (but with --force, for a device that will come), a typeN that has a
+#      class name, a type past 31, a misspelled class (disks); nothing is
+#      enabled for them; a usage error is one line; its --help goes to
+#      standard output, its --version is the daemon's;
 #   p. the .deb of make deb (build/deb), in place of make install's files:
 #      dpkg -i serves nothing, even after a boot's trigger, until
 #      cuse-bsgctl enable; dpkg --purge stops the node and leaves no file
@@ -699,9 +701,22 @@ refused() {
 }
 
 check_o() {
+    local fake=naa.50000000000fa4e0 out rc=0
     refused "enable sdzz (no such disk)" "not a stable id" enable sdzz
     check "o: ... no unit enabled for it" \
         bash -c "! ls /etc/systemd/system/*.wants/cuse-bsg@scsi_generic-sdzz.service 2>/dev/null | grep -q ."
+    refused "enable $fake (an id of no device present)" "no such device present.*--force" enable "$fake"
+    check "o: ... no unit enabled for it" \
+        bash -c "! ls /etc/systemd/system/*.wants/cuse-bsg@scsi_generic-$fake.service 2>/dev/null | grep -q ."
+    ctl o --force enable "$fake"
+    check "o: --force enable $fake: its unit enabled for when the device comes" \
+        test "$(systemctl is-enabled "$(unit_of "$fake")")" = enabled
+    check "o: ... and not started" bash -c "! systemctl is-active -q '$(unit_of "$fake")'"
+    ctl o disable "$fake"
+    out=$(cuse-bsgctl enabel "$ID0" 2>&1) || rc=$?
+    echo "    | cuse-bsgctl enabel $ID0: exit $rc: $out"
+    _usage() { [ "$rc" -eq 2 ] && [ "$(grep -c . <<<"$out")" -eq 1 ] && grep -q "unknown command 'enabel' (see --help)" <<<"$out"; }
+    check "o: a usage error: status 2, one line naming the problem, then (see --help)" _usage
     refused "enable type0 (a disk's type)" "is 'disk'" enable type0
     refused "enable type99" "from 0 to 31" enable type99
     refused "enable disks (a misspelled class)" "not shaped like a stable id" enable disks
