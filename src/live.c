@@ -381,6 +381,13 @@ static int client_usage(FILE *f, int status)
 	return status;
 }
 
+/* A usage error of --show: one line naming it, as the daemon's own. */
+static int client_misuse(const char *what, const char *arg)
+{
+	fprintf(stderr, "cuse_bsg: --show: %s '%s' (see --help)\n", what, arg);
+	return 2;
+}
+
 static int client_args(int argc, char **argv, struct client *cl, const char **arg)
 {
 	*arg = NULL;
@@ -390,7 +397,8 @@ static int client_args(int argc, char **argv, struct client *cl, const char **ar
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return client_usage(stdout, -1);
 		else if (argv[i][0] == '-' || *arg)
-			return client_usage(stderr, 2);
+			return client_misuse(argv[i][0] == '-' ? "unknown option" : "a second NODE",
+					     argv[i]);
 		else
 			*arg = argv[i];
 	}

@@ -304,6 +304,10 @@ static const struct run_case run_cases[] = {
 	{ { "--check" }, 2, "no TARGET given" },
 	{ { "--no-such-option" }, 2, "unknown option '--no-such-option'" },
 	{ { "--mode" }, 2, "needs a value" },
+	{ { "--show", "--no-such-option" },
+	  2,
+	  "--show: unknown option '--no-such-option' (see --help)" },
+	{ { "--show", "sg0", "sg1" }, 2, "--show: a second NODE 'sg1' (see --help)" },
 };
 
 /* Run the daemon with args; its exit status and what it wrote on stderr. */
