@@ -19,6 +19,8 @@ UDEVDIR ?= $(or $(shell $(PKG_CONFIG) --variable=udevdir udev 2>/dev/null),/lib/
 UDEVRULESDIR ?= $(UDEVDIR)/rules.d
 SYSTEMDUNITDIR ?= $(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd \
 	2>/dev/null),/lib/systemd/system)
+# bash-completion loads a command's file from here when first completed
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR ?=
 
 # -Werror only where asked (make check asks): a newer compiler's new warning
@@ -463,7 +465,8 @@ format-check:
 # every shell script: the VM suites, their harness and libraries, setup, CI,
 # the deployment helper, the install check and the plot (.shellcheckrc lets
 # it follow the suites' libraries)
-SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
+SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl dist/completion/cuse_bsg dist/completion/cuse-bsgctl \
+	tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
 	shellcheck $(SHELL_SCRIPTS)
@@ -492,11 +495,16 @@ install: build/cuse_bsg
 	$(SUBST) dist/cuse-bsg@.service.in >build/install/cuse-bsg@.service
 	$(INSTALL) -D -m 0644 build/install/cuse-bsg@.service $(DESTDIR)$(SYSTEMDUNITDIR)/cuse-bsg@.service
 	$(INSTALL) -D -m 0644 dist/policy.example $(DESTDIR)$(DOCDIR)/policy.example
+	$(INSTALL) -D -m 0644 -t $(DESTDIR)$(BASHCOMPDIR) dist/completion/cuse_bsg dist/completion/cuse-bsgctl
 
 # the policy file's man page, the documents the man pages name, and the
 # control node's header for clients
 INSTALLED += $(MANDIR)/man5/cuse_bsg.policy.5 \
 	$(addprefix $(DOCDIR)/,POLICY.md INTERFACE.md SECURITY.md DEPLOYMENT.md) $(INCLUDEDIR)/cuse_bsg/control.h
+# bash completion for both commands; what changed in each version; examples
+# of a drop-in for the instances' options and of a service using a node
+INSTALLED += $(BASHCOMPDIR)/cuse_bsg $(BASHCOMPDIR)/cuse-bsgctl $(DOCDIR)/NEWS \
+	$(DOCDIR)/examples/options.conf $(DOCDIR)/examples/consumer.service
 install: install-docs
 install-docs:
 	@mkdir -p build/install
@@ -505,6 +513,9 @@ install-docs:
 	$(INSTALL) -D -m 0644 -t $(DESTDIR)$(DOCDIR) docs/POLICY.md docs/INTERFACE.md docs/SECURITY.md \
 		docs/DEPLOYMENT.md
 	$(INSTALL) -D -m 0644 include/cuse_bsg/control.h $(DESTDIR)$(INCLUDEDIR)/cuse_bsg/control.h
+	$(INSTALL) -D -m 0644 NEWS $(DESTDIR)$(DOCDIR)/NEWS
+	$(INSTALL) -D -m 0644 -t $(DESTDIR)$(DOCDIR)/examples dist/examples/options.conf \
+		dist/examples/consumer.service
 
 uninstall:
 	$(RM) $(addprefix $(DESTDIR),$(INSTALLED))
@@ -523,7 +534,8 @@ install-check-prefix:
 # the same default; the version the same in --help, the man page and NEWS
 SHELL_SCRIPTS += tests/doc-check.sh
 doc-check: build/cuse_bsg
-	tests/doc-check.sh build/cuse_bsg README.md man/cuse_bsg.8 NEWS
+	tests/doc-check.sh build/cuse_bsg README.md man/cuse_bsg.8 NEWS dist/completion/cuse_bsg dist/cuse-bsgctl \
+		dist/completion/cuse-bsgctl
 
 # The Debian package (debian/), built with its tests from a copy of the
 # tree in build/deb (dpkg-buildpackage writes beside the tree it builds),

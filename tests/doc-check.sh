@@ -1,5 +1,6 @@
 #!/bin/bash
-# doc-check DAEMON README MANPAGE NEWS: the documents say what the daemon does.
+# doc-check DAEMON README MANPAGE NEWS [COMPLETION CTL CTL_COMPLETION]: the
+# documents say what the daemon does.
 #
 # - Every option DAEMON --help lists appears in MANPAGE (as the tag of an
 #   option's paragraph) and in README's usage table (a row of its own), and
@@ -10,10 +11,12 @@
 #   ("32, 1..64" is 32); it is compared without case, markup or line breaks.
 # - The version DAEMON --version prints heads NEWS; every man page's .TH
 #   names it as @VERSION@, which make install fills in.
+# - The daemon's bash COMPLETION offers every option of --help and no other;
+#   CTL_COMPLETION every command and class of CTL --help.
 set -uo pipefail
 
-if [ $# -ne 4 ]; then
-    echo "usage: $0 DAEMON README MANPAGE NEWS" >&2
+if [ $# -ne 4 ] && [ $# -ne 7 ]; then
+    echo "usage: $0 DAEMON README MANPAGE NEWS [COMPLETION CTL CTL_COMPLETION]" >&2
     exit 2
 fi
 daemon=$1 readme=$2 manpage=$3 news=$4
@@ -123,6 +126,34 @@ done
 while read -r name; do
     [[ $known == *" $name "* ]] || fail "$readme's usage table has --$name, which --help does not list"
 done < <(grep -oE '^\| `(-[A-Za-z], )?--[a-z][a-z-]*' <<<"$readme_rows" | sed 's/.*--//' | sort -u)
+
+# the completion's words: in compgen -W '...' lists, which may span lines
+compgen_words() {
+    awk '/compgen -W \047/ { on = 1; sub(/.*compgen -W \047/, "") }
+        on { line = $0; if (sub(/\047.*/, "", line)) on = 0; print line }' "$1" | tr -s ' \t' '\n'
+}
+# the commands of cuse-bsgctl's usage lines, and the classes of its CLASS:
+# paragraph (up to "or typeN")
+ctl_words() {
+    sed -n 's/^ *\(usage: \)\?cuse-bsgctl \(\[--force\] \)\?\([a-z][a-z]*\).*/\3/p' <<<"$1"
+    awk '/^CLASS:/ { on = 1; $1 = "" } on { for (i = 1; i <= NF; i++) { if ($i == "or") exit; print $i } }' \
+        <<<"$1" | tr -d ,
+}
+if [ $# -eq 7 ]; then
+    completion=$5 ctl=$6 ctl_completion=$7
+    offered=" $(compgen_words "$completion" | tr '\n' ' ') "
+    while read -r name; do
+        if [[ $offered == *" --$name "* ]]; then pass; else fail "--$name is in --help but not offered by $completion"; fi
+    done < <(cut -f1 <<<"$options")
+    for w in $offered; do
+        case $w in --json) continue ;; --*) ;; *) continue ;; esac
+        [[ $known == *" ${w#--} "* ]] || fail "$completion offers $w, which --help does not list"
+    done
+    ctl_help=$("$ctl" --help) || fail "$ctl --help"
+    for w in $(ctl_words "$ctl_help"); do
+        if grep -qw -- "$w" "$ctl_completion"; then pass; else fail "$ctl --help names '$w', which $ctl_completion does not offer"; fi
+    done
+fi
 
 version=$("$daemon" --version | awk '{ print $NF; exit }')
 if [ "$(head -n 1 "$news")" = "cuse-bsg $version" ] ||

@@ -25,8 +25,9 @@ echo "installed:"
 echo "${got//$D/  }"
 check "make install puts exactly the listed files" test "$got" = "$expected"
 
-sbin=$(printf '%s\n' "$@" | grep '/cuse_bsg$')
-ctl=$(printf '%s\n' "$@" | grep '/cuse-bsgctl$')
+# (the completions bear the commands' names too)
+sbin=$(printf '%s\n' "$@" | grep -v /bash-completion/ | grep '/cuse_bsg$')
+ctl=$(printf '%s\n' "$@" | grep -v /bash-completion/ | grep '/cuse-bsgctl$')
 unit=$(printf '%s\n' "$@" | grep '/cuse-bsg@\.service$')
 rules=$(printf '%s\n' "$@" | grep '/60-cuse-bsg\.rules$')
 check "the daemon is executable" test -x "$D$sbin"
@@ -94,6 +95,40 @@ out=$("$D$ctl" frobnicate 2>&1)
 rc=$?
 check "cuse-bsgctl frobnicate: status 2 ($rc), one line: $out" \
     test "$rc" -eq 2 -a "$(grep -c . <<<"$out")" -eq 1 -a "$out" = "cuse-bsgctl: unknown command 'frobnicate' (see --help)"
+news=$(printf '%s\n' "$@" | grep '/NEWS$')
+check "NEWS installed, heading with cuse-bsg $version" grep -q "^cuse-bsg $version\b" "$D$news"
+
+# the bash completions, as bash-completion loads them: COMPREPLY for a few
+# command lines
+BASH_COMPLETION=${BASH_COMPLETION:-/usr/share/bash-completion/bash_completion}
+comp_daemon=$D$(printf '%s\n' "$@" | grep '/completions/cuse_bsg$')
+comp_ctl=$D$(printf '%s\n' "$@" | grep '/completions/cuse-bsgctl$')
+completes() {  # FUNCTION WORDS...: the words the completion offers, one line
+    bash -c '. "$1" && . "$2" && . "$3" || exit 1
+        f=$4
+        shift 4
+        COMP_WORDS=("$@") COMP_CWORD=$(($# - 1)) COMP_LINE="$*" COMP_POINT=${#COMP_LINE}
+        "$f" && echo "${COMPREPLY[*]}"' _ "$BASH_COMPLETION" "$comp_daemon" "$comp_ctl" "$@"
+}
+if [ ! -r "$BASH_COMPLETION" ]; then
+    fail "no $BASH_COMPLETION (Debian's bash-completion): the completions cannot be tried"
+else
+    # WANT|FUNCTION|COMMAND LINE, the word completed last (a line ending
+    # in a space: an empty word)
+    while IFS='|' read -r want f line; do
+        read -ra words <<<"$line"
+        [[ $line != *' ' ]] || words+=("")
+        got=$(completes "$f" "${words[@]}")
+        check "completion of '$line': $want ($got)" test "$got" = "$want"
+    done <<'EOF'
+--copy --copy-timeout|_cuse_bsg|cuse_bsg --cop
+auto kernel procfs|_cuse_bsg|cuse_bsg --cred-check 
+--json --help|_cuse_bsg|cuse_bsg --show -
+enable|_cuse_bsgctl|cuse-bsgctl ena
+tape|_cuse_bsgctl|cuse-bsgctl --force enable tap
+--json|_cuse_bsgctl|cuse-bsgctl show --j
+EOF
+fi
 
 # every relative link of an installed document reaches a file installed beside it
 for doc in $(printf '%s\n' "$@" | grep '\.md$'); do
