@@ -281,7 +281,7 @@ tsan: build/unit/stress_async
 NO_BPF_LSM := lsm=landlock,lockdown,yama,integrity,apparmor
 # (the systemd suite installs, purges and installs again the .deb of make
 # deb; with that step it passes vm-run's 20 minutes on a loaded machine)
-vm-check: test-progs deb
+vm-check: test-progs deb deb-prev
 	$(VM_RUN) tests/vm/suite.sh
 	$(VM_RUN) tests/vm/async.sh
 	$(VM_RUN) tests/vm/ioctl.sh
@@ -466,6 +466,7 @@ format-check:
 # the deployment helper, the install check and the plot (.shellcheckrc lets
 # it follow the suites' libraries)
 SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl dist/completion/cuse_bsg dist/completion/cuse-bsgctl \
+	debian/cuse-bsg.postinst debian/cuse-bsg.prerm debian/cuse-bsg.postrm \
 	tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
@@ -542,17 +543,31 @@ doc-check: build/cuse_bsg
 # then lintian on the .changes and the .deb: an error fails; each warning
 # left is overridden in debian/ with its reason.
 DEB_DIR := build/deb
+# $(call deb_copy,DIR): the tree, without build/ and .git, in DIR/cuse-bsg-VERSION
+deb_copy = rm -rf $(1) && mkdir -p $(1)/cuse-bsg-$(VERSION) && \
+	tar -c --exclude=./build --exclude=./.git . | tar -x -C $(1)/cuse-bsg-$(VERSION)
 deb:
-	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/cuse-bsg-$(VERSION)
-	tar -c --exclude=./build --exclude=./.git . | tar -x -C $(DEB_DIR)/cuse-bsg-$(VERSION)
+	$(call deb_copy,$(DEB_DIR))
 	cd $(DEB_DIR)/cuse-bsg-$(VERSION) && dpkg-buildpackage -us -uc -b
 	lintian --fail-on error --info $(DEB_DIR)/cuse-bsg_$(VERSION)_*.changes
+
+# The package of this tree as an earlier version, VERSION~prev (its daemon
+# says so too), built without its tests: the systemd suite installs it, then
+# upgrades to make deb's.
+DEB_PREV_DIR := build/deb-prev
+deb-prev:
+	$(call deb_copy,$(DEB_PREV_DIR))
+	cd $(DEB_PREV_DIR)/cuse-bsg-$(VERSION) && \
+		sed -i '1s/^cuse-bsg (\([^)]*\))/cuse-bsg (\1~prev)/' debian/changelog && \
+		sed -i 's/^VERSION := .*/VERSION := $(VERSION)~prev/' Makefile && \
+		DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b
+
 
 clean:
 	$(RM) -r build
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb \
+.PHONY: all test-progs unit tsan vm-check check test install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb deb-prev \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

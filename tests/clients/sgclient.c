@@ -14,6 +14,9 @@
  *   sgclient ioctls DEV                  the informational ioctls' answers
  *   sgclient tur-intr DEV MS             one TEST UNIT READY, SIGALRM after MS ms
  *   sgclient read-loop DEV N BYTES       N x READ(10) of BYTES, prints ops/s
+ *   sgclient tur-lines DEV               one TEST UNIT READY per line read on
+ *                                        stdin, on the one open file: "ok" or
+ *                                        the errno's name, a line each
  *                                        (tur, read-loop: v4 if SGCLIENT_V4 is set)
  */
 #include <errno.h>
@@ -405,6 +408,28 @@ static int read_loop(char **argv)
 	return loop(strtol(argv[3], NULL, 0), cdb, sizeof(cdb), bytes);
 }
 
+/* A client that holds its file open across whatever happens between its lines. */
+static int tur_lines(void)
+{
+	uint8_t cdb[6] = { 0 };
+	char line[64];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (fgets(line, sizeof(line), stdin)) {
+		struct sg_io_hdr h = { .interface_id = 'S',
+				       .cmdp = cdb,
+				       .cmd_len = sizeof(cdb),
+				       .dxfer_direction = SG_DXFER_NONE,
+				       .timeout = 20000 };
+
+		if (ioctl(fd, SG_IO, &h) < 0)
+			printf("%s\n", strerrorname_np(errno));
+		else
+			printf("%s\n", h.info & SG_INFO_CHECK ? "check" : "ok");
+	}
+	return 0;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -536,6 +561,8 @@ int main(int argc, char **argv)
 		return tur_intr(argv);
 	if (!strcmp(argv[1], "read-loop") && argc == 5)
 		return read_loop(argv);
+	if (!strcmp(argv[1], "tur-lines"))
+		return tur_lines();
 	fprintf(stderr, "sgclient: unknown command %s\n", argv[1]);
 	return 2;
 }

@@ -41,8 +41,15 @@
 #      standard output, its --version is the daemon's;
 #   p. the .deb of make deb (build/deb), in place of make install's files:
 #      dpkg -i serves nothing, even after a boot's trigger, until
-#      cuse-bsgctl enable; dpkg --purge stops the node and leaves no file
-#      and no choice; dpkg -i again serves nothing.
+#      cuse-bsgctl enable; dpkg --purge stops the node, reloads systemd and
+#      leaves no file, no choice and no empty .wants directory; dpkg -i
+#      again serves nothing;
+#   u. the upgrade: the package of an earlier version (make deb-prev,
+#      build/deb-prev) serves the device, a client holds the node open, and
+#      dpkg -i of make deb's restarts the unit on the new daemon; what the
+#      client's next command on its old file gets is printed (an error at
+#      once, not a hang), and a new open serves; dpkg -r stops the unit and
+#      reloads systemd.
 # Every wait is bounded (WAIT seconds unless said); each check prints PASS:
 # or FAIL:, each step its duration.
 #
@@ -777,8 +784,79 @@ check_p() {
     check "p: purged: no choice left in /etc" bash -c \
         "! ls -d /etc/cuse-bsg /etc/systemd/system/*.wants/cuse-bsg@* /etc/systemd/system/cuse-bsg@* 2>/dev/null | grep -q ."
     check "p: dpkg knows it no more" bash -c "! dpkg-query -W -f='\${Status}' cuse-bsg 2>/dev/null | grep -q installed"
-    vm_run systemctl daemon-reload
+    check "p: purged: no .wants directory of a stable link left" \
+        bash -c "! ls -d /etc/systemd/system/dev-scsi_generic-*.wants 2>/dev/null | grep -q ."
+    check "p: purged: systemd reloaded (NeedDaemonReload of $U: $(prop "$U" NeedDaemonReload))" \
+        test "$(prop "$U" NeedDaemonReload)" = no
     deb_installed "p: again"
+    check "p: the package's bash completion and NEWS" test -f /usr/share/bash-completion/completions/cuse-bsgctl \
+        -a -f /usr/share/bash-completion/completions/cuse_bsg -a -f /usr/share/doc/cuse-bsg/NEWS.gz
+}
+
+# dpkg_i NAME DEB: dpkg -i, its output indented and in $DPKG_OUT; its status a check
+dpkg_i() {
+    local rc
+    DPKG_OUT=$(dpkg -i "$2" 2>&1)
+    rc=$?
+    printf '%s\n' "$DPKG_OUT" | sed 's/^/    | /'
+    check "$1: dpkg -i ${2##*/} returns 0 ($rc)" test "$rc" -eq 0
+}
+
+# the client's answer to one more command on its open file, or "no answer"
+client_cmd() {
+    local out=
+    echo >&"${CLIENT[1]}"
+    read -r -t "$WAIT" out <&"${CLIENT[0]}" || out="no answer in ${WAIT}s"
+    echo "$out"
+}
+
+check_u() {
+    local prevs=("$PWD"/build/deb-prev/cuse-bsg_*~prev_*.deb) prev pid0 pid1 out exe
+    prev=${prevs[0]}
+    [ -f "$prev" ] || { fail "u: no build/deb-prev/cuse-bsg_*~prev_*.deb: run make deb-prev first"; return; }
+    dpkg --purge cuse-bsg >/dev/null 2>&1 || fail "u: dpkg --purge of p's package"
+    dpkg_i u "$prev"
+    check "u: the earlier daemon says so ($(/usr/sbin/cuse_bsg --version))" \
+        bash -c "/usr/sbin/cuse_bsg --version | grep -q '~prev\$'"
+    ctl u enable "$ID0"
+    expect_state "u: $U active on the earlier version" "$U" active
+    pid0=$(prop "$U" MainPID)
+    coproc CLIENT { exec "$PWD/build/clients/sgclient" tur-lines "$NODE0" 2>&1; }
+    out=$(client_cmd)
+    check "u: a client that holds $NODE0 open: TEST UNIT READY: $out" test "$out" = ok
+    dpkg_i u "$DEB"
+    check "u: the package said it restarts $U" grep -q "restarting $U" <<<"$DPKG_OUT"
+    expect_state "u: $U active after the upgrade" "$U" active
+    pid1=$(prop "$U" MainPID)
+    exe=$(readlink "/proc/$pid1/exe")
+    check "u: a new daemon (MainPID $pid0, then $pid1)" test "$pid1" != "$pid0" -a "$pid1" != 0
+    check "u: it runs the new /usr/sbin/cuse_bsg ($exe)" test "$exe" = /usr/sbin/cuse_bsg
+    check "u: ... of this version ($(/usr/sbin/cuse_bsg --version))" \
+        bash -c "! /usr/sbin/cuse_bsg --version | grep -q '~prev'"
+    _stale() {
+        local e
+        for e in /proc/[0-9]*/exe; do
+            [ "$(readlink "$e" 2>/dev/null)" != "/usr/sbin/cuse_bsg (deleted)" ] || return 1
+        done
+    }
+    check "u: no process runs a deleted cuse_bsg" _stale
+    out=$(client_cmd)
+    vm_log "u: the client's next command on the file it opened before the upgrade: $out"
+    _at_once() { [ "$out" != ok ] && [ "$out" != check ] && [[ $out != "no answer"* ]]; }
+    check "u: ... an error at once, not a hang and not an answer from a daemon gone ($out)" _at_once
+    kill "$CLIENT_PID" 2>/dev/null
+    wait "$CLIENT_PID" 2>/dev/null
+    serves "u: a new open after the upgrade" "$NODE0" "$VM_SG"
+    out=$(dpkg -r cuse-bsg 2>&1) || fail "u: dpkg -r: $out"
+    node_gone "u: removed: $NODE0 goes" "$NODE0"
+    check "u: removed: $U inactive" bash -c "! systemctl is-active -q '$U'"
+    check "u: removed: systemd reloaded (NeedDaemonReload of $U: $(prop "$U" NeedDaemonReload))" \
+        test "$(prop "$U" NeedDaemonReload)" = no
+    check "u: removed, not purged: the choice is kept" \
+        bash -c "ls /etc/systemd/system/*.wants/$U >/dev/null 2>&1"
+    out=$(dpkg --purge cuse-bsg 2>&1) || fail "u: dpkg --purge: $out"
+    check "u: purged: no choice and no .wants directory of a stable link left" bash -c \
+        "! ls -d /etc/cuse-bsg /etc/systemd/system/dev-scsi_generic-*.wants /etc/systemd/system/cuse-bsg@* 2>/dev/null | grep -q ."
 }
 
 T_SETUP=$EPOCHREALTIME
@@ -804,6 +882,7 @@ step m "enable all, disable all" check_m
 step n "the daemon on a link keeps to the device it found" check_n
 step o "cuse-bsgctl refuses names that choose no device for good" check_o
 step p "the Debian package: installed, purged, installed again" check_p
+step u "the Debian package: an upgrade restarts the units, remove and purge" check_u
 
 journalctl --no-pager -b -u 'cuse-bsg@*' -o short-monotonic >"$VM_OUT/cuse-bsg-units.log" 2>&1
 echo
