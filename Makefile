@@ -73,7 +73,7 @@ build/obj/%.o: src/%.c
 # Debian installs bpftool in /usr/sbin, which an ordinary user's PATH leaves
 # out: looked for there too.  The object's debug information names its
 # sources relative to the tree, so that the daemon does not depend on where
-# it was built.
+# it was built (make repro-check).
 BPF_CC ?= clang
 BPFTOOL ?= $(firstword $(shell command -v bpftool 2>/dev/null) \
 	$(wildcard /usr/sbin/bpftool /sbin/bpftool /usr/local/sbin/bpftool))
@@ -302,7 +302,8 @@ vm-check: test-progs deb deb-prev
 # Everything: the sources' format and the shell scripts' lint, unit tests
 # (ASan+UBSan, then TSan), a short run of each fuzzer, then the integration
 # suite in the VM.
-check: format-check shellcheck doc-check arch-check unit install-check fuzz-check deb vm-check
+check: format-check shellcheck doc-check arch-check unit install-check fuzz-check deb repro-check user-check \
+	vm-check
 check: WERROR := -Werror
 check: export UNIT_REQUIRE_ROOT = 1
 
@@ -466,7 +467,7 @@ format-check:
 # the deployment helper, the install check and the plot (.shellcheckrc lets
 # it follow the suites' libraries)
 SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl dist/completion/cuse_bsg dist/completion/cuse-bsgctl \
-	debian/cuse-bsg.postinst debian/cuse-bsg.prerm debian/cuse-bsg.postrm \
+	debian/cuse-bsg.postinst debian/cuse-bsg.prerm debian/cuse-bsg.postrm tests/repro-check.sh tests/user-check.sh \
 	tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
@@ -562,12 +563,26 @@ deb-prev:
 		sed -i 's/^VERSION := .*/VERSION := $(VERSION)~prev/' Makefile && \
 		DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b
 
+# Reproducible: the package built twice, in directories of other names and
+# depths (without its tests, which make deb runs), every .deb the same to
+# the byte
+REPRO_DIRS := build/repro/a build/repro/other/place
+repro-check:
+	$(foreach d,$(REPRO_DIRS),$(call deb_copy,$(d)) && \
+		(cd $(d)/cuse-bsg-$(VERSION) && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b) \
+		>$(d).log 2>&1 || { tail -n 30 $(d).log; exit 1; };)
+	tests/repro-check.sh $(REPRO_DIRS)
+
+# make, make test and make deb as an ordinary user whose PATH has no sbin
+# directory, in a copy of the tree (as root: it creates the user)
+user-check:
+	tests/user-check.sh
 
 clean:
 	$(RM) -r build
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb deb-prev \
+.PHONY: all test-progs unit tsan vm-check check test install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb deb-prev repro-check user-check \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)
