@@ -58,12 +58,14 @@ fi
 as_user rm -f build/gate.bpf.o
 
 if run make make; then pass "make"; else fail "make"; fi
-if run test make test; then
+# the fuzzers run in make check as root already; make deb's own run of the
+# tests (dh_auto_test) repeats the make test just made: both left out here
+if run test make test FUZZ_S=0; then
     pass "make test ($(grep -E '^(install-check: |doc-check: |[0-9]+ passed)' "$LOGS/test.log" | tr '\n' ' '))"
 else
     fail "make test"
 fi
-if run deb make deb; then
+if run deb env DEB_BUILD_OPTIONS=nocheck make deb; then
     pass "make deb: $(find "$work/build/deb" -maxdepth 1 -name '*.deb' -printf '%f ')"
 else
     fail "make deb"
