@@ -41,14 +41,14 @@ CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
 MODULES := scsi target pool creds guard uaccess ioctx cmd sgio chans copyjob intr park done cmdq async sgv4 ioctl midlayer log filter caps notify opener \
 	verdict \
-	policy options control bsgadd sigwatch share show
+	policy options control bsgadd sigwatch share show lat stats
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
-DAEMON_MODULES := node files calls fuseio devnode udev fleet gate live
+DAEMON_MODULES := node files calls fuseio devnode udev fleet gate live view
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate verdict notify udev uaccess \
 	creds log list \
-	bsgadd policy options sigwatch share target show intr)
+	bsgadd policy options sigwatch share target show intr lat)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
@@ -155,6 +155,9 @@ build/unit/test_share: build/san/tests/unit/test_share.o $(call san,share)
 	$(UNIT_LINK) -pthread -o $@
 
 build/unit/test_show: build/san/tests/unit/test_show.o $(call san,show)
+	$(UNIT_LINK) -o $@
+
+build/unit/test_lat: build/san/tests/unit/test_lat.o $(call san,lat)
 	$(UNIT_LINK) -o $@
 
 build/unit/test_filter: build/san/tests/unit/test_filter.o $(call san,filter)

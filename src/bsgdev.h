@@ -15,6 +15,7 @@
 
 #include "deadline.h"
 #include "filter.h"
+#include "lat.h"
 #include "list.h"
 #include "log.h"
 #include "target.h"
@@ -74,6 +75,18 @@ static inline const char *stat_name(enum stat_id id)
 }
 
 /*
+ * Commands that reached the target and their data, for the live view: a
+ * node's and each opener's.  Relaxed atomics, a few a command.
+ */
+struct io_counters {
+	atomic_ulong cmds;
+	atomic_ulong bytes_in;	/* data read from the device */
+	atomic_ulong bytes_out; /* data written to it */
+	atomic_ulong errors;	/* ended with an errno, a SCSI status or a host's error */
+	atomic_ulong refused;	/* refused by the access policy */
+};
+
+/*
  * Memory the daemon's data buffers may take, shared by every node of the
  * process: a client's command over it gets ENOMEM, as sg's does when it
  * cannot allocate, and nobody gets killed for it.
@@ -113,6 +126,11 @@ struct bsgdev {
 	unsigned inline_max;	   /* libfuse workers that may run a command themselves */
 	atomic_uint inline_busy;   /* how many do now */
 	atomic_ulong stats[STAT_COUNT];
+	struct io_counters io; /* but its cmds: stats[STAT_SG_IO] */
+	struct lat lat;	       /* from the call to the target's answer: the recent window */
+	struct lat dev_lat;    /* at the target alone */
+	char serial[64];       /* the device's, as read at start (stats.h); or empty */
+	uint64_t size;	       /* its disk's size in bytes, as read at start; or 0 */
 	atomic_uint at_target; /* commands the target has now */
 	atomic_uint target_us; /* the target's time per command, a moving average (1/8) */
 	atomic_uint openers;   /* alive: open, or with a command still running */
@@ -211,27 +229,55 @@ static inline long us_since(const struct timespec *t, const struct timespec *now
 	return us > 0 ? us : 0;
 }
 
+/* A command and its data; cmd false: the command is counted elsewhere (STAT_SG_IO). */
+static inline void io_count(struct io_counters *io, bool cmd, uint64_t in, uint64_t out,
+			    bool failed)
+{
+	if (cmd)
+		atomic_fetch_add_explicit(&io->cmds, 1, memory_order_relaxed);
+	if (in)
+		atomic_fetch_add_explicit(&io->bytes_in, in, memory_order_relaxed);
+	if (out)
+		atomic_fetch_add_explicit(&io->bytes_out, out, memory_order_relaxed);
+	if (failed)
+		atomic_fetch_add_explicit(&io->errors, 1, memory_order_relaxed);
+}
+
 /*
- * The command of call start (TICK_CLOCK), sent at *sent, has ended: its
- * time at the target goes into d->target_us, its time since the call into
- * the latency counter (in ticks: a sum of them averages true).  Its
- * duration in ms.
+ * The command c of call start (TICK_CLOCK), sent at *sent, has ended with
+ * err (0 or the target's -errno): its time at the target goes into
+ * d->target_us and the device's window, its time since the call into the
+ * latency counter (in ticks: a sum of them averages true) and the node's
+ * window; it and its data are counted for d and for its opener's oc (or
+ * NULL).  Its duration in ms.
  */
-static inline uint32_t stat_target_end(struct bsgdev *d, const struct timespec *start,
-				       const struct timespec *sent)
+static inline uint32_t stat_target_end(struct bsgdev *d, struct io_counters *oc,
+				       const struct timespec *start, const struct timespec *sent,
+				       const struct scsi_cmd *c, int err)
 {
 	struct timespec now, tick;
-	long us, avg = atomic_load_explicit(&d->target_us, memory_order_relaxed);
+	long us, dev_us, avg = atomic_load_explicit(&d->target_us, memory_order_relaxed);
+	uint32_t resid = c->res.resid > 0 ? (uint32_t)c->res.resid : 0;
+	uint64_t moved = err || resid >= c->data_len ? 0 : c->data_len - resid;
+	uint64_t in = c->dir == SCSI_DIR_FROM_DEV || c->dir == SCSI_DIR_TO_FROM_DEV ? moved : 0;
+	uint64_t out = c->dir == SCSI_DIR_TO_DEV ? moved : 0;
+	bool failed = err || c->res.status || c->res.host_status || c->res.driver_status;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	clock_gettime(TICK_CLOCK, &tick);
+	dev_us = us_since(sent, &now);
 	/* racy by design: a lost update only slows the average */
-	atomic_store_explicit(&d->target_us, (uint32_t)(avg + (us_since(sent, &now) - avg) / 8),
+	atomic_store_explicit(&d->target_us, (uint32_t)(avg + (dev_us - avg) / 8),
 			      memory_order_relaxed);
 	us = us_since(start, &tick);
 	atomic_fetch_sub_explicit(&d->at_target, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&d->stats[STAT_LATENCY_US], us, memory_order_relaxed);
 	stat_inc(d, STAT_SG_IO);
+	lat_record(&d->lat, now.tv_sec, us > UINT32_MAX ? UINT32_MAX : (uint32_t)us);
+	lat_record(&d->dev_lat, now.tv_sec, dev_us > UINT32_MAX ? UINT32_MAX : (uint32_t)dev_us);
+	io_count(&d->io, false, in, out, failed);
+	if (oc)
+		io_count(oc, true, in, out, failed);
 	return us / 1000;
 }
 

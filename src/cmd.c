@@ -303,6 +303,7 @@ int cmd_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_le
 	if (!err)
 		return 0;
 	stat_inc(d, STAT_REFUSED);
+	atomic_fetch_add_explicit(&o->io.refused, 1, memory_order_relaxed);
 	scsi_opcode_name(cdb, cdb_len, d->target->info.scsi_type, op, sizeof(op));
 	if (!atomic_exchange(&o->warned_filter, true))
 		bsgdev_warn(d,
@@ -356,7 +357,7 @@ int cmd_run_target(struct cmd *cmd)
 	stat_target_start(d, &cmd->sent);
 	ret = on_queue ? ops->queue_sg_io(d->target, cmd->tq, &cmd->c)
 		       : ops->sg_io(d->target, cmd->chan, &cmd->c);
-	cmd->duration = stat_target_end(d, &cmd->start, &cmd->sent);
+	cmd->duration = stat_target_end(d, &cmd->o->io, &cmd->start, &cmd->sent, &cmd->c, ret);
 	return ret ? cmd_target_failed(d, ret) : 0;
 }
 

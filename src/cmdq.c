@@ -712,7 +712,7 @@ void cmdq_target_done(struct scsi_cmd *c, int err)
 {
 	struct cmd *cmd = container_of(c, struct cmd, c);
 
-	cmd->duration = stat_target_end(cmd->d, &cmd->start, &cmd->sent);
+	cmd->duration = stat_target_end(cmd->d, &cmd->o->io, &cmd->start, &cmd->sent, &cmd->c, err);
 	cmdq_complete(cmd, err ? cmd_target_failed(cmd->d, err) : 0, true);
 }
 

@@ -10,10 +10,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +44,7 @@
 #include "show.h"
 #include "uaccess.h"
 #include "udev.h"
+#include "view.h"
 
 /*
  * Exit statuses: 0 stopped; 1 a start-up error (target, options, /dev/cuse,
@@ -191,14 +194,17 @@ static void reload_policy(struct options *opt)
  * caller first), with the direct path
  * CAP_SYS_PTRACE (process_vm_readv/writev, /proc/TID/syscall) and
  * CAP_DAC_READ_SEARCH (/proc/TID/syscall is 0400, its owner's), and
- * CAP_CHOWN if nodes are to be given away.  Still uid 0: the targets,
+ * CAP_CHOWN if nodes are to be given away; CAP_SETUID and CAP_SETGID for
+ * the live view, whose judge thread takes a peer's credentials and with
+ * them loses every capability (live_judge()).  Still uid 0: the targets,
  * /dev/cuse and the nodes are root's, so nodes made later need nothing more.
  */
 static int drop_privileges(const struct options *opt)
 {
 	const struct node_config *cfg = &opt->node;
-	uint64_t keep = CAPS_BIT(CAP_SYS_RAWIO) | CAPS_BIT(CAP_SYS_ADMIN);
-	char names[128];
+	uint64_t keep = CAPS_BIT(CAP_SYS_RAWIO) | CAPS_BIT(CAP_SYS_ADMIN) | CAPS_BIT(CAP_SETUID) |
+			CAPS_BIT(CAP_SETGID);
+	char names[160];
 	int ret;
 
 	if (cfg->copy == NODE_COPY_DIRECT ||
@@ -402,13 +408,16 @@ static void daemon_view(struct runtime *rt, struct show_daemon *dm)
 {
 	const struct options *opt = &rt->opt;
 	struct share_totals t;
-	struct timespec now;
+	struct timespec now, wall;
 
 	share_totals(opt->node.share, &t);
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	clock_gettime(CLOCK_REALTIME, &wall);
 	*dm = (struct show_daemon){
 		.pid = getpid(),
 		.version = CUSE_BSG_VERSION,
+		.now_s = wall.tv_sec,
+		.now_ns = wall.tv_nsec,
 		.uptime_s = now.tv_sec - rt->started.tv_sec,
 		.mem_used = atomic_load(&opt->mem.used),
 		.mem_max = opt->mem.max,
@@ -425,26 +434,50 @@ static void daemon_view(struct runtime *rt, struct show_daemon *dm)
 	};
 }
 
-/* A live view being written: for whom, of which node. */
+/* A live view being taken: of which node, the nodes' snapshots. */
 struct view {
-	const struct live_peer *peer;
 	const char *name; /* or NULL: every node */
-	struct show_out *o;
 	struct show_node *s;
+	unsigned n, cap;
 	unsigned matched;
 };
+
+/* The names of the openers' users and groups, as the system's databases say. */
+static void name_openers(struct show_node *s)
+{
+	char buf[4096];
+
+	for (unsigned i = 0; i < s->nopeners; i++) {
+		struct show_opener *op = &s->opener[i];
+		struct passwd pw, *pwp = NULL;
+		struct group gr, *grp = NULL;
+
+		if (getpwuid_r(op->uid, &pw, buf, sizeof(buf), &pwp) == 0 && pwp)
+			snprintf(op->user, sizeof(op->user), "%s", pw.pw_name);
+		if (op->gid != (gid_t)-1 && getgrgid_r(op->gid, &gr, buf, sizeof(buf), &grp) == 0 &&
+		    grp)
+			snprintf(op->group, sizeof(op->group), "%s", gr.gr_name);
+	}
+}
 
 static void view_node(struct node *n, void *arg)
 {
 	struct view *v = arg;
-	const struct live_peer *p = v->peer;
+	struct show_node *more;
 
 	if (v->name && strcmp(v->name, node_name(n)))
 		return;
 	v->matched++;
-	node_show(n, v->s);
-	if (show_may_open(v->s, p->uid, p->gid, p->groups, p->ngroups))
-		show_add_node(v->o, v->s);
+	if (v->n == v->cap) {
+		more = realloc(v->s, (v->cap ? 2 * v->cap : 4) * sizeof(*v->s));
+		if (!more)
+			return; /* left out, as a node too long for the answer */
+		v->s = more;
+		v->cap = v->cap ? 2 * v->cap : 4;
+	}
+	node_show(n, &v->s[v->n]);
+	name_openers(&v->s[v->n]);
+	v->n++;
 }
 
 /* live_collect_fn, on the live view's thread: the nodes stay while it runs. */
@@ -452,18 +485,23 @@ static unsigned collect(void *arg, const struct live_peer *peer, const char *nam
 			struct show_out *o)
 {
 	struct runtime *rt = arg;
-	struct view v = { .peer = peer, .name = name, .o = o, .s = malloc(sizeof(*v.s)) };
+	struct view v = { .name = name };
 	struct show_daemon dm;
+	bool *visible;
 
-	if (!v.s)
-		return 0;
 	daemon_view(rt, &dm);
 	show_begin(o, &dm);
 	if (rt->fleet)
 		fleet_each(rt->fleet, view_node, &v);
 	else
 		view_node(rt->one, &v);
+	visible = calloc(v.n ? v.n : 1, sizeof(*visible));
+	if (visible && live_judge(peer, v.s, v.n, visible) == 0)
+		for (unsigned i = 0; i < v.n; i++)
+			if (visible[i])
+				show_add_node(o, &v.s[i]);
 	show_end(o);
+	free(visible);
 	free(v.s);
 	return v.matched;
 }
@@ -738,7 +776,7 @@ int main(int argc, char **argv)
 
 	log_detect_journal();
 	if (argc > 1 && !strcmp(argv[1], "--show"))
-		return live_client(argc - 1, argv + 1);
+		return view_main(argc - 1, argv + 1);
 	clock_gettime(CLOCK_MONOTONIC, &rt.started);
 	ret = options_parse(argc, argv, &rt.opt);
 	if (ret)

@@ -1,22 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The live view's socket and its client.  The daemon's side is one thread
- * that takes one connection at a time: it reads the request, takes the
- * snapshot through the owner's collect function, writes it and closes.
- * Each read and write waits a second at most, and a whole answer two, so
- * that a client which never reads or writes holds only this thread.
+ * The live view's socket, on the daemon's side: one thread that polls the
+ * listening socket and every connection.  A connection has one deadline
+ * for its whole request (LIVE_REQUEST_MS from its accept, however it
+ * trickles in) and one for its whole answer; a user holds LIVE_PER_USER
+ * of them at most, and LIVE_ROOT_SPARE of the LIVE_CONNS are root's
+ * alone, so that no user can keep root out.  The answer is made on this
+ * thread, what the peer may see judged on a thread of the peer's own
+ * credentials (live_judge()).
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,11 +30,19 @@
 #include "live.h"
 #include "log.h"
 
-#define IO_TIMEOUT_S  1
-#define ANSWER_S      2
-#define REQUEST_MAX   256
-#define PEER_GROUPS   65536 /* the kernel's NGROUPS_MAX */
-#define CLIENT_WAIT_S 5	    /* a daemon's answer at most, for the client */
+#define PEER_GROUPS 65536 /* the kernel's NGROUPS_MAX */
+
+/* One connection: its request coming in, then its answer going out. */
+struct conn {
+	int fd; /* -1: a free slot */
+	uid_t uid;
+	struct timespec end; /* of the request, then of the answer */
+	char req[LIVE_REQUEST_MAX];
+	size_t got;
+	const char *status; /* the answer's first line; NULL: still reading */
+	struct show_out o;
+	size_t sent;
+};
 
 struct live {
 	struct sockaddr_un addr;
@@ -39,126 +52,197 @@ struct live {
 	live_collect_fn *collect;
 	void *arg;
 	gid_t *groups; /* the peer's, SO_PEERGROUPS: PEER_GROUPS of them at most */
+	struct conn conn[LIVE_CONNS];
+	struct pollfd pfd[LIVE_CONNS + 2];
 };
 
-/* The socket's path: the unit's runtime directory, or NAME.sock in LIVE_DIR. */
-static int socket_path(const char *name, struct sockaddr_un *sa)
+/*
+ * path: a directory, not a link to one, owned by us (root), that no one
+ * else may write to (unless sticky, as /run may be).  0 or -errno.
+ */
+static int check_dir(const char *path, bool sticky_ok)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != geteuid() || ((st.st_mode & 022) && !(sticky_ok && (st.st_mode & 01000))))
+		return -EPERM;
+	return 0;
+}
+
+/* LIVE_DIR, made if missing (0755 whatever the umask: clients look in it), then checked. */
+static int make_live_dir(void)
+{
+	char parent[sizeof(LIVE_DIR)];
+	char *slash;
+	int err;
+
+	snprintf(parent, sizeof(parent), "%s", LIVE_DIR);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = '\0';
+	err = check_dir(parent, true);
+	if (err)
+		return err;
+	if (mkdir(LIVE_DIR, 0700) == 0) {
+		if (chmod(LIVE_DIR, 0755) < 0)
+			return -errno;
+	} else if (errno != EEXIST) {
+		return -errno;
+	}
+	return check_dir(LIVE_DIR, false);
+}
+
+/*
+ * The socket's directory into dir: the unit's runtime directory, a
+ * directory right under LIVE_DIR, or LIVE_DIR.  Each checked.  The
+ * socket's name in it into *base.
+ */
+static int socket_dir(const char *name, char *dir, size_t dir_len, char *base, size_t base_len)
 {
 	const char *rd = getenv("RUNTIME_DIRECTORY");
-	size_t n = sizeof(sa->sun_path);
-	struct stat st;
-	int len;
+	size_t n = strlen(LIVE_DIR);
+	int err = make_live_dir();
 
-	sa->sun_family = AF_UNIX;
+	if (err)
+		return err;
 	/* the unit's (an instance's name may hold the ':' that would part several) */
-	if (rd && !strncmp(rd, LIVE_DIR "/", strlen(LIVE_DIR) + 1) && stat(rd, &st) == 0 &&
-	    S_ISDIR(st.st_mode)) {
-		len = snprintf(sa->sun_path, n, "%s/live.sock", rd);
-		return len < (int)n ? 0 : -ENAMETOOLONG;
+	if (rd && !strncmp(rd, LIVE_DIR "/", n + 1) && rd[n + 1] && !strchr(rd + n + 1, '/') &&
+	    strcmp(rd + n + 1, "..") && check_dir(rd, false) == 0) {
+		snprintf(dir, dir_len, "%s", rd);
+		snprintf(base, base_len, "live.sock");
+		return 0;
 	}
-	if (mkdir(LIVE_DIR, 0755) == 0)
-		chmod(LIVE_DIR, 0755); /* whatever the umask: clients look in it */
-	else if (errno != EEXIST)
-		return -errno;
-	len = snprintf(sa->sun_path, n, "%s/%s.sock", LIVE_DIR, name);
-	if (len >= (int)n)
+	snprintf(dir, dir_len, "%s", LIVE_DIR);
+	if (snprintf(base, base_len, "%s.sock", name) >= (int)base_len)
 		return -ENAMETOOLONG;
-	for (char *p = sa->sun_path + strlen(LIVE_DIR) + 1; *p; p++)
+	for (char *p = base; *p; p++)
 		if (*p == '/')
 			*p = '!'; /* as the kernel names cciss/c0d0 in sysfs */
 	return 0;
 }
 
-/* A socket left by a daemon that died is taken over; a live one's is not. */
-static int bind_socket(int fd, const struct sockaddr_un *sa)
+/* Does a daemon answer at sa? */
+static bool answered(const struct sockaddr_un *sa)
 {
-	int probe;
+	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool yes;
 
-	if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
-		return 0;
-	if (errno != EADDRINUSE)
-		return -errno;
-	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (probe < 0)
-		return -errno;
-	if (connect(probe, (const struct sockaddr *)sa, sizeof(*sa)) == 0 ||
-	    errno != ECONNREFUSED) {
-		close(probe);
-		return -EADDRINUSE;
-	}
+		return true; /* unknown: never take it over */
+	yes = connect(probe, (const struct sockaddr *)sa, sizeof(*sa)) == 0 ||
+	      errno != ECONNREFUSED;
 	close(probe);
-	unlink(sa->sun_path);
-	return bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 ? 0 : -errno;
+	return yes;
 }
 
-/* Anyone may connect (0666): each node is shown only to those who may open it. */
+/*
+ * tmp, a socket with its final mode, linked in at l->addr: a socket left by
+ * a daemon that died is taken over, a live one's is not.
+ */
+static int link_socket(struct live *l, const char *tmp)
+{
+	if (link(tmp, l->addr.sun_path) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (answered(&l->addr))
+		return -EADDRINUSE;
+	unlink(l->addr.sun_path);
+	return link(tmp, l->addr.sun_path) == 0 ? 0 : -errno;
+}
+
+/*
+ * Bound in a private directory (0700) and given its mode there, then
+ * linked into place: no moment when another user could reach it with
+ * another mode, or put one of its own in its place.  Anyone may connect
+ * (0666): each node is shown only to those who may open it.
+ */
 static int open_socket(struct live *l, const char *name)
 {
-	int err = socket_path(name, &l->addr);
+	char dir[sizeof(l->addr.sun_path)], base[sizeof(l->addr.sun_path)], tmp[sizeof(dir) + 16];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int err = socket_dir(name, dir, sizeof(dir), base, sizeof(base));
 
 	if (err)
 		return err;
-	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (l->fd < 0)
+	l->addr.sun_family = AF_UNIX;
+	if (snprintf(l->addr.sun_path, sizeof(l->addr.sun_path), "%s/%s", dir, base) >=
+		    (int)sizeof(l->addr.sun_path) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.live.XXXXXX", dir) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s", tmp) >= (int)sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	if (!mkdtemp(tmp))
 		return -errno;
-	err = bind_socket(l->fd, &l->addr);
-	if (err)
-		return err;
-	if (chmod(l->addr.sun_path, 0666) < 0 || listen(l->fd, 16) < 0) {
+	memcpy(sa.sun_path, tmp, strlen(tmp)); /* its X's, as mkdtemp() filled them */
+	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (l->fd < 0 || bind(l->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(sa.sun_path, 0666) < 0 || listen(l->fd, LIVE_CONNS) < 0)
 		err = -errno;
-		unlink(l->addr.sun_path);
-	}
+	if (!err)
+		err = link_socket(l, sa.sun_path);
+	unlink(sa.sun_path);
+	rmdir(tmp);
 	return err;
 }
 
-static void set_timeouts(int fd, unsigned s)
+static void conn_close(struct conn *c)
 {
-	struct timeval tv = { .tv_sec = s };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (c->status)
+		show_out_fini(&c->o);
+	close(c->fd);
+	*c = (struct conn){ .fd = -1 };
 }
 
-/* One line of at most REQUEST_MAX - 1 bytes, NUL in place of its newline.  0 or -errno. */
-static int read_line(int fd, char *buf, size_t len)
+/* Connections of uid now, and in all. */
+static unsigned conns_of(const struct live *l, uid_t uid, unsigned *ret_all)
 {
-	size_t got = 0;
-	char *nl;
+	unsigned n = 0;
 
-	while (got < len - 1) {
-		ssize_t n = recv(fd, buf + got, len - 1 - got, 0);
-
-		if (n <= 0)
-			return n == 0 ? -EPIPE : -errno;
-		got += n;
-		buf[got] = '\0';
-		nl = memchr(buf, '\n', got);
-		if (nl) {
-			*nl = '\0';
-			return 0;
-		}
+	*ret_all = 0;
+	for (unsigned i = 0; i < LIVE_CONNS; i++) {
+		if (l->conn[i].fd < 0)
+			continue;
+		(*ret_all)++;
+		n += l->conn[i].uid == uid;
 	}
-	return -EMSGSIZE;
+	return n;
 }
 
-static bool past(const struct timespec *end)
+/* May a connection of uid be taken now? */
+static bool conn_room(const struct live *l, uid_t uid)
 {
-	struct timespec now;
+	unsigned all, mine = conns_of(l, uid, &all);
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return !timespec_before(&now, end);
+	if (uid == 0)
+		return all < LIVE_CONNS;
+	return mine < LIVE_PER_USER && all < LIVE_CONNS - LIVE_ROOT_SPARE;
 }
 
-/* All of buf, or as much as the client took before end. */
-static void send_all(int fd, const char *buf, size_t len, const struct timespec *end)
+/* Every connection waiting, taken into a free slot or closed at once. */
+static void take_conns(struct live *l)
 {
-	while (len && !past(end)) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+	for (;;) {
+		int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct ucred cr;
+		socklen_t len = sizeof(cr);
+		unsigned i;
 
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= n;
+		if (fd < 0)
+			return; /* none left, or out of descriptors: next time */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
+		    !conn_room(l, cr.uid)) {
+			close(fd);
+			continue;
+		}
+		for (i = 0; l->conn[i].fd >= 0; i++)
+			;
+		l->conn[i] = (struct conn){ .fd = fd, .uid = cr.uid };
+		l->conn[i].end = deadline_ms(CLOCK_MONOTONIC, LIVE_REQUEST_MS);
 	}
 }
 
@@ -178,71 +262,260 @@ static int read_peer(struct live *l, int fd, struct live_peer *p)
 	return 0;
 }
 
-/* "text" or "json", then " NAME" or nothing: json into *json, the name or NULL. */
-static int parse_request(char *req, bool *json, const char **name)
+/* The answer to c's request (a whole line in c->req).  0 or -errno: close it. */
+static int make_answer(struct live *l, struct conn *c)
+{
+	enum show_form form;
+	struct live_peer peer;
+	const char *name;
+	unsigned matched;
+
+	if (live_parse_request(c->req, &form, &name) < 0 || read_peer(l, c->fd, &peer) < 0 ||
+	    show_out_init(&c->o, form) < 0)
+		return -EINVAL;
+	matched = l->collect(l->arg, &peer, name, &c->o);
+	c->status = "ok\n";
+	if (!c->o.nodes && matched && peer.uid != 0)
+		c->status = "denied\n";
+	else if (!c->o.nodes && name)
+		c->status = "none\n";
+	if (c->status[0] != 'o')
+		c->o.len = 0;
+	c->end = deadline_ms(CLOCK_MONOTONIC, LIVE_ANSWER_MS);
+	return 0;
+}
+
+/* c's request, as much as has come.  0, or -errno: close it. */
+static int conn_read(struct live *l, struct conn *c)
+{
+	ssize_t n = recv(c->fd, c->req + c->got, sizeof(c->req) - 1 - c->got, 0);
+	char *nl;
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (n == 0)
+		return -EPIPE;
+	c->got += n;
+	c->req[c->got] = '\0';
+	nl = memchr(c->req, '\n', c->got);
+	if (!nl)
+		return c->got < sizeof(c->req) - 1 ? 0 : -EMSGSIZE;
+	*nl = '\0';
+	return make_answer(l, c);
+}
+
+/* c's answer, as much as the peer takes.  1 when all is sent, 0, or -errno. */
+static int conn_write(struct conn *c)
+{
+	size_t slen = strlen(c->status), total = slen + c->o.len;
+	struct iovec iov[2];
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 0 };
+	ssize_t n;
+
+	if (c->sent < slen)
+		iov[msg.msg_iovlen++] =
+			(struct iovec){ (char *)c->status + c->sent, slen - c->sent };
+	if (c->o.len) {
+		size_t off = c->sent > slen ? c->sent - slen : 0;
+
+		iov[msg.msg_iovlen++] = (struct iovec){ c->o.buf + off, c->o.len - off };
+	}
+	n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	c->sent += n;
+	return c->sent == total ? 1 : 0;
+}
+
+/* The poll timeout: the nearest deadline, in ms (-1: none). */
+static int next_timeout(const struct live *l)
+{
+	struct timespec now;
+	long best = -1;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (unsigned i = 0; i < LIVE_CONNS; i++) {
+		const struct conn *c = &l->conn[i];
+		long ms;
+
+		if (c->fd < 0)
+			continue;
+		ms = (c->end.tv_sec - now.tv_sec) * 1000 + (c->end.tv_nsec - now.tv_nsec) / 1000000;
+		ms = ms < 0 ? 0 : ms + 1;
+		if (best < 0 || ms < best)
+			best = ms;
+	}
+	return (int)best;
+}
+
+/* Serve one connection after poll(): on, or closed. */
+static void conn_serve(struct live *l, struct conn *c, short revents)
+{
+	struct timespec now;
+	int ret = 0;
+
+	if (revents && c->status) {
+		ret = conn_write(c);
+	} else if (revents) {
+		ret = conn_read(l, c);
+		if (!ret && c->status)
+			ret = conn_write(c); /* an answer just made: at once */
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (ret != 0 || !timespec_before(&now, &c->end))
+		conn_close(c);
+}
+
+static unsigned poll_set(struct live *l, unsigned *map)
+{
+	unsigned n = 2;
+
+	l->pfd[0] = (struct pollfd){ .fd = l->fd, .events = POLLIN };
+	l->pfd[1] = (struct pollfd){ .fd = l->stopfd, .events = POLLIN };
+	for (unsigned i = 0; i < LIVE_CONNS; i++) {
+		if (l->conn[i].fd < 0)
+			continue;
+		map[n] = i;
+		l->pfd[n++] = (struct pollfd){ .fd = l->conn[i].fd,
+					       .events = l->conn[i].status ? POLLOUT : POLLIN };
+	}
+	return n;
+}
+
+static void *live_thread(void *arg)
+{
+	struct live *l = arg;
+	unsigned map[LIVE_CONNS + 2];
+
+	pthread_setname_np(pthread_self(), "bsg-live");
+	for (;;) {
+		unsigned n = poll_set(l, map);
+
+		if (poll(l->pfd, n, next_timeout(l)) < 0 && errno != EINTR)
+			break;
+		if (l->pfd[1].revents)
+			break;
+		for (unsigned i = 2; i < n; i++)
+			conn_serve(l, &l->conn[map[i]], l->pfd[i].revents);
+		if (l->pfd[0].revents & POLLIN)
+			take_conns(l);
+	}
+	return NULL;
+}
+
+/* What the judge thread is asked, and answers. */
+struct judge {
+	const struct live_peer *peer;
+	struct show_node *nodes;
+	unsigned n;
+	bool *visible;
+	bool as_peer; /* on the peer's credentials: else, root's answer */
+};
+
+/* Is the opener's process one the judge may see in /proc?  Its name into op->comm. */
+static bool judge_opener(struct judge *j, struct show_opener *op)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (op->pid <= 0)
+		return !j->as_peer;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)op->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return !j->as_peer; /* gone: root still sees its line */
+	n = read(fd, op->comm, sizeof(op->comm) - 1);
+	close(fd);
+	op->comm[n > 0 ? n : 0] = '\0';
+	op->comm[strcspn(op->comm, "\n")] = '\0';
+	return true;
+}
+
+static void judge_nodes(struct judge *j)
+{
+	for (unsigned i = 0; i < j->n; i++) {
+		struct show_node *s = &j->nodes[i];
+		char path[160];
+		unsigned kept = 0;
+
+		snprintf(path, sizeof(path), "/dev/%s", s->name);
+		j->visible[i] = !j->as_peer || faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0 ||
+				faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
+		if (!j->visible[i])
+			continue;
+		for (unsigned k = 0; k < s->nopeners; k++)
+			if (judge_opener(j, &s->opener[k]))
+				s->opener[kept++] = s->opener[k];
+		s->nopeners = kept;
+	}
+}
+
+/*
+ * The peer's groups, gid and uid as this thread's own (the system calls,
+ * not libc's, which would change every thread's): every capability goes
+ * with uid 0, so the kernel answers as it would the peer.
+ */
+static void *judge_thread(void *arg)
+{
+	struct judge *j = arg;
+	const struct live_peer *p = j->peer;
+
+	if (syscall(SYS_setgroups, p->ngroups, p->groups) < 0 ||
+	    syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0 ||
+	    syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0)
+		return (void *)(intptr_t)-errno;
+	judge_nodes(j);
+	return NULL;
+}
+
+int live_judge(const struct live_peer *peer, struct show_node *nodes, unsigned n, bool *visible)
+{
+	struct judge j = { peer, nodes, n, visible, peer->uid != 0 };
+	pthread_t t;
+	void *ret;
+	int err;
+
+	memset(visible, 0, n * sizeof(*visible));
+	if (!j.as_peer) {
+		judge_nodes(&j);
+		return 0;
+	}
+	err = -pthread_create(&t, NULL, judge_thread, &j);
+	if (err)
+		return err;
+	pthread_join(t, &ret);
+	if (ret) {
+		memset(visible, 0, n * sizeof(*visible));
+		log_debug("live view: cannot take uid %u's credentials: %s", (unsigned)peer->uid,
+			  strerror(-(int)(intptr_t)ret));
+	}
+	return (int)(intptr_t)ret;
+}
+
+int live_parse_request(char *req, enum show_form *form, const char **name)
 {
 	char *sp = strchr(req, ' ');
 
 	*name = sp && sp[1] ? sp + 1 : NULL;
 	if (sp)
 		*sp = '\0';
-	*json = !strcmp(req, "json");
-	return *json || !strcmp(req, "text") ? 0 : -EINVAL;
-}
-
-static void answer(struct live *l, int fd)
-{
-	char req[REQUEST_MAX];
-	struct live_peer peer;
-	struct show_out o;
-	struct timespec end;
-	const char *name, *status = "ok\n";
-	unsigned matched;
-	bool json;
-
-	end = deadline_ms(CLOCK_MONOTONIC, ANSWER_S * 1000);
-	set_timeouts(fd, IO_TIMEOUT_S);
-	if (read_line(fd, req, sizeof(req)) < 0 || parse_request(req, &json, &name) < 0 ||
-	    read_peer(l, fd, &peer) < 0 || show_out_init(&o, json) < 0)
-		return;
-	matched = l->collect(l->arg, &peer, name, &o);
-	if (!o.nodes && matched && peer.uid != 0)
-		status = "denied\n";
-	else if (!o.nodes && name)
-		status = "none\n";
-	send_all(fd, status, strlen(status), &end);
-	if (status[0] == 'o')
-		send_all(fd, o.buf, o.len, &end);
-	show_out_fini(&o);
-}
-
-static void *live_thread(void *arg)
-{
-	struct live *l = arg;
-	struct pollfd p[2] = { { .fd = l->fd, .events = POLLIN },
-			       { .fd = l->stopfd, .events = POLLIN } };
-
-	pthread_setname_np(pthread_self(), "bsg-live");
-	for (;;) {
-		int c;
-
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (p[1].revents)
-			break;
-		if (!(p[0].revents & POLLIN))
-			continue;
-		c = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c < 0)
-			continue; /* gone before we took it, or out of descriptors: next time */
-		answer(l, c);
-		close(c);
-	}
-	return NULL;
+	if (!strcmp(req, "text"))
+		*form = SHOW_TEXT;
+	else if (!strcmp(req, "json"))
+		*form = SHOW_JSON;
+	else if (!strcmp(req, "rows"))
+		*form = SHOW_ROWS;
+	else
+		return -EINVAL;
+	return 0;
 }
 
 static void live_free(struct live *l)
 {
+	for (unsigned i = 0; i < LIVE_CONNS; i++)
+		if (l->conn[i].fd >= 0)
+			conn_close(&l->conn[i]);
 	if (l->fd >= 0)
 		close(l->fd);
 	if (l->stopfd >= 0)
@@ -258,7 +531,11 @@ int live_start(const char *name, live_collect_fn *collect, void *arg, struct liv
 
 	if (!l)
 		return -ENOMEM;
-	*l = (struct live){ .fd = -1, .collect = collect, .arg = arg };
+	l->fd = -1;
+	l->collect = collect;
+	l->arg = arg;
+	for (unsigned i = 0; i < LIVE_CONNS; i++)
+		l->conn[i].fd = -1;
 	l->stopfd = eventfd(0, EFD_CLOEXEC);
 	l->groups = malloc(PEER_GROUPS * sizeof(gid_t));
 	err = l->stopfd < 0 ? -errno : !l->groups ? -ENOMEM : open_socket(l, name);
@@ -286,150 +563,4 @@ void live_stop(struct live *l)
 	pthread_join(l->thread, NULL);
 	unlink(l->addr.sun_path);
 	live_free(l);
-}
-
-/* The client's side: cuse_bsg --show. */
-struct client {
-	bool json;
-	const char *name; /* NODE, without /dev/; or NULL */
-	unsigned shown;
-	bool failed;
-};
-
-/* The daemon's answer at path, read whole into *ret (malloc'd).  0 or -errno. */
-static int ask(const char *path, const struct client *cl, char **ret, size_t *ret_len)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t cap = SHOW_OUT_MAX + REQUEST_MAX, len = 0;
-	char req[REQUEST_MAX], *buf;
-	ssize_t n;
-	int fd, err = 0;
-
-	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path) >= (int)sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	snprintf(req, sizeof(req), "%s%s%s\n", cl->json ? "json" : "text", cl->name ? " " : "",
-		 cl->name ? cl->name : "");
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	buf = malloc(cap + 1);
-	if (fd < 0 || !buf) {
-		err = fd < 0 ? -errno : -ENOMEM;
-		goto out;
-	}
-	set_timeouts(fd, CLIENT_WAIT_S);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
-		err = -errno;
-		goto out;
-	}
-	while (len < cap && (n = recv(fd, buf + len, cap - len, 0)) > 0)
-		len += n;
-	if (n < 0 && len < cap)
-		err = -errno;
-out:
-	if (fd >= 0)
-		close(fd);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
-/*
- * One daemon's answer, printed or said why not.  Asked for every daemon,
- * one whose nodes the caller may not open is left out without a word.
- */
-static void show_one(struct client *cl, const char *path)
-{
-	const char *who = cl->name ? cl->name : path;
-	char *buf, *body;
-	size_t len;
-	int err = ask(path, cl, &buf, &len);
-
-	if (err == -ECONNREFUSED || err == -ENOENT)
-		return; /* a daemon that is gone, or going */
-	if (err) {
-		fprintf(stderr, "cuse_bsg: %s: %s\n", path, strerror(-err));
-		cl->failed = true;
-		return;
-	}
-	body = strchr(buf, '\n');
-	if (body && !strncmp(buf, "ok\n", 3)) {
-		printf("%s%.*s", cl->shown ? (cl->json ? "," : "\n") : "", (int)(len - 3),
-		       body + 1);
-		cl->shown++;
-	} else if (!strncmp(buf, "denied\n", 7) && cl->name) {
-		fprintf(stderr, "cuse_bsg: %s: permission denied (as to open the node)\n", who);
-		cl->failed = true;
-	} else if (strncmp(buf, "none\n", 5) && strncmp(buf, "denied\n", 7)) {
-		fprintf(stderr, "cuse_bsg: %s: no answer\n", path);
-		cl->failed = true;
-	}
-	free(buf);
-}
-
-static int client_usage(FILE *f, int status)
-{
-	fprintf(f, "usage: cuse_bsg --show [--json] [NODE|SOCKET]\n"
-		   "  What each running cuse_bsg (or the one serving /dev/NODE, or\n"
-		   "  listening on SOCKET) is doing: its nodes, their openers, its\n"
-		   "  memory and threads against their bounds.  Only nodes the caller\n"
-		   "  may open are shown.\n");
-	return status;
-}
-
-/* A usage error of --show: one line naming it, as the daemon's own. */
-static int client_misuse(const char *what, const char *arg)
-{
-	fprintf(stderr, "cuse_bsg: --show: %s '%s' (see --help)\n", what, arg);
-	return 2;
-}
-
-static int client_args(int argc, char **argv, struct client *cl, const char **arg)
-{
-	*arg = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			cl->json = true;
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return client_usage(stdout, -1);
-		else if (argv[i][0] == '-' || *arg)
-			return client_misuse(argv[i][0] == '-' ? "unknown option" : "a second NODE",
-					     argv[i]);
-		else
-			*arg = argv[i];
-	}
-	return 0;
-}
-
-int live_client(int argc, char **argv)
-{
-	struct client cl = { 0 };
-	struct stat st;
-	const char *arg;
-	glob_t g = { 0 };
-	int ret = client_args(argc, argv, &cl, &arg);
-
-	if (ret)
-		return ret < 0 ? 0 : ret;
-	printf("%s", cl.json ? "[" : "");
-	if (arg && arg[0] == '/' && stat(arg, &st) == 0 && S_ISSOCK(st.st_mode)) {
-		show_one(&cl, arg);
-	} else {
-		cl.name = arg && !strncmp(arg, "/dev/", 5) ? arg + 5 : arg;
-		/* a daemon started by hand, and a unit's in its runtime directory */
-		glob(LIVE_DIR "/{*,*/*}.sock", GLOB_BRACE, NULL, &g);
-		for (size_t i = 0; i < g.gl_pathc; i++)
-			show_one(&cl, g.gl_pathv[i]);
-		globfree(&g);
-	}
-	printf("%s", cl.json ? "]\n" : "");
-	if (!cl.shown && !cl.failed)
-		fprintf(stderr, "cuse_bsg: %s\n",
-			arg ? "no running cuse_bsg serves it"
-			    : "no running cuse_bsg serves a node you may open");
-	return cl.failed || (arg && !cl.shown) ? 1 : 0;
 }

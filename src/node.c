@@ -48,6 +48,7 @@
 #include "share.h"
 #include "show.h"
 #include "sigwatch.h"
+#include "stats.h"
 #include "uaccess.h"
 
 #define SG_MAJOR 21 /* the sg driver's char major, which sg_dd and sgp_dd test for */
@@ -522,6 +523,8 @@ static int open_target(struct node *n, const char *target, char *why, size_t why
 		err = choose_path(n, why, why_len);
 	if (!err)
 		err = check_engine(n, why, why_len);
+	if (!err)
+		stats_read_device(&n->d);
 	return err;
 }
 
@@ -799,8 +802,6 @@ static void show_access(struct node *n, struct show_node *s)
 void node_show(struct node *n, struct show_node *s)
 {
 	struct bsgdev *d = &n->d;
-	uint64_t sg_io = atomic_load(&d->stats[STAT_SG_IO]);
-
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", n->name);
 	if (!n->files.ctl)
@@ -820,10 +821,7 @@ void node_show(struct node *n, struct show_node *s)
 	s->copy_threads_max = SERVE_MAX;
 	s->fuse_threads_max = FUSE_THREADS;
 	s->at_target = atomic_load(&d->at_target);
-	for (unsigned i = 0; i < STAT_LATENCY_US; i++)
-		show_counter_add(s, stat_name(i), atomic_load(&d->stats[i]));
-	show_counter_add(s, "avg_latency_us",
-			 sg_io ? atomic_load(&d->stats[STAT_LATENCY_US]) / sg_io : 0);
+	stats_show(d, s);
 	opener_show(d, s);
 }
 

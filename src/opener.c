@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "bsgdev.h"
 #include "gate.h"
@@ -143,6 +144,7 @@ int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct uacce
 		return err;
 	}
 	o->pid = o->ident.c.tgid > 0 ? o->ident.c.tgid : tid;
+	o->opened = time(NULL);
 	opener_init(o);
 	*ret = o;
 	return 0;
@@ -209,6 +211,15 @@ static void show_opener(struct opener *o, struct show_opener *so)
 		.in_flight = o->queued - o->done,
 		.calls = atomic_load(&o->calls),
 		.mem = atomic_load(&o->mem_used),
+		.gid = o->ident.c.tgid > 0 ? o->ident.c.gid[1] : (gid_t)-1,
+		.opened = o->opened,
+		.io = {
+			.cmds = atomic_load_explicit(&o->io.cmds, memory_order_relaxed),
+			.bytes_in = atomic_load_explicit(&o->io.bytes_in, memory_order_relaxed),
+			.bytes_out = atomic_load_explicit(&o->io.bytes_out, memory_order_relaxed),
+			.errors = atomic_load_explicit(&o->io.errors, memory_order_relaxed),
+			.refused = atomic_load_explicit(&o->io.refused, memory_order_relaxed),
+		},
 	};
 	pthread_mutex_unlock(&o->lock);
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bsgdev.h"
 #include "creds.h"
 #include "list.h"
 #include "share.h"
@@ -104,6 +105,8 @@ struct opener {
 	uid_t uid;		     /* who opened the file: set once, under lock (the live view) */
 	pid_t pid;		     /* its process (the opening thread's id if unknown) */
 	atomic_uint calls;	     /* its calls running now (node.c), for the live view */
+	struct io_counters io;	     /* its commands, for the live view */
+	int64_t opened;		     /* when, in seconds since the epoch */
 	struct list_head copy_waits; /* protected by lock: its copy jobs parked for its share */
 };
 

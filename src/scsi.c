@@ -376,3 +376,23 @@ int scsi_mrq_receive_check(const struct sg_io_v4 *cop, unsigned *ret_n)
 	*ret_n = len / SCSI_V4_HDR_LEN;
 	return 0;
 }
+
+void scsi_vpd80_serial(const uint8_t *page, size_t len, char *buf, size_t buf_len)
+{
+	size_t n, start = 4, end;
+
+	buf[0] = '\0';
+	if (len < 4 || page[1] != 0x80)
+		return;
+	n = (size_t)page[2] << 8 | page[3];
+	end = 4 + n < len ? 4 + n : len;
+	while (start < end && (page[start] == ' ' || page[start] == '\0'))
+		start++;
+	while (end > start && (page[end - 1] == ' ' || page[end - 1] == '\0'))
+		end--;
+	if (end - start >= buf_len)
+		end = start + buf_len - 1;
+	for (size_t i = start; i < end; i++)
+		buf[i - start] = page[i] >= 0x20 && page[i] < 0x7f ? (char)page[i] : '?';
+	buf[end - start] = '\0';
+}

@@ -213,4 +213,11 @@ void scsi_result_v4(const struct sg_io_v4 *h, enum scsi_dir dir, struct scsi_res
 void scsi_opcode_name(const uint8_t *cdb, unsigned cdb_len, int peri_type, char *buf, int len);
 void scsi_sense_str(const struct scsi_result *res, char *buf, int len);
 
+/*
+ * The unit serial number of a VPD page 0x80 of len bytes (as sysfs's
+ * vpd_pg80 holds it), blanks around it dropped, into buf; empty if the
+ * page is not one.
+ */
+void scsi_vpd80_serial(const uint8_t *page, size_t len, char *buf, size_t buf_len);
+
 #endif /* CUSE_BSG_SCSI_H */

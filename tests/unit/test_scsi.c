@@ -1081,3 +1081,22 @@ Test(scsi, decode_refuses_a_control_object_as_one_command)
 
 	cr_expect(eq(int, scsi_decode(&h, sizeof(h), &r), -ERANGE));
 }
+
+Test(scsi, vpd80_serial_trimmed_and_bounded)
+{
+	static const uint8_t page[] = { 0, 0x80, 0, 8, ' ', ' ', 'A', 'B', '1', 0x01, ' ', 0 };
+	static const uint8_t other[] = { 0, 0x83, 0, 2, 'x', 'y' };
+	static const uint8_t longer[] = { 0, 0x80, 0, 200, 'S', 'N', '4', '2' };
+	char buf[16];
+
+	scsi_vpd80_serial(page, sizeof(page), buf, sizeof(buf));
+	cr_expect_str_eq(buf, "AB1?");
+	scsi_vpd80_serial(other, sizeof(other), buf, sizeof(buf));
+	cr_expect_str_eq(buf, "", "not page 0x80");
+	scsi_vpd80_serial(page, 3, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "", "short");
+	scsi_vpd80_serial(longer, sizeof(longer), buf, sizeof(buf));
+	cr_expect_str_eq(buf, "SN42", "a length past the page: the page's bytes");
+	scsi_vpd80_serial(longer, sizeof(longer), buf, 3);
+	cr_expect_str_eq(buf, "SN");
+}

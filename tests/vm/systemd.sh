@@ -435,8 +435,8 @@ check_g() {
         "grep -q '^NoNewPrivs:.1' /proc/$pid/status && grep -q '^Seccomp:.2' /proc/$pid/status"
     # the unit gives CAP_SETPCAP so that the daemon can empty its bounding set
     # of what it does not use (CAP_CHOWN without --owner/--group, CAP_SETPCAP)
-    check "g: bounding set = effective set = CAP_DAC_READ_SEARCH CAP_SYS_RAWIO CAP_SYS_PTRACE CAP_SYS_ADMIN" bash -c \
-        "grep -qx 'CapEff:.00000000002a0004' /proc/$pid/status && grep -qx 'CapBnd:.00000000002a0004' /proc/$pid/status"
+    check "g: bounding set = effective set = CAP_DAC_READ_SEARCH CAP_SETGID CAP_SETUID CAP_SYS_RAWIO CAP_SYS_PTRACE CAP_SYS_ADMIN" bash -c \
+        "grep -qx 'CapEff:.00000000002a00c4' /proc/$pid/status && grep -qx 'CapBnd:.00000000002a00c4' /proc/$pid/status"
     check "g: the daemon's root is read-only (ProtectSystem=strict)" bash -c \
         "grep -q ' / / ro,' /proc/$pid/mountinfo"
     same "g: root: sg_inq" "$VM_SG" sg_inq @DEV@
@@ -587,7 +587,7 @@ check_s() {
     sed -n '1,12s/^/    | /p' <<<"$out"
     _both() { grep -q "^Daemon: pid $pid," <<<"$out" && grep -q "^Node: $node " <<<"$out"; }
     check "s: cuse-bsgctl show $node: the daemon (pid $pid) and its node" _both
-    check "s: ... this shell among its openers (pid $$, uid 0)" grep -q "pid $$, uid 0: " <<<"$out"
+    check "s: ... this shell among its openers (pid $$, user root)" grep -q "pid $$ ([^)]*), user root (0)" <<<"$out"
     json=$(cuse-bsgctl show --json)
     check "s: cuse-bsgctl show --json: valid JSON, the node and its target, this shell an opener" \
         jq -e --argjson p "$pid" --argjson me "$$" --arg n "$node" --arg t "/dev/scsi_generic/$ID0" \
