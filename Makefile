@@ -405,8 +405,8 @@ bench-cost: test-progs
 	tests/cost-plot build/bench-cost/cost-qd.csv >build/bench-cost/cost-vs-qd.svg
 
 # One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
-# module it tests.  Not part of all: libFuzzer comes with clang (Debian 12:
-# clang, and libclang-rt-14-dev for the runtime).
+# module it tests.  Not part of all: libFuzzer comes with clang (and its
+# runtime: Debian 12 libclang-rt-14-dev, 13 libclang-rt-19-dev).
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 60
 # seconds each fuzzer runs in make check and make test; 0: none in make test
