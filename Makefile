@@ -301,6 +301,22 @@ vm-check: test-progs deb deb-prev
 	$(VM_RUN) tests/vm/starve.sh
 	$(VM_RUN) --systemd --timeout 3000 tests/vm/systemd.sh
 
+# Debian 13 (trixie): a root directory of it, from Debian's archive with
+# mmdebstrap and ./setup run in it (tests/mkroot), kept in vm-run's cache
+# beside the kernels; then this tree copied into it at the same path and built
+# there as a user without root: make, make test, make deb (lintian included)
+# and the VM suites' programs (tests/root-make).
+VM_CACHE ?= $(or $(CUSE_BSG_VM_CACHE),/var/cache/cuse-bsg)
+TRIXIE_ROOT ?= $(VM_CACHE)/root-trixie
+trixie-root:
+	tests/mkroot trixie $(TRIXIE_ROOT)
+
+trixie-build: trixie-root
+	tests/root-make $(TRIXIE_ROOT) WERROR=-Werror all
+	tests/root-make $(TRIXIE_ROOT) WERROR=-Werror test
+	tests/root-make $(TRIXIE_ROOT) deb
+	tests/root-make $(TRIXIE_ROOT) WERROR=-Werror test-progs
+
 # Everything: the sources' format and the shell scripts' lint, unit tests
 # (ASan+UBSan, then TSan), a short run of each fuzzer, then the integration
 # suite in the VM.
@@ -469,7 +485,7 @@ format-check:
 # the deployment helper, the install check and the plot (.shellcheckrc lets
 # it follow the suites' libraries)
 SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl dist/completion/cuse_bsg dist/completion/cuse-bsgctl \
-	debian/cuse-bsg.postinst debian/cuse-bsg.prerm debian/cuse-bsg.postrm tests/repro-check.sh tests/user-check.sh \
+	debian/cuse-bsg.postinst debian/cuse-bsg.prerm debian/cuse-bsg.postrm tests/repro-check.sh tests/user-check.sh tests/mkroot tests/root-make \
 	tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
@@ -585,6 +601,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb deb-prev repro-check user-check \
+.PHONY: all test-progs unit tsan vm-check check test trixie-root trixie-build install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb deb-prev repro-check user-check \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)
