@@ -315,7 +315,20 @@ trixie-build: trixie-root
 	tests/root-make $(TRIXIE_ROOT) WERROR=-Werror all
 	tests/root-make $(TRIXIE_ROOT) WERROR=-Werror test
 	tests/root-make $(TRIXIE_ROOT) deb
+	tests/root-make $(TRIXIE_ROOT) deb-prev
 	tests/root-make $(TRIXIE_ROOT) WERROR=-Werror test-progs
+
+# Debian 13 in the VM: trixie's kernel (VM_KERNEL) on that root (VM_ROOT),
+# with the tree built there: the daemon suite, the security suite's
+# credential cases (section 4) in kernel and procfs mode (auto is kernel
+# there), and the systemd suite, whose last steps install, upgrade (from
+# make deb-prev's) and purge trixie's .deb.
+TRIXIE_VM := VM_KERNEL=trixie VM_ROOT=$(TRIXIE_ROOT) $(VM_RUN)
+check-trixie: trixie-build
+	$(TRIXIE_VM) tests/vm/suite.sh
+	$(TRIXIE_VM) tests/vm/security.sh CRED_CHECK=kernel $(CURDIR)/build/cuse_bsg 4
+	$(TRIXIE_VM) tests/vm/security.sh CRED_CHECK=procfs $(CURDIR)/build/cuse_bsg 4
+	$(TRIXIE_VM) --systemd --timeout 3000 tests/vm/systemd.sh
 
 # Everything: the sources' format and the shell scripts' lint, unit tests
 # (ASan+UBSan, then TSan), a short run of each fuzzer, then the integration
@@ -601,6 +614,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test trixie-root trixie-build install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb deb-prev repro-check user-check \
+.PHONY: all test-progs unit tsan vm-check check test trixie-root trixie-build check-trixie install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb deb-prev repro-check user-check \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)
