@@ -320,12 +320,13 @@ trixie-build: trixie-root
 
 # Debian 13 in the VM: trixie's kernel (VM_KERNEL) on that root (VM_ROOT),
 # with the tree built there: the daemon suite, the security suite's
-# credential cases (section 4) in kernel and procfs mode (auto is kernel
-# there), and the systemd suite, whose last steps install, upgrade (from
-# make deb-prev's) and purge trixie's .deb.
+# credential cases (section 4) in witness, kernel and procfs mode (auto is
+# witness there), and the systemd suite, whose last steps install, upgrade
+# (from make deb-prev's) and purge trixie's .deb.
 TRIXIE_VM := VM_KERNEL=trixie VM_ROOT=$(TRIXIE_ROOT) $(VM_RUN)
 check-trixie: trixie-build
 	$(TRIXIE_VM) tests/vm/suite.sh
+	$(TRIXIE_VM) tests/vm/security.sh CRED_CHECK=witness $(CURDIR)/build/cuse_bsg 4
 	$(TRIXIE_VM) tests/vm/security.sh CRED_CHECK=kernel $(CURDIR)/build/cuse_bsg 4
 	$(TRIXIE_VM) tests/vm/security.sh CRED_CHECK=procfs $(CURDIR)/build/cuse_bsg 4
 	$(TRIXIE_VM) --systemd --timeout 3000 tests/vm/systemd.sh
