@@ -304,6 +304,36 @@ vm-check: test-progs deb deb-prev
 	$(VM_RUN) tests/vm/starve.sh
 	$(VM_RUN) --systemd --timeout 3000 tests/vm/systemd.sh
 
+# Debian 13 (trixie): a root directory of it, from Debian's archive with
+# mmdebstrap and ./setup run in it (tests/mkroot), kept in vm-run's cache
+# beside the kernels; then this tree copied into it at the same path and built
+# there as a user without root: make, make test, make deb (lintian included)
+# and the VM suites' programs (tests/root-make).
+VM_CACHE ?= $(or $(CUSE_BSG_VM_CACHE),/var/cache/cuse-bsg)
+TRIXIE_ROOT ?= $(VM_CACHE)/root-trixie
+trixie-root:
+	tests/mkroot trixie $(TRIXIE_ROOT)
+
+trixie-build: trixie-root
+	tests/root-make $(TRIXIE_ROOT) WERROR=-Werror all
+	tests/root-make $(TRIXIE_ROOT) WERROR=-Werror test
+	tests/root-make $(TRIXIE_ROOT) deb
+	tests/root-make $(TRIXIE_ROOT) deb-prev
+	tests/root-make $(TRIXIE_ROOT) WERROR=-Werror test-progs
+
+# Debian 13 in the VM: trixie's kernel (VM_KERNEL) on that root (VM_ROOT),
+# with the tree built there: the daemon suite, the security suite's
+# credential cases (section 4) in witness, kernel and procfs mode (auto is
+# witness there), and the systemd suite, whose last steps install, upgrade
+# (from make deb-prev's) and purge trixie's .deb.
+TRIXIE_VM := VM_KERNEL=trixie VM_ROOT=$(TRIXIE_ROOT) $(VM_RUN)
+check-trixie: trixie-build
+	$(TRIXIE_VM) tests/vm/suite.sh
+	$(TRIXIE_VM) tests/vm/security.sh CRED_CHECK=witness $(CURDIR)/build/cuse_bsg 4
+	$(TRIXIE_VM) tests/vm/security.sh CRED_CHECK=kernel $(CURDIR)/build/cuse_bsg 4
+	$(TRIXIE_VM) tests/vm/security.sh CRED_CHECK=procfs $(CURDIR)/build/cuse_bsg 4
+	$(TRIXIE_VM) --systemd --timeout 3000 tests/vm/systemd.sh
+
 # Everything: the sources' format and the shell scripts' lint, unit tests
 # (ASan+UBSan, then TSan), a short run of each fuzzer, then the integration
 # suite in the VM.
@@ -408,8 +438,8 @@ bench-cost: test-progs
 	tests/cost-plot build/bench-cost/cost-qd.csv >build/bench-cost/cost-vs-qd.svg
 
 # One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
-# module it tests.  Not part of all: libFuzzer comes with clang (Debian 12:
-# clang, and libclang-rt-14-dev for the runtime).
+# module it tests.  Not part of all: libFuzzer comes with clang (and its
+# runtime: Debian 12 libclang-rt-14-dev, 13 libclang-rt-19-dev).
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 60
 # seconds each fuzzer runs in make check and make test; 0: none in make test
@@ -472,7 +502,7 @@ format-check:
 # the deployment helper, the install check and the plot (.shellcheckrc lets
 # it follow the suites' libraries)
 SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl dist/completion/cuse_bsg dist/completion/cuse-bsgctl \
-	debian/cuse-bsg.postinst debian/cuse-bsg.prerm debian/cuse-bsg.postrm tests/repro-check.sh tests/user-check.sh \
+	debian/cuse-bsg.postinst debian/cuse-bsg.prerm debian/cuse-bsg.postrm tests/repro-check.sh tests/user-check.sh tests/mkroot tests/root-make \
 	tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
@@ -588,6 +618,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb deb-prev repro-check user-check \
+.PHONY: all test-progs unit tsan vm-check check test trixie-root trixie-build check-trixie install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb deb-prev repro-check user-check \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

@@ -15,12 +15,10 @@ struct list_head {
 	struct list_head *prev, *next;
 };
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+/* (written so that clang-format 14 and 19 agree on its spaces) */
+#define container_of(ptr, type, member) ((type *)(((char *)(ptr)) - offsetof(type, member)))
 
-#define LIST_HEAD_INIT(name)     \
-	{                        \
-		&(name), &(name) \
-	}
+#define LIST_HEAD_INIT(name) ((struct list_head){ &(name), &(name) })
 
 static inline void list_init(struct list_head *h)
 {

@@ -36,8 +36,10 @@ void show_out_fini(struct show_out *o)
 }
 
 /* Append; past limit bytes, o->over and nothing more. */
-static void __attribute__((format(printf, 3, 4)))
-put(struct show_out *o, size_t limit, const char *fmt, ...)
+static void put(struct show_out *o, size_t limit, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void put(struct show_out *o, size_t limit, const char *fmt, ...)
 {
 	va_list ap;
 	int n;

@@ -72,7 +72,7 @@ int sigwatch_parse(const char *text, size_t len, struct sigwatch_sigs *ret)
 	return 0;
 }
 
-#define BIT(sig) (1ull << ((sig)-1))
+#define BIT(sig) (1ull << (-1 + (sig)))
 
 /* The signals whose default action neither kills nor dumps core: stop, or ignore. */
 static const uint64_t dfl_harmless = BIT(SIGSTOP) | BIT(SIGTSTP) | BIT(SIGTTIN) | BIT(SIGTTOU) |

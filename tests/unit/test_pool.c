@@ -87,7 +87,7 @@ struct item {
 	struct gate *gate; /* wait here first, if set */
 };
 
-#define to_item(w) ((struct item *)((char *)(w)-offsetof(struct item, work)))
+#define to_item(w) ((struct item *)(((char *)(w)) - offsetof(struct item, work)))
 
 static void item_run(struct pool_work *w, unsigned slot)
 {

@@ -20,7 +20,7 @@
 
 TestSuite(sigwatch, .timeout = 30);
 
-#define BIT(sig) (1ull << ((sig)-1))
+#define BIT(sig) (1ull << (-1 + (sig)))
 
 static const char status_text[] = "Name:\tcat\n"
 				  "Umask:\t0022\n"
