@@ -122,8 +122,8 @@ else
         check "completion of '$line': $want ($got)" test "$got" = "$want"
     done <<'EOF'
 --copy --copy-timeout|_cuse_bsg|cuse_bsg --cop
-auto kernel procfs|_cuse_bsg|cuse_bsg --cred-check 
---json --help|_cuse_bsg|cuse_bsg --show -
+auto witness kernel procfs|_cuse_bsg|cuse_bsg --cred-check 
+--json --table --watch --count --help|_cuse_bsg|cuse_bsg --show -
 enable|_cuse_bsgctl|cuse-bsgctl ena
 tape|_cuse_bsgctl|cuse-bsgctl --force enable tap
 --json|_cuse_bsgctl|cuse-bsgctl show --j
