@@ -420,8 +420,9 @@ bench-ab: test-progs
 	$(VM_RUN) --timeout 1800 --out build/bench-ab --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh ab
 	$(HOST_LOAD)
 
-# The credential gate's cost to every other read() on the machine: a
-# pread() loop with no gate loaded and with one (a minute)
+# Each credential check's cost to every other read() on the machine (a
+# pread() loop) and to a call on a CUSE node (fio), the witness beside the
+# LSM gate, for one daemon and four (some 13 minutes)
 bench-gate: test-progs
 	@mkdir -p build/bench-gate
 	$(HOST_LOAD)
