@@ -46,7 +46,8 @@ struct control_file {
 	struct share *share;
 	struct share_file *sf;
 	uid_t uid;
-	uint64_t fh; /* its handle, as FUSE gives it: its binding's opener's */
+	uint64_t fh;	    /* its handle, as FUSE gives it: its binding's opener's */
+	atomic_bool warned; /* a refusal of an unbound call was logged */
 };
 
 #define to_binding(dp) container_of(dp, struct binding, d)
@@ -298,6 +299,11 @@ static int take_target(struct control *c, struct ioctx *x, struct target **ret)
 	return err;
 }
 
+int control_unbound(struct control *c, struct control_file *f, pid_t tid, const char *call)
+{
+	return opener_check_unbound(c->cd, f->fh, &f->warned, tid, call) ?: -ENXIO;
+}
+
 /* Bind f to t, taken over: 0 or -errno (t freed). */
 static int bind_target(struct control *c, struct control_file *f, struct ioctx *x, struct target *t)
 {
@@ -385,7 +391,9 @@ void control_ioctl(struct control *c, struct control_file *f, struct ioctx *x, u
 	if (cmd == BSG_IOC_ADD && native)
 		bind(c, f, x);
 	else if (!x->o)
-		ioctx_reply(x, -ENXIO);
+		ioctx_reply(x, native && ioctl_owner_name(cmd)
+				       ? control_unbound(c, f, x->tid, ioctl_owner_name(cmd))
+				       : -ENXIO);
 	else if (!native || !blk_ioctl(x, cmd))
 		ioctl_dispatch(x, cmd, flags);
 }

@@ -46,7 +46,6 @@ int control_open(struct control *c, pid_t tid, int flags, struct control_file **
 /* The file is gone: its opener is released as on any node.  Touches no user memory. */
 void control_release(struct control *c, struct control_file *f);
 
-/* The opener f is bound to, or NULL before BSG_IOC_ADD. */
 /*
  * f's share of threads (share.h), which copies into its binding's parked
  * readers hold, and its handle fh as FUSE gives it (the witness's key,
@@ -57,7 +56,18 @@ struct share_file;
 void control_set_share(struct control_file *f, struct share *s, struct share_file *sf, uid_t uid,
 		       uint64_t fh);
 
+/* The opener f is bound to, or NULL before BSG_IOC_ADD. */
 struct opener *control_opener(struct control_file *f);
+
+/*
+ * What call (a read(), a write() or an ioctl that takes the file's
+ * commands) by thread tid on f, not bound yet, gets: ENXIO, or EPERM from
+ * another security context than the opener's where the kernel made sg's
+ * test (the LSM gate refused it before it came; the witness's verdict is
+ * read here), so that every mode answers it as the kernel gate does.
+ * Negative.
+ */
+int control_unbound(struct control *c, struct control_file *f, pid_t tid, const char *call);
 
 /*
  * An ioctl on f, answering x: BSG_IOC_ADD binds f (EBUSY, ENODEV, EINVAL,

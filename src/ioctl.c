@@ -428,6 +428,13 @@ size_t ioctl_owner_cmds(unsigned *cmds, size_t max)
 	return n;
 }
 
+const char *ioctl_owner_name(unsigned cmd)
+{
+	const struct ioctl_op *op = find_op(cmd);
+
+	return op && (op->flags & OP_OWNER) ? op->name : NULL;
+}
+
 /*
  * OP_OWNER: the caller in the opener's context, checked before the call
  * sees anything.  They need the direct-copy path.  true: go on; false:

@@ -24,4 +24,7 @@ void ioctl_dispatch(struct ioctx *x, unsigned cmd, unsigned flags);
  */
 size_t ioctl_owner_cmds(unsigned *cmds, size_t max);
 
+/* cmd's name if it is one of those, else NULL. */
+const char *ioctl_owner_name(unsigned cmd);
+
 #endif /* CUSE_BSG_IOCTL_H */

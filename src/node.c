@@ -202,8 +202,10 @@ static void run_call(struct calls *cs, struct call *c)
 	}
 	if (c->kind == CALL_IOCTL)
 		run_ioctl(n, c, o);
-	else if (!o)
-		fuse_reply_err(c->req, ENXIO);
+	else if (!o) /* an unbound file of the control node */
+		fuse_reply_err(c->req, -control_unbound(
+					       n->files.ctl, c->nf->file, fuse_req_ctx(c->req)->pid,
+					       c->kind == CALL_READ ? "read()" : "write()"));
 	else if (c->kind == CALL_READ)
 		async_read(c->req, o, c->len, c->fflags);
 	else

@@ -359,17 +359,33 @@ int opener_check_procfs(struct opener *o, pid_t tid, const char *call)
 }
 
 /* Refused on the witness's verdict: sg's test made by the kernel at the call's entry. */
-static int witness_refused(struct opener *o, struct bsgdev *node, pid_t tid, const char *call)
+static int witness_refused(struct bsgdev *d, struct bsgdev *node, atomic_bool *warned, pid_t tid,
+			   const char *call)
 {
 	atomic_fetch_add_explicit(&node->cred_refused, 1, memory_order_relaxed);
-	if (!atomic_exchange(&o->warned, true))
-		bsgdev_warn(o->d,
+	if (!atomic_exchange(warned, true))
+		bsgdev_warn(d,
 			    "tid %d: %s refused: not the opener's security context (seen by the "
 			    "kernel at the call's entry; EPERM, as sg)",
 			    tid, call);
 	else
-		bsgdev_debug(o->d, "tid %d: %s refused on the witness's verdict", tid, call);
+		bsgdev_debug(d, "tid %d: %s refused on the witness's verdict", tid, call);
 	return -EPERM;
+}
+
+int opener_check_unbound(struct bsgdev *d, uint64_t fh, atomic_bool *warned, pid_t tid,
+			 const char *call)
+{
+	if (tid <= 0 || atomic_load_explicit(&d->cred, memory_order_relaxed) != GATE_SEEN)
+		return 0;
+	switch (verdicts_read(d->verdicts, tid, fh)) {
+	case VERDICT_OTHER:
+		return witness_refused(d, d, warned, tid, call);
+	case VERDICT_PROOF:
+		return -EPERM;
+	default:
+		return 0;
+	}
 }
 
 /*
@@ -393,7 +409,7 @@ int opener_check_caller(struct opener *o, pid_t tid, const char *call)
 	case VERDICT_SAME:
 		return 0;
 	case VERDICT_OTHER:
-		return witness_refused(o, node, tid, call);
+		return witness_refused(o->d, node, &o->warned, tid, call);
 	case VERDICT_PROOF:
 		return -EPERM;
 	default:

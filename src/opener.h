@@ -143,6 +143,15 @@ int opener_chan(struct opener *o);
  * from /proc otherwise.
  */
 int opener_check_caller(struct opener *o, pid_t tid, const char *call);
+
+/*
+ * The same for a file of node d that has no opener yet (an unbound file of
+ * the control node), its handle fh: 0, or -EPERM where the witness saw
+ * another context (the LSM gate refused the call before it came; the /proc
+ * check has nothing to compare with).  *warned: the first refusal logged.
+ */
+int opener_check_unbound(struct bsgdev *d, uint64_t fh, atomic_bool *warned, pid_t tid,
+			 const char *call);
 /* The same from /proc, whatever the gate: for a call the gate does not see. */
 int opener_check_procfs(struct opener *o, pid_t tid, const char *call);
 

@@ -713,13 +713,22 @@ gate_faults() {
 # ---- 12. the control node's bindings ----
 
 control_bindings() {
-    local ctl=/dev/bsg-sec-control n k was
+    local ctl=/dev/bsg-sec-control n k was mode want
     was=$(stat -c '%a %g' "$VM_SD")
     node_start bsg-sec-control --control --mode 0666
     rawio_copy
     { chgrp disk "$VM_SD" && chmod 0660 "$VM_SD"; } || vm_fail "cannot give $VM_SD to group disk"
     handover_exec 12a "$ctl=$VM_SD" "a binding of $VM_SD"
     ctx_cases "$ctl=$VM_SG" "$VM_SG" "${CTX_BOUND[@]}"
+    # a file not bound yet: where the kernel makes sg's test (the LSM gate, the
+    # witness), another context's read() is refused as on a bound file; the
+    # /proc check has no opener to compare with yet: ENXIO
+    mode=$(cred_mode)
+    want='Operation not permitted'
+    [ "$mode" = procfs ] && want='No such device or address'
+    n=$(exec 3<>"$ctl" && timeout 20 dd bs=64 count=1 <&3 2>&1 >/dev/null)
+    check "12f: an unbound file: read() by another process (dd) in $mode mode: $want" \
+        grep -q "$want" <<<"$n"
     # a disk nobody may open: O_PATH still names it
     chmod 0600 "$VM_SD" && chgrp root "$VM_SD"
     n=$(bounded 20 "${AS_USER[@]}" "$SECPROBE" opath-add "$ctl" "$VM_SD")
