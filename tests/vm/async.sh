@@ -76,7 +76,7 @@ shared_queue() {
     node_stop
 }
 
-crossed() { ! ISO_TIMEOUT=60 two_clients 2000 tur && grep -q 'FAIL: reply' /tmp/iso.a /tmp/iso.b; }
+crossed() { ! ISO_TIMEOUT=60 two_clients 2000 tur && grep -q 'not ours: reply' /tmp/iso.a /tmp/iso.b; }
 
 pool_engine() {  # the same clients, written commands on the worker threads
     local rw out
