@@ -117,7 +117,8 @@ static int isolate(long n, bool tur)
 		long i = tag & 0xffffffff;
 
 		if (tag >> 32 != me || i >= n || seen[i] || h.pack_id != i % 100 || h.status) {
-			printf("not ours: reply %ld of pid %llu (pack_id %d, status %d) read by %llu\n",
+			printf("not ours: reply %ld of pid %llu (pack_id %d, status %d) read by "
+			       "%llu\n",
 			       i, (unsigned long long)(tag >> 32), h.pack_id, h.status,
 			       (unsigned long long)me);
 			return 1;
