@@ -39,14 +39,14 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev libbpf) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi target pool creds guard uaccess ioctx cmd sgio chans copyjob intr park done cmdq async sgv4 ioctl midlayer log filter caps notify opener \
+MODULES := scsi target pool creds ident guard uaccess ioctx cmd sgio chans copyjob intr park done cmdq async sgv4 ioctl midlayer log filter caps notify opener \
 	verdict \
 	policy options control bsgadd sigwatch share show lat stats
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node files calls fuseio devnode udev fleet gate live view
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate verdict notify udev uaccess \
+UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate verdict notify udev ident \
 	creds log list \
 	bsgadd policy options sigwatch share target show intr lat)
 # any TSan report fails the run (the driver sets the same defaults itself)
@@ -197,9 +197,9 @@ build/unit/test_sgio: build/san/tests/unit/test_sgio.o build/san/tests/unit/fake
 build/unit/test_intr: build/san/tests/unit/test_intr.o build/san/tests/unit/fake.o $(SAN_MODULES)
 	$(UNIT_LINK) -lsgutils2 -pthread -o $@
 
-# the credentials read from /proc/TID/status, against the kernel's own calls
-build/unit/test_uaccess: build/san/tests/unit/test_uaccess.o build/san/tests/unit/fake.o $(SAN_MODULES)
-	$(UNIT_LINK) -lsgutils2 -pthread -o $@
+# the callers' identity read from /proc/TID, against the kernel's own calls
+build/unit/test_ident: build/san/tests/unit/test_ident.o $(call san,ident creds)
+	$(UNIT_LINK) -pthread -o $@
 
 # write()/read()/poll() end to end, the same way; malloc wrapped, so that a
 # test can fail one
@@ -251,11 +251,11 @@ build/clients/stallfs: build/clients/stallfs.o
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3) -pthread -o $@
 
 # the benchmark's null CUSE responder: the floor under the daemon
-# (with --creds, the daemon's own credentials check: uaccess.o, whose
-# copies pass guard.o; with --gate, the daemon's credential gate: gate.o)
+# (with --creds, the daemon's own credentials check: ident.o; with --gate,
+# the daemon's credential gate: gate.o, which logs through log.o)
 build/clients/nullcuse.o: override CPPFLAGS += -Isrc
-build/clients/nullcuse: build/clients/nullcuse.o build/obj/uaccess.o build/obj/creds.o build/obj/verdict.o \
-		build/obj/guard.o build/obj/log.o build/obj/gate.o
+build/clients/nullcuse: build/clients/nullcuse.o build/obj/ident.o build/obj/creds.o build/obj/verdict.o \
+		build/obj/log.o build/obj/gate.o
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3 libbpf) -pthread -o $@
 
 # a 32-bit caller, which the node refuses cleanly

@@ -16,6 +16,7 @@
 #include "bsgdev.h"
 #include "cmd.h"
 #include "deadline.h"
+#include "ident.h"
 #include "log.h"
 #include "opener.h"
 #include "policy.h"
@@ -296,7 +297,7 @@ int cmd_allowed(struct opener *o, pid_t tid, const uint8_t *cdb, unsigned cdb_le
 	char op[64];
 	int err = policy_check(d->policy, d->policy_kernel, cdb, cdb_len, &ctx);
 
-	if (err && tid > 0 && uaccess_capable(tid, CREDS_CAP_SYS_RAWIO)) {
+	if (err && tid > 0 && ident_capable(tid, CREDS_CAP_SYS_RAWIO)) {
 		ctx.rawio = true;
 		err = policy_check(d->policy, d->policy_kernel, cdb, cdb_len, &ctx);
 	}

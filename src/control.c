@@ -14,6 +14,7 @@
 #include "bsgdev.h"
 #include "cmdq.h"
 #include "control.h"
+#include "ident.h"
 #include "ioctl.h"
 #include "ioctx.h"
 #include "list.h"
@@ -41,7 +42,7 @@ struct control_file {
 	bool adding; /* protected by lock: a BSG_IOC_ADD runs; another gets EBUSY */
 	_Atomic(struct opener *) o;
 	int flags;
-	struct uaccess_ident ident; /* who opened the file, until an opener takes it over */
+	struct ident ident; /* who opened the file, until an opener takes it over */
 	/* the file's share of threads, which its binding's copies hold (share.h) */
 	struct share *share;
 	struct share_file *sf;
@@ -149,7 +150,7 @@ void control_free(struct control *c)
 int control_open(struct control *c, pid_t tid, int flags, struct control_file **ret)
 {
 	struct control_file *f;
-	struct uaccess_status cache;
+	struct ident_cache cache;
 	int err = 0;
 
 	reap(c);
@@ -160,9 +161,9 @@ int control_open(struct control *c, pid_t tid, int flags, struct control_file **
 	f->ident.pidfd = -1;
 	/* as any opener: read() and write() must come from this context */
 	if (tid > 0) {
-		uaccess_status_init(&cache);
+		ident_cache_init(&cache);
 		err = opener_read_ident(c->cd, &cache, tid, &f->ident);
-		uaccess_status_fini(&cache);
+		ident_cache_fini(&cache);
 	}
 	if (err) {
 		free(f);
@@ -180,7 +181,7 @@ void control_release(struct control *c, struct control_file *f)
 
 	if (o)
 		cmdq_release(o);
-	uaccess_ident_fini(&f->ident);
+	ident_fini(&f->ident);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 	reap(c);

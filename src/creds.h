@@ -3,7 +3,7 @@
  * Who a caller is, in the terms of the kernel's rules: its credentials as
  * /proc/TID/status shows them and the layout of its address space as
  * /proc/TID/stat shows it.  The parsers are pure: text in, struct out; no
- * system calls, no allocation.  uaccess.c and sigwatch.c open the files
+ * system calls, no allocation.  ident.c and sigwatch.c open the files
  * and read them whole with creds_read_text(), the one reader here.
  */
 #ifndef CUSE_BSG_CREDS_H
@@ -57,43 +57,5 @@ bool creds_has_cap(const struct creds *c, unsigned cap);
 #define CREDS_TEXT_MAX (8u << 20)
 
 ssize_t creds_read_text(int fd, char **buf, size_t *size, const char *stack);
-
-/*
- * uaccess.c's: one thread's /proc/TID kept open between checks (the user
- * serialises its use), and a security context read through it.
- */
-struct uaccess_status {
-	pid_t tid;
-	pid_t tgid;		     /* tid's process, once read; or 0 */
-	int dir, status, stat, attr; /* or -1 */
-	bool alive_seen;	     /* dir's thread was in the ident's process, alive */
-	/*
-	 * dir's pagemap, opened before the reads that found its program the
-	 * ident's (mm_matched): it holds the address space the thread had
-	 * then, and reads nothing once an execve (or the exit) has replaced
-	 * it; or -1.
-	 */
-	int mm;
-	bool mm_matched;
-};
-
-#define UACCESS_LSM_MAX 256
-
-/*
- * A security context: every part of a thread's credentials that procfs
- * shows, its user namespace, the program it runs and the process it
- * belongs to.  What read() and write() callers must match (README,
- * security model).
- */
-struct uaccess_ident {
-	struct creds c;
-	char *groups;		   /* c.groups_len bytes, the Groups ids as text; NULL: unknown */
-	uint64_t userns;	   /* inode of its user namespace */
-	uint64_t exe_dev, exe_ino; /* its executable */
-	uint64_t layout[CREDS_LAYOUT_N];
-	uint32_t lsm_len;
-	char lsm[UACCESS_LSM_MAX]; /* its LSM label (attr/current), or empty */
-	int pidfd;		   /* its process, or -1 */
-};
 
 #endif /* CUSE_BSG_CREDS_H */

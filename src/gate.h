@@ -15,7 +15,7 @@
  * it answers its first open, and disarms it once its session is over.
  *
  * Where neither can load (no BTF, lockdown, no privilege), the daemon
- * checks each call itself from /proc (uaccess.h): the procfs mode.
+ * checks each call itself from /proc (ident.h): the procfs mode.
  * Thread-safe: the maps are the kernel's.
  */
 #ifndef CUSE_BSG_GATE_H

@@ -16,6 +16,7 @@
 #include "bsgdev.h"
 #include "cmd.h"
 #include "guard.h"
+#include "ident.h"
 #include "ioctx.h"
 #include "list.h"
 #include "log.h"
@@ -275,8 +276,8 @@ void midlayer_reset(struct ioctx *x)
 	int err = refused(x, SG_SCSI_RESET);
 	int val;
 
-	if (!err && !(x->tid > 0 && uaccess_capable(x->tid, CREDS_CAP_SYS_ADMIN) &&
-		      uaccess_capable(x->tid, CREDS_CAP_SYS_RAWIO)))
+	if (!err && !(x->tid > 0 && ident_capable(x->tid, CREDS_CAP_SYS_ADMIN) &&
+		      ident_capable(x->tid, CREDS_CAP_SYS_RAWIO)))
 		err = -EACCES;
 	if (err) {
 		ioctx_reply(x, err);

@@ -14,7 +14,6 @@
 #include "gate.h"
 #include "opener.h"
 #include "show.h"
-#include "uaccess.h"
 #include "verdict.h"
 
 #define USER_HZ		100
@@ -65,10 +64,9 @@ static void set_defaults(struct opener *o)
 	atomic_init(&o->wrote, 0);
 }
 
-int opener_read_ident(struct bsgdev *d, struct uaccess_status *cache, pid_t tid,
-		      struct uaccess_ident *ret)
+int opener_read_ident(struct bsgdev *d, struct ident_cache *cache, pid_t tid, struct ident *ret)
 {
-	int err = uaccess_ident_read(cache, tid, ret);
+	int err = ident_read(cache, tid, ret);
 
 	if (!err)
 		return 0;
@@ -84,19 +82,19 @@ int opener_read_ident(struct bsgdev *d, struct uaccess_status *cache, pid_t tid,
  * and matches no caller; one we fail to read is refused.  0 or a positive
  * errno.
  */
-static int take_ident(struct opener *o, pid_t tid, struct uaccess_ident *ident)
+static int take_ident(struct opener *o, pid_t tid, struct ident *ident)
 {
 	int err = 0;
 
-	uaccess_status_init(&o->status);
+	ident_cache_init(&o->status);
 	o->ident.pidfd = -1;
 	if (ident) {
 		o->ident = *ident; /* taken over */
-		*ident = (struct uaccess_ident){ .pidfd = -1 };
+		*ident = (struct ident){ .pidfd = -1 };
 	} else if (tid > 0 && o->d->direct) {
 		err = opener_read_ident(o->d, &o->status, tid, &o->ident);
 		/* an idle file keeps no descriptor of its opener's /proc: its first call reopens them */
-		uaccess_status_fini(&o->status);
+		ident_cache_fini(&o->status);
 	}
 	return err;
 }
@@ -124,7 +122,7 @@ static void opener_init(struct opener *o)
 	pthread_mutex_unlock(&d->openers_lock);
 }
 
-int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct uaccess_ident *ident,
+int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct ident *ident,
 	       struct opener **ret)
 {
 	struct opener *o;
@@ -189,8 +187,8 @@ void opener_put(struct opener *o)
 		if (o->tq[i])
 			d->target->ops->queue_close(d->target, o->tq[i]);
 	}
-	uaccess_status_fini(&o->status);
-	uaccess_ident_fini(&o->ident);
+	ident_cache_fini(&o->status);
+	ident_fini(&o->ident);
 	pthread_mutex_destroy(&o->status_lock);
 	bufs_free(o);
 	pthread_mutex_destroy(&o->bufs_lock);
@@ -324,7 +322,7 @@ bool opener_buf_keep(struct opener *o, void *p, uint32_t size)
  */
 int opener_check_procfs(struct opener *o, pid_t tid, const char *call)
 {
-	struct uaccess_status own;
+	struct ident_cache own;
 	const char *why;
 	int err;
 
@@ -337,11 +335,11 @@ int opener_check_procfs(struct opener *o, pid_t tid, const char *call)
 		return -EINVAL;
 	}
 	if (pthread_mutex_trylock(&o->status_lock)) {
-		uaccess_status_init(&own);
-		err = uaccess_ident_match(&own, tid, &o->ident, o->shared, &why);
-		uaccess_status_fini(&own);
+		ident_cache_init(&own);
+		err = ident_match(&own, tid, &o->ident, o->shared, &why);
+		ident_cache_fini(&own);
 	} else {
-		err = uaccess_ident_match(&o->status, tid, &o->ident, o->shared, &why);
+		err = ident_match(&o->status, tid, &o->ident, o->shared, &why);
 		pthread_mutex_unlock(&o->status_lock);
 	}
 	if (!err)

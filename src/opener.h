@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "bsgdev.h"
-#include "creds.h"
+#include "ident.h"
 #include "list.h"
 #include "share.h"
 
@@ -56,10 +56,10 @@ struct opener {
 	atomic_int timeout_user; /* SG_SET_TIMEOUT, USER_HZ ticks */
 	atomic_int reserved;	 /* SG_SET_RESERVED_SIZE */
 	atomic_int cmd_q, force_pack_id, keep_orphan, next_cmd_len, debug;
-	atomic_int prefer_tag;	    /* SG_SET_GET_EXTENDED's TAG_FOR_PACK_ID */
-	atomic_int wrote;	    /* the version of the last header written (3, 4), or 0 */
-	uint64_t fh;		    /* the handle of the file it serves, as FUSE gives it */
-	struct uaccess_ident ident; /* of the thread that opened it: read() and write() match it */
+	atomic_int prefer_tag; /* SG_SET_GET_EXTENDED's TAG_FOR_PACK_ID */
+	atomic_int wrote;      /* the version of the last header written (3, 4), or 0 */
+	uint64_t fh;	       /* the handle of the file it serves, as FUSE gives it */
+	struct ident ident;    /* of the thread that opened it: read() and write() match it */
 	pthread_mutex_t lock;
 	struct list_head cmds; /* protected by lock: written, not yet read */
 	unsigned queued, done; /* protected by lock: in that list; of which done */
@@ -86,7 +86,7 @@ struct opener {
 	unsigned refs;			   /* protected by lock: the file + running commands */
 	bool released;			   /* protected by lock: the file is gone */
 	pthread_mutex_t status_lock;
-	struct uaccess_status status; /* protected by status_lock: the last caller's */
+	struct ident_cache status; /* protected by status_lock: the last caller's */
 	pthread_mutex_t bufs_lock;
 	struct opener_buf bufs[OPENER_BUFS]; /* protected by bufs_lock */
 	unsigned nbufs;			     /* protected by bufs_lock */
@@ -117,7 +117,7 @@ struct opener {
  * tid's is read now.  shared: --shared-queue's.  0, or the positive errno
  * to answer the open with (logged).
  */
-int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct uaccess_ident *ident,
+int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct ident *ident,
 	       struct opener **ret);
 
 /*
@@ -125,8 +125,7 @@ int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct uacce
  * (cache: its status file).  0, or the positive errno to answer the open
  * with, logged: deny when unsure, never an opener taken for someone else.
  */
-int opener_read_ident(struct bsgdev *d, struct uaccess_status *cache, pid_t tid,
-		      struct uaccess_ident *ret);
+int opener_read_ident(struct bsgdev *d, struct ident_cache *cache, pid_t tid, struct ident *ret);
 
 /*
  * o's own channel to the target, opened at its first use, so that a file

@@ -14,7 +14,6 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "creds.h"
 #include "scsi.h"
 
 /* Direct copies.  0, -EFAULT (bad address, thread gone) or -EPERM (no rights). */
@@ -36,46 +35,12 @@ struct uaccess_piece {
 int uaccess_write_pieces(pid_t tid, const struct uaccess_piece *pieces, unsigned n);
 
 /*
- * The security context of thread tid, blocked in its call, into *ret
- * (uaccess_ident_fini() frees it).  0 or -errno: any part unreadable fails
- * the whole.
- */
-int uaccess_ident_read(struct uaccess_status *cache, pid_t tid, struct uaccess_ident *ret);
-void uaccess_ident_fini(struct uaccess_ident *id);
-
-/*
  * A duplicate of descriptor fd of thread tid's process, tid blocked in its
  * call (pidfd_getfd(): the same open file, close-on-exec).  The new
  * descriptor, or -errno: -EBADF for no such descriptor, -EPERM without
  * ptrace rights over it.
  */
 int uaccess_getfd(pid_t tid, int fd);
-
-/*
- * Is thread tid, blocked in its call, in the security context id?  0, or
- * -EPERM with what differs (or why it cannot be told) in *why.  Unsure is
- * different; the daemon's own want of memory or descriptors, which says
- * nothing of the caller, is that errno (-ENOMEM, -EMFILE, -ENFILE), still
- * a refusal.  any_process: the credentials only, of any process and
- * program (--shared-queue's files share one opener).
- */
-int uaccess_ident_match(struct uaccess_status *cache, pid_t tid, const struct uaccess_ident *id,
-			bool any_process, const char **why);
-
-/*
- * The kernel's capable(cap) for thread tid, blocked in its call: cap in its
- * effective set, and its user namespace the initial one.  Unreadable: false.
- */
-bool uaccess_capable(pid_t tid, unsigned cap);
-
-/*
- * The process (tgid) of thread tid, blocked in its call: read once from
- * /proc/TID/status and kept in cache while that thread lives.  0 or -errno.
- */
-int uaccess_tgid(struct uaccess_status *cache, pid_t tid, pid_t *ret);
-
-void uaccess_status_init(struct uaccess_status *cache);
-void uaccess_status_fini(struct uaccess_status *cache);
 
 /*
  * Where the header starts in the buffer of the read(), pread(), readv(),

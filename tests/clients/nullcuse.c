@@ -13,7 +13,7 @@
  *
  * --creds adds the one check the security model puts on every read() and
  * write(): the caller's credentials, from /proc/TID/status through the
- * daemon's own code (uaccess.c), against the opener's; EPERM if they differ.
+ * daemon's own code (ident.c), against the opener's; EPERM if they differ.
  * make bench runs it beside the plain one, to show what that rule costs
  * apart from the daemon's other work.  --gate makes the same check in the
  * kernel instead, with the daemon's own credential gate (gate.c): loaded,
@@ -36,7 +36,7 @@
  * The sg v4 ioctls, as cuse_bsg takes them, with what cuse_bsg must do per
  * call and command and no more: SG_IOSUBMIT of one v4 header or an IMMED
  * control object (the array and each CDB read from the caller, the caller's
- * process looked up as cuse_bsg does, through uaccess.c); each completes at
+ * process looked up as cuse_bsg does, through ident.c); each completes at
  * once into a queue of 256 headers of the file; SG_IORECEIVE of one (EAGAIN
  * if none) or of an array (what is there, ENODATA if nothing), headers and
  * control object written back.  make bench's "null, ioctls" column.
@@ -48,7 +48,7 @@
 #include <fuse3/cuse_lowlevel.h>
 
 #include "gate.h"
-#include "uaccess.h"
+#include "ident.h"
 #include "verdict.h"
 
 #include <errno.h>
@@ -66,6 +66,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
@@ -115,9 +116,9 @@ struct nfile {
 	struct fuse_pollhandle *ph;	  /* protected by lock */
 	atomic_int timeout;		  /* SG_SET_TIMEOUT's, in USER_HZ */
 	atomic_int reserved;
-	struct uaccess_ident ident; /* --creds: the opener's */
+	struct ident ident; /* --creds: the opener's */
 	pthread_mutex_t status_lock;
-	struct uaccess_status status; /* protected by status_lock: the last caller's */
+	struct ident_cache status; /* protected by status_lock: the last caller's */
 };
 
 /* One ioctl call: who made it and where its argument lives. */
@@ -320,7 +321,7 @@ static int caller_process(const struct call *c)
 	int err;
 
 	pthread_mutex_lock(&c->f->status_lock);
-	err = uaccess_tgid(&c->f->status, c->pid, &tgid);
+	err = ident_tgid(&c->f->status, c->pid, &tgid);
 	pthread_mutex_unlock(&c->f->status_lock);
 	return err;
 }
@@ -549,7 +550,7 @@ static int check_creds(fuse_req_t req, struct nfile *f)
 		return 0;
 	}
 	pthread_mutex_lock(&f->status_lock);
-	err = uaccess_ident_match(&f->status, fuse_req_ctx(req)->pid, &f->ident, false, &why);
+	err = ident_match(&f->status, fuse_req_ctx(req)->pid, &f->ident, false, &why);
 	pthread_mutex_unlock(&f->status_lock);
 	return err;
 }
@@ -677,8 +678,8 @@ static void file_free(struct nfile *f)
 {
 	if (f->ph)
 		fuse_pollhandle_destroy(f->ph);
-	uaccess_status_fini(&f->status);
-	uaccess_ident_fini(&f->ident);
+	ident_cache_fini(&f->status);
+	ident_fini(&f->ident);
 	pthread_mutex_destroy(&f->status_lock);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
@@ -705,12 +706,12 @@ static void cb_open(fuse_req_t req, struct fuse_file_info *fi)
 	}
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_init(&f->status_lock, NULL);
-	uaccess_status_init(&f->status);
+	ident_cache_init(&f->status);
 	f->ident.pidfd = -1;
 	/* as cuse_bsg: an opener it cannot read matches no caller */
 	if (((struct server *)fuse_req_userdata(req))->creds ||
 	    ((struct server *)fuse_req_userdata(req))->witness)
-		uaccess_ident_read(&f->status, fuse_req_ctx(req)->pid, &f->ident);
+		ident_read(&f->status, fuse_req_ctx(req)->pid, &f->ident);
 	atomic_init(&f->timeout, 60 * USER_HZ);
 	atomic_init(&f->reserved, SG_RESERVED);
 	fi->fh = (uintptr_t)f;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * uaccess.c's security contexts, against the kernel itself: what
- * uaccess_ident_read() takes from /proc must be what the kernel's own calls
+ * ident.c's security contexts, against the kernel itself: what
+ * ident_read() takes from /proc must be what the kernel's own calls
  * say, and every change the kernel's f_cred comparison would refuse must
- * make uaccess_ident_match() refuse.  Each test runs in its own process
+ * make ident_match() refuse.  Each test runs in its own process
  * (Criterion's), as root, and changes its own credentials freely.
  */
 #include <criterion/criterion.h>
@@ -21,10 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ident.h"
 #include "root.h"
-#include "uaccess.h"
 
-TestSuite(uaccess, .timeout = 30);
+TestSuite(ident, .timeout = 30);
 
 static void caps_get(struct __user_cap_data_struct d[2])
 {
@@ -40,35 +40,34 @@ static void caps_set(struct __user_cap_data_struct d[2])
 	cr_assert(zero(int, (int)syscall(SYS_capset, &h, d)));
 }
 
-static void read_self(struct uaccess_status *st, struct uaccess_ident *id)
+static void read_self(struct ident_cache *st, struct ident *id)
 {
-	uaccess_status_init(st);
-	cr_assert(zero(int, uaccess_ident_read(st, gettid(), id)));
+	ident_cache_init(st);
+	cr_assert(zero(int, ident_read(st, gettid(), id)));
 }
 
-static void expect_refused(struct uaccess_status *st, pid_t tid, const struct uaccess_ident *id,
+static void expect_refused(struct ident_cache *st, pid_t tid, const struct ident *id,
 			   const char *what)
 {
 	const char *why = NULL;
 
-	cr_expect(eq(int, uaccess_ident_match(st, tid, id, false, &why), -EPERM), "%s", what);
+	cr_expect(eq(int, ident_match(st, tid, id, false, &why), -EPERM), "%s", what);
 	cr_expect(why != NULL && strstr(why, what), "refused for '%s', not '%s'", what,
 		  why ? why : "(nothing)");
 }
 
-static void expect_same(struct uaccess_status *st, pid_t tid, const struct uaccess_ident *id)
+static void expect_same(struct ident_cache *st, pid_t tid, const struct ident *id)
 {
 	const char *why = NULL;
 
-	cr_expect(zero(int, uaccess_ident_match(st, tid, id, false, &why)), "refused: %s",
-		  why ? why : "?");
+	cr_expect(zero(int, ident_match(st, tid, id, false, &why)), "refused: %s", why ? why : "?");
 }
 
-Test(uaccess, ident_is_what_the_kernel_says)
+Test(ident, read_is_what_the_kernel_says)
 {
 	struct __user_cap_data_struct d[2];
-	struct uaccess_status st;
-	struct uaccess_ident id;
+	struct ident_cache st;
+	struct ident id;
 	gid_t groups[256];
 	char text[4096] = "";
 	size_t off = 0;
@@ -101,31 +100,31 @@ Test(uaccess, ident_is_what_the_kernel_says)
 	cr_expect(ge(int, id.pidfd, 0));
 	expect_same(&st, gettid(), &id);
 	expect_same(&st, gettid(), &id); /* again, through the kept descriptors */
-	uaccess_ident_fini(&id);
-	uaccess_status_fini(&st);
+	ident_fini(&id);
+	ident_cache_fini(&st);
 }
 
 static void *match_from_thread(void *arg)
 {
-	struct uaccess_status st;
+	struct ident_cache st;
 
-	uaccess_status_init(&st);
+	ident_cache_init(&st);
 	expect_same(&st, gettid(), arg);
-	uaccess_status_fini(&st);
+	ident_cache_fini(&st);
 	return NULL;
 }
 
-Test(uaccess, another_thread_of_the_process_matches)
+Test(ident, another_thread_of_the_process_matches)
 {
-	struct uaccess_status st;
-	struct uaccess_ident id;
+	struct ident_cache st;
+	struct ident id;
 	pthread_t t;
 
 	read_self(&st, &id);
 	cr_assert(zero(int, pthread_create(&t, NULL, match_from_thread, &id)));
 	pthread_join(t, NULL);
-	uaccess_ident_fini(&id);
-	uaccess_status_fini(&st);
+	ident_fini(&id);
+	ident_cache_fini(&st);
 }
 
 /* A child that waits on a pipe; *wfd ends it. */
@@ -153,29 +152,29 @@ static void end_child(pid_t pid, int wfd)
 	waitpid(pid, NULL, 0);
 }
 
-Test(uaccess, a_forked_child_is_another_process)
+Test(ident, a_forked_child_is_another_process)
 {
 	const char *why;
-	struct uaccess_status st;
-	struct uaccess_ident id;
+	struct ident_cache st;
+	struct ident id;
 	int wfd;
 	pid_t child;
 
 	read_self(&st, &id);
 	child = child_waiting(&wfd);
 	expect_refused(&st, child, &id, "another process");
-	cr_expect(zero(int, uaccess_ident_match(&st, child, &id, true, &why)),
+	cr_expect(zero(int, ident_match(&st, child, &id, true, &why)),
 		  "--shared-queue's files: the same credentials in any process");
 	end_child(child, wfd);
-	uaccess_ident_fini(&id);
-	uaccess_status_fini(&st);
+	ident_fini(&id);
+	ident_cache_fini(&st);
 }
 
-Test(uaccess, groups_past_the_64th_are_compared)
+Test(ident, groups_past_the_64th_are_compared)
 {
 	static gid_t groups[1000];
-	struct uaccess_status st;
-	struct uaccess_ident id;
+	struct ident_cache st;
+	struct ident id;
 
 	unit_need_root("needs root: setgroups()");
 	for (unsigned i = 0; i < 1000; i++)
@@ -187,15 +186,15 @@ Test(uaccess, groups_past_the_64th_are_compared)
 	groups[900] = 7;
 	cr_assert(zero(int, (int)syscall(SYS_setgroups, 1000, groups)));
 	expect_refused(&st, gettid(), &id, "supplementary groups");
-	uaccess_ident_fini(&id);
-	uaccess_status_fini(&st);
+	ident_fini(&id);
+	ident_cache_fini(&st);
 }
 
-Test(uaccess, a_changed_capability_set_is_refused)
+Test(ident, a_changed_capability_set_is_refused)
 {
 	struct __user_cap_data_struct d[2];
-	struct uaccess_status st;
-	struct uaccess_ident id;
+	struct ident_cache st;
+	struct ident id;
 
 	unit_need_root("needs root: capset() and PR_CAPBSET_DROP");
 	read_self(&st, &id);
@@ -203,24 +202,24 @@ Test(uaccess, a_changed_capability_set_is_refused)
 	d[0].inheritable ^= 1u << CAP_CHOWN;
 	caps_set(d);
 	expect_refused(&st, gettid(), &id, "capability sets");
-	uaccess_ident_fini(&id);
+	ident_fini(&id);
 	read_self(&st, &id);
 	cr_assert(zero(int, prctl(PR_CAPBSET_DROP, CAP_MKNOD, 0, 0, 0)));
 	expect_refused(&st, gettid(), &id, "capability sets");
-	uaccess_ident_fini(&id);
-	uaccess_status_fini(&st);
+	ident_fini(&id);
+	ident_cache_fini(&st);
 }
 
-Test(uaccess, no_new_privs_is_refused)
+Test(ident, no_new_privs_is_refused)
 {
-	struct uaccess_status st;
-	struct uaccess_ident id;
+	struct ident_cache st;
+	struct ident id;
 
 	read_self(&st, &id);
 	cr_assert(zero(int, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)));
 	expect_refused(&st, gettid(), &id, "no_new_privs");
-	uaccess_ident_fini(&id);
-	uaccess_status_fini(&st);
+	ident_fini(&id);
+	ident_cache_fini(&st);
 }
 
 /* The clone(CLONE_VM) process: it keeps no end of the exec's pipe open (*arg). */
@@ -304,15 +303,15 @@ static void exec_child_end(struct exec_child *e)
 	waitpid(e->pid, NULL, 0);
 }
 
-Test(uaccess, a_new_program_is_refused)
+Test(ident, a_new_program_is_refused)
 {
-	struct uaccess_status st;
-	struct uaccess_ident id;
+	struct ident_cache st;
+	struct ident id;
 	struct exec_child e;
 
 	exec_child_start(&e, false);
-	uaccess_status_init(&st);
-	cr_assert(zero(int, uaccess_ident_read(&st, e.pid, &id)));
+	ident_cache_init(&st);
+	cr_assert(zero(int, ident_read(&st, e.pid, &id)));
 	expect_same(&st, e.pid, &id);
 	expect_same(&st, e.pid, &id);
 	/* the program matched as read after its address space's descriptor was
@@ -324,8 +323,8 @@ Test(uaccess, a_new_program_is_refused)
 	exec_child_exec(&e, false);
 	expect_refused(&st, e.pid, &id, "a new program");
 	exec_child_end(&e);
-	uaccess_ident_fini(&id);
-	uaccess_status_fini(&st);
+	ident_fini(&id);
+	ident_cache_fini(&st);
 }
 
 /*
@@ -333,23 +332,23 @@ Test(uaccess, a_new_program_is_refused)
  * pagemap descriptor of the matched address space still reads, and the new
  * program is refused by its layout (address-space randomisation).
  */
-Test(uaccess, a_new_program_is_refused_while_its_old_address_space_lives_on)
+Test(ident, a_new_program_is_refused_while_its_old_address_space_lives_on)
 {
-	struct uaccess_status st;
-	struct uaccess_ident id;
+	struct ident_cache st;
+	struct ident id;
 	struct exec_child e;
 
 	exec_child_start(&e, true);
-	uaccess_status_init(&st);
-	cr_assert(zero(int, uaccess_ident_read(&st, e.pid, &id)));
+	ident_cache_init(&st);
+	cr_assert(zero(int, ident_read(&st, e.pid, &id)));
 	expect_same(&st, e.pid, &id);
 	expect_same(&st, e.pid, &id);
 	cr_assert(st.mm_matched, "its program matched: probed from now on");
 	exec_child_exec(&e, true);
 	expect_refused(&st, e.pid, &id, "a new program");
 	exec_child_end(&e);
-	uaccess_ident_fini(&id);
-	uaccess_status_fini(&st);
+	ident_fini(&id);
+	ident_cache_fini(&st);
 }
 
 static void drop_effective(unsigned cap)
@@ -361,7 +360,7 @@ static void drop_effective(unsigned cap)
 	caps_set(d);
 }
 
-Test(uaccess, capable_is_the_effective_set_in_the_initial_user_namespace)
+Test(ident, capable_is_the_effective_set_in_the_initial_user_namespace)
 {
 	struct __user_cap_data_struct d[2];
 
@@ -371,17 +370,17 @@ Test(uaccess, capable_is_the_effective_set_in_the_initial_user_namespace)
 	caps_get(d);
 	root = (d[0].effective >> CAP_SYS_RAWIO & 1) == 1;
 	cr_assert(root, "the unit tests run as root (CapEff %08x)", d[0].effective);
-	cr_expect(uaccess_capable(gettid(), CAP_SYS_RAWIO));
+	cr_expect(ident_capable(gettid(), CAP_SYS_RAWIO));
 	drop_effective(CAP_SYS_RAWIO);
-	cr_expect(not(uaccess_capable(gettid(), CAP_SYS_RAWIO)), "dropped from CapEff");
-	cr_expect(not(uaccess_capable(0, CAP_SYS_RAWIO)), "a caller we cannot see");
-	cr_expect(not(uaccess_capable(0x3fffffff, CAP_SYS_RAWIO)), "a thread that is not");
+	cr_expect(not(ident_capable(gettid(), CAP_SYS_RAWIO)), "dropped from CapEff");
+	cr_expect(not(ident_capable(0, CAP_SYS_RAWIO)), "a caller we cannot see");
+	cr_expect(not(ident_capable(0x3fffffff, CAP_SYS_RAWIO)), "a thread that is not");
 }
 
-Test(uaccess, a_user_namespace_has_no_capabilities_here)
+Test(ident, a_user_namespace_has_no_capabilities_here)
 {
-	struct uaccess_status st;
-	struct uaccess_ident id;
+	struct ident_cache st;
+	struct ident id;
 	int go[2], ready[2];
 	char c;
 	pid_t child;
@@ -402,13 +401,13 @@ Test(uaccess, a_user_namespace_has_no_capabilities_here)
 	}
 	cr_assert(eq(int, (int)read(ready[0], &c, 1), 1));
 	cr_assert(eq(chr, c, 'y'), "unshare(CLONE_NEWUSER) failed in the child");
-	cr_expect(not(uaccess_capable(child, CAP_SYS_RAWIO)));
-	cr_expect(not(uaccess_capable(child, CAP_SYS_ADMIN)));
+	cr_expect(not(ident_capable(child, CAP_SYS_RAWIO)));
+	cr_expect(not(ident_capable(child, CAP_SYS_ADMIN)));
 	expect_refused(&st, child, &id, "another process");
 	close(go[1]);
 	waitpid(child, NULL, 0);
-	uaccess_ident_fini(&id);
-	uaccess_status_fini(&st);
+	ident_fini(&id);
+	ident_cache_fini(&st);
 }
 
 static void *report_tid(void *arg)
@@ -417,18 +416,18 @@ static void *report_tid(void *arg)
 	return NULL;
 }
 
-Test(uaccess, a_thread_gone_cannot_be_read)
+Test(ident, a_thread_gone_cannot_be_read)
 {
-	struct uaccess_status st;
-	struct uaccess_ident id;
+	struct ident_cache st;
+	struct ident id;
 	pthread_t t;
 	pid_t tid = 0;
 
 	cr_assert(zero(int, pthread_create(&t, NULL, report_tid, &tid)));
 	pthread_join(t, NULL);
-	uaccess_status_init(&st);
-	cr_expect(lt(int, uaccess_ident_read(&st, tid, &id), 0));
-	uaccess_status_fini(&st);
+	ident_cache_init(&st);
+	cr_expect(lt(int, ident_read(&st, tid, &id), 0));
+	ident_cache_fini(&st);
 }
 
 /*
@@ -437,10 +436,10 @@ Test(uaccess, a_thread_gone_cannot_be_read)
  * the first time the caller's /proc/TID is read, and once its thread was
  * seen in the live process, still accepted only through the same /proc/TID.
  */
-Test(uaccess, a_process_gone_is_another_process)
+Test(ident, a_process_gone_is_another_process)
 {
-	struct uaccess_status st;
-	struct uaccess_ident id;
+	struct ident_cache st;
+	struct ident id;
 	pid_t child;
 	int dead;
 
@@ -457,10 +456,10 @@ Test(uaccess, a_process_gone_is_another_process)
 	id.pidfd = dead;
 	/* seen alive through st's /proc/TID: still this thread */
 	expect_same(&st, gettid(), &id);
-	uaccess_status_fini(&st);
-	uaccess_status_init(&st);
+	ident_cache_fini(&st);
+	ident_cache_init(&st);
 	expect_refused(&st, gettid(), &id, "another process");
 	expect_refused(&st, gettid(), &id, "another process");
-	uaccess_ident_fini(&id);
-	uaccess_status_fini(&st);
+	ident_fini(&id);
+	ident_cache_fini(&st);
 }
