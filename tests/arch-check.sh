@@ -12,6 +12,9 @@
 # from its opening brace in the first column to the closing one), or more
 # than 2 headers that include libfuse's, and on a hook of the LSM gate
 # (src/gate.bpf.c) that make bench-gate's baseline does not have, or back.
+# Fails too on a file of src/ without a row in the table under "## Layout of
+# the tree", or a row naming a file that does not exist (a name ending in
+# / is a directory, not checked; others are from the top of the tree).
 #
 # usage: tests/arch-check.sh [ARCHITECTURE.md [SRCDIR]]
 set -eu
@@ -90,8 +93,34 @@ awk 'FNR == 1 { open = 0 }
 		open = 0
 	}' "$src"/*.c >"$tmp/x"
 report "a function over 50 lines" "$tmp/x"
-grep -l '^#include <[cf]use' "$src"/*.h >"$tmp/x" || true
-[ "$(wc -l <"$tmp/x")" -le 2 ] || report "more than 2 headers include libfuse" "$tmp/x"
+grep -l '^#include <[cf]use' "$src"/*.h >"$tmp/fuse.h" || true
+[ "$(wc -l <"$tmp/fuse.h")" -le 2 ] || report "more than 2 headers include libfuse" "$tmp/fuse.h"
+
+# the layout table: the names in each row's first cell, `between backquotes`
+awk '/^## / { inside = $0 == "## Layout of the tree"; next }
+	inside && /^\| `/ {
+		split($0, cell, "|")
+		n = split(cell[2], name, "`")
+		for (i = 2; i <= n; i += 2) print name[i]
+	}' "$doc" | sort -u >"$tmp/table"
+for f in "$src"/*; do
+	[ -f "$f" ] && echo "src/${f##*/}"
+done | sort >"$tmp/src.files"
+if [ -s "$tmp/table" ]; then
+	comm -23 "$tmp/src.files" "$tmp/table" >"$tmp/x"
+	report "a file of $src/ without a row in the layout table" "$tmp/x"
+	top=$(dirname "$src")
+	grep -v '/$' "$tmp/table" | while read -r f; do
+		case $f in
+		src/*) [ -e "$src/${f#src/}" ] || echo "$f" ;;
+		*) [ -e "$top/$f" ] || echo "$f" ;;
+		esac
+	done >"$tmp/x"
+	report "a row of the layout table names a file that does not exist" "$tmp/x"
+else
+	echo "$doc" >"$tmp/x"
+	report "no table under \"## Layout of the tree\"" "$tmp/x"
+fi
 
 # make bench-gate's baseline (tests/clients/lsmhook.bpf.c) puts programs that
 # decide nothing on the LSM gate's hooks: the same hooks, or it measures
@@ -106,6 +135,6 @@ if [ -f "$src/gate.bpf.c" ] && [ -f "$lsmhook" ]; then
 fi
 
 if [ "$rc" = 0 ]; then
-	echo "arch-check: $(wc -l <"$tmp/doc.modules") modules, $(wc -l <"$tmp/doc.edges") arrows: the drawing is the code; no file over 900 lines, no function over 50, $(wc -l <"$tmp/x") headers with libfuse"
+	echo "arch-check: $(wc -l <"$tmp/doc.modules") modules, $(wc -l <"$tmp/doc.edges") arrows: the drawing is the code; no file over 900 lines, no function over 50, $(wc -l <"$tmp/fuse.h") headers with libfuse, $(wc -l <"$tmp/src.files") files of $src/ in the layout table"
 fi
 exit "$rc"
