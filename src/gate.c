@@ -87,7 +87,11 @@ static void count_major(struct gate *g, __u32 key, int by)
 	__atomic_fetch_add(&g->armed_majors[key >> GATE_MINORBITS], by, __ATOMIC_SEQ_CST);
 }
 
-/* libbpf's messages at debug level: --debug shows a verifier's log. */
+/*
+ * libbpf's warnings and notes go to debug logging, a line each, so that
+ * --debug shows a failed load's verifier log; its debug messages, many
+ * lines to every load, are dropped.  The caller logs the reason once.
+ */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char *text = NULL, *line, *save = NULL;
