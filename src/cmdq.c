@@ -197,9 +197,18 @@ static struct cmd *batch_take(struct batch *b)
 	return cmd;
 }
 
-/* cmd may start now (true), or waits for a slot; the ones that waited and got one go. */
-static void dispatch_all(struct list_head *cmds);
+static void dispatch_all(struct list_head *cmds)
+{
+	struct cmd *cmd, *next;
 
+	/* not here: a completion run here would start the next, and so on */
+	list_for_each_entry_safe(cmd, next, cmds, pend) {
+		list_del(&cmd->pend);
+		dispatch(cmd, false);
+	}
+}
+
+/* cmd may start now (true), or waits for a slot; the ones that waited and got one go. */
 static bool take_place(struct opener *o, struct cmd *cmd)
 {
 	struct list_head more = LIST_HEAD_INIT(more);
@@ -217,17 +226,6 @@ void cmdq_batch_start(struct batch *b)
 	while ((cmd = batch_take(b)))
 		if (take_place(cmd->o, cmd))
 			dispatch(cmd, true);
-}
-
-static void dispatch_all(struct list_head *cmds)
-{
-	struct cmd *cmd, *next;
-
-	/* not here: a completion run here would start the next, and so on */
-	list_for_each_entry_safe(cmd, next, cmds, pend) {
-		list_del(&cmd->pend);
-		dispatch(cmd, false);
-	}
 }
 
 /*
@@ -271,12 +269,6 @@ static int fetch_guarded(struct opener *o, fuse_req_t req, struct cmd *cmd)
 }
 
 /*
- * Take one header into the opener's queue and into b, to start once the
- * call is answered.  0, -EDOM or -EAGAIN when the opener's queue is full,
- * CMD_ANSWERED, or the header's errno.  *ret_tag (if not NULL): the
- * command's generated_tag.
- */
-/*
  * cmd at the tail of o's list, with its generated_tag, holding o: 0, or
  * sg's errno for a full queue (cmd untouched).
  */
@@ -315,6 +307,12 @@ static void note_version(struct opener *o, unsigned version, bool by_ioctl)
 		atomic_compare_exchange_strong(&o->cmd_q, &off, 1); /* as sg_new_write() */
 }
 
+/*
+ * Take one header into the opener's queue and into b, to start once the
+ * call is answered.  0, -EDOM or -EAGAIN when the opener's queue is full,
+ * CMD_ANSWERED, or the header's errno.  *ret_tag (if not NULL): the
+ * command's generated_tag.
+ */
 int cmdq_submit_one(struct opener *o, fuse_req_t req, pid_t tid, const void *hdr, size_t len,
 		    struct batch *b, const struct origin *from, int *ret_tag)
 {
@@ -370,11 +368,6 @@ int cmdq_short_call(pid_t tid, bool write, size_t size, size_t need, int err)
 	return !ret && count > size && count >= need ? -EFAULT : err;
 }
 
-/*
- * May a call that wants w take c?  The call passed opener_check_caller(): c's
- * owner is the process that wrote or kept it (0: any); --shared-queue's
- * files share every completion, as pre-4.19 bsg did.
- */
 bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, struct cmd **cmds,
 		  unsigned n)
 {

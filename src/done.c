@@ -22,6 +22,11 @@ int done_pack_id(const struct cmd *cmd)
 	return cmd->r.version == 3 ? cmd->r.hdr.v3.pack_id : (int)cmd->r.hdr.v4.request_extra;
 }
 
+/*
+ * The call passed opener_check_caller(): c's owner is the process that
+ * wrote or kept it (0: any); --shared-queue's files share every
+ * completion, as pre-4.19 bsg did.
+ */
 bool done_wanted(const struct opener *o, const struct cmd *c, const struct want *w)
 {
 	if (c->mrq != w->mrq)
