@@ -43,10 +43,11 @@ MODULES := scsi target pool creds ident guard uaccess ioctx cmd sgio chans copyj
 	verdict \
 	policy options control bsgadd sigwatch share show lat stats
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
-DAEMON_MODULES := node files calls fuseio devnode udev fleet gate live view
+DAEMON_MODULES := node files calls fuseio devnode udev fleet gate peers live view
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate verdict notify udev ident \
+UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate verdict peers notify udev \
+	ident \
 	creds log list \
 	bsgadd policy options sigwatch share target show intr lat)
 # any TSan report fails the run (the driver sets the same defaults itself)
@@ -139,10 +140,13 @@ build/unit/test_caps: build/san/tests/unit/test_caps.o $(call san,caps)
 	$(UNIT_LINK) -o $@
 
 # the gate's choice and its fall-back; the skeleton built in
-build/unit/test_gate: build/san/tests/unit/test_gate.o $(call san,gate log verdict)
+build/unit/test_gate: build/san/tests/unit/test_gate.o $(call san,gate log peers verdict)
 	$(UNIT_LINK) $(shell $(PKG_CONFIG) --libs libbpf) -pthread -o $@
 
 build/unit/test_verdict: build/san/tests/unit/test_verdict.o $(call san,verdict)
+	$(UNIT_LINK) -o $@
+
+build/unit/test_peers: build/san/tests/unit/test_peers.o $(call san,peers log)
 	$(UNIT_LINK) -o $@
 
 build/unit/test_bsgadd: build/san/tests/unit/test_bsgadd.o $(call san,bsgadd)

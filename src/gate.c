@@ -23,12 +23,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "gate.h"
 #include "gate.skel.h"
 #include "gate_bpf.h"
 #include "log.h"
+#include "peers.h"
 #include "scsi.h"
 #include "verdict.h"
 #include "verdict_bpf.h"
@@ -56,9 +58,15 @@ struct gate {
 	enum gate_kind kind;	 /* the program loaded: GATE_NONE once unloaded */
 	struct gate_bpf *lsm;	 /* GATE_LSM's */
 	struct witness_bpf *wit; /* GATE_SEEN's */
-	struct bpf_map *map;	 /* the loaded program's nodes map */
+	int map;		 /* the loaded program's nodes map; -1: none */
 	__u32 *armed_majors;	 /* and its count of armed nodes a major, mapped */
-	struct verdicts v;	 /* the witness's, mapped (slots_map) until the gate is freed */
+	/* the witness: its descriptors (peers.h), ours or another daemon's */
+	int fds[PEER_FDS];
+	bool taken;	     /* another daemon's: fds and armed_majors are ours to close */
+	uint64_t key;	     /* the name it is offered under */
+	int conn;	     /* peers_take()'s connection to its holder, or -1 */
+	struct peers *peers; /* the thread that offers it, once live */
+	struct verdicts v;   /* the witness's, mapped (slots_map) until the gate is freed */
 	void *slots_map;
 	unsigned ioctls[GATE_IOCTLS]; /* those that hand over commands: checked */
 	size_t n_ioctls;
@@ -74,6 +82,8 @@ struct gate {
 	bool watching; /* protected by lock: thread runs */
 	int stopfd;    /* an eventfd: written once, the thread ends */
 };
+
+static void unload(struct gate *g);
 
 /* The key of the nodes map: the kernel's dev_t (MKDEV: major << 20 | minor). */
 static __u32 kdev(dev_t dev)
@@ -161,7 +171,7 @@ static int load_lsm(struct gate *g, char *why, size_t why_len)
 		return load_failed(GATE_LSM, step, err, why, why_len);
 	}
 	g->kind = GATE_LSM;
-	g->map = g->lsm->maps.nodes;
+	g->map = bpf_map__fd(g->lsm->maps.nodes);
 	g->armed_majors = g->lsm->bss->armed_majors;
 	return 0;
 }
@@ -181,12 +191,95 @@ static int own_pidns(struct witness_bpf *w)
 static int map_slots(struct gate *g)
 {
 	size_t len = WITNESS_SLOTS * sizeof(struct witness_slot);
-	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(g->wit->maps.slots), 0);
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, g->fds[1], 0);
 
 	if (p == MAP_FAILED)
 		return -errno;
 	g->slots_map = p;
 	atomic_store(&g->v.slots, p);
+	return 0;
+}
+
+/* The witness's descriptors, in peers.h's order: maps, then links. */
+static void witness_fds(struct gate *g)
+{
+	struct witness_bpf *w = g->wit;
+	struct bpf_link *links[] = { w->links.witness_read,  w->links.witness_read_done,
+				     w->links.witness_write, w->links.witness_write_done,
+				     w->links.witness_ioctl, w->links.witness_ioctl_done };
+
+	_Static_assert(3 + sizeof(links) / sizeof(links[0]) == PEER_FDS, "a witness's descriptors");
+	g->fds[0] = bpf_map__fd(w->maps.nodes);
+	g->fds[1] = bpf_map__fd(w->maps.slots);
+	g->fds[2] = bpf_map__fd(w->maps.bss);
+	for (int i = 0; i < PEER_FDS - 3; i++)
+		g->fds[3 + i] = bpf_link__fd(links[i]);
+}
+
+/*
+ * The name the witness goes by among daemons: its program (the object
+ * file), what the daemon sets in it (the ioctls, the pid namespace).
+ */
+static uint64_t witness_key(struct witness_bpf *w, size_t n_ioctls)
+{
+	size_t len;
+	const void *elf = witness_bpf__elf_bytes(&len);
+	uint64_t h = peers_key(PEERS_KEY_START, elf, len);
+
+	h = peers_key(h, (const void *)w->rodata->owner_ioctls, n_ioctls * sizeof(__u32));
+	h = peers_key(h, (const void *)&w->rodata->pidns_dev, sizeof(w->rodata->pidns_dev));
+	return peers_key(h, (const void *)&w->rodata->pidns_ino, sizeof(w->rodata->pidns_ino));
+}
+
+/* Another daemon's maps, of the sizes ours would have: true if so. */
+static bool maps_fit(struct witness_bpf *w, const int fds[PEER_FDS])
+{
+	struct bpf_map *maps[] = { w->maps.nodes, w->maps.slots, w->maps.bss };
+
+	for (int i = 0; i < 3; i++) {
+		struct bpf_map_info info = { 0 };
+		__u32 len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(fds[i], &info, &len) ||
+		    info.type != bpf_map__type(maps[i]) ||
+		    info.value_size != bpf_map__value_size(maps[i]) ||
+		    info.max_entries != bpf_map__max_entries(maps[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The witness another daemon of this machine holds, if any: its programs
+ * run once a call for every daemon's nodes.  0: taken; else ours is loaded.
+ */
+static int take_witness(struct gate *g)
+{
+	size_t len = sizeof(struct witness_bpf__bss);
+	char why[200] = "";
+	int fds[PEER_FDS], err;
+	void *bss;
+
+	err = peers_take(g->key, fds, &g->conn, why, sizeof(why));
+	if (err) {
+		if (err != -ECONNREFUSED && err != -ENOENT)
+			log_warn("the witness is not shared: %s; this daemon loads its own", why);
+		return err;
+	}
+	bss = maps_fit(g->wit, fds) ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[2], 0)
+				    : MAP_FAILED;
+	if (bss == MAP_FAILED) {
+		log_warn("the witness is not shared: its holder's maps are not ours; this "
+			 "daemon loads its own");
+		for (int i = 0; i < PEER_FDS; i++)
+			close(fds[i]);
+		close(g->conn);
+		g->conn = -1;
+		return -EPROTO;
+	}
+	memcpy(g->fds, fds, sizeof(fds));
+	g->taken = true;
+	g->armed_majors = ((struct witness_bpf__bss *)bss)->armed_majors;
 	return 0;
 }
 
@@ -202,41 +295,60 @@ static int load_witness(struct gate *g, char *why, size_t why_len)
 		((__u32 *)g->wit->rodata->owner_ioctls)[i] = g->ioctls[i];
 	err = own_pidns(g->wit);
 	if (!err) {
-		step = "load";
-		err = witness_bpf__load(g->wit);
-	}
-	if (!err) {
-		step = "attach";
-		err = witness_bpf__attach(g->wit);
+		g->key = witness_key(g->wit, g->n_ioctls);
+		if (!take_witness(g)) {
+			witness_bpf__destroy(g->wit); /* nothing of it loaded */
+			g->wit = NULL;
+		} else {
+			step = "load";
+			err = witness_bpf__load(g->wit);
+			if (!err) {
+				step = "attach";
+				err = witness_bpf__attach(g->wit);
+			}
+			if (!err) {
+				witness_fds(g);
+				g->armed_majors = g->wit->bss->armed_majors;
+			}
+		}
 	}
 	if (!err) {
 		step = "map the verdicts of";
 		err = map_slots(g);
 	}
 	if (err) {
-		witness_bpf__destroy(g->wit);
-		g->wit = NULL;
+		unload(g);
 		return load_failed(GATE_SEEN, step, err, why, why_len);
 	}
 	g->kind = GATE_SEEN;
-	g->map = g->wit->maps.nodes;
-	g->armed_majors = g->wit->bss->armed_majors;
+	g->map = g->fds[0];
 	return 0;
 }
 
 /*
- * Detach and unload whichever is loaded; the armed nodes stay listed.  The
- * verdicts stay mapped for a reader still in gate_witness(): gate_free()
- * unmaps them.
+ * Detach and unload whichever is loaded (a witness taken from another
+ * daemon: let go of it); the armed nodes stay listed.  The verdicts stay
+ * mapped for a reader still in gate_witness(): gate_free() unmaps them.
  */
 static void unload(struct gate *g)
 {
 	atomic_store(&g->v.slots, NULL);
+	peers_stop(g->peers);
+	g->peers = NULL;
+	if (g->conn >= 0)
+		close(g->conn);
+	g->conn = -1;
+	if (g->taken) {
+		munmap(g->armed_majors, sizeof(struct witness_bpf__bss));
+		for (int i = 0; i < PEER_FDS; i++)
+			close(g->fds[i]);
+		g->taken = false;
+	}
 	witness_bpf__destroy(g->wit);
 	g->wit = NULL;
 	gate_bpf__destroy(g->lsm);
 	g->lsm = NULL;
-	g->map = NULL;
+	g->map = -1;
 	g->armed_majors = NULL;
 	g->kind = GATE_NONE;
 }
@@ -303,6 +415,8 @@ int gate_new(enum gate_mode mode, const unsigned *ioctls, size_t n, struct gate 
 		return mode == GATE_AUTO ? (*ret = NULL, 0) : -ENOMEM;
 	}
 	pthread_mutex_init(&g->lock, NULL);
+	g->map = -1;
+	g->conn = -1;
 	g->mode = mode;
 	g->n_ioctls = n < GATE_IOCTLS ? n : GATE_IOCTLS;
 	if (n)
@@ -423,16 +537,43 @@ static int start_watch(struct gate *g)
 	return 0;
 }
 
+/*
+ * A shared witness's nodes whose daemon is gone (killed: it could not
+ * disarm them) are taken out: each was counted in its major.  Under lock.
+ */
+static void sweep(struct gate *g)
+{
+	__u32 key, next, *prev = NULL;
+	struct gate_count c;
+
+	while (!bpf_map_get_next_key(g->map, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(g->map, &key, &c) || !c.owner ||
+		    kill((pid_t)c.owner, 0) == 0 || errno != ESRCH)
+			continue;
+		if (!bpf_map_delete_elem(g->map, &key)) { /* not a sweep beside ours */
+			count_major(g, key, -1);
+			log_info("credential check: node %u:%u of a daemon that is gone (pid %u) "
+				 "disarmed",
+				 key >> GATE_MINORBITS, key & ((1u << GATE_MINORBITS) - 1),
+				 c.owner);
+		}
+	}
+}
+
 /* The loaded program checks key's files: 0 or -errno.  Under lock. */
 static int arm_key(struct gate *g, __u32 key)
 {
-	struct gate_count zero = { 0 };
+	struct gate_count entry = { .owner = (unsigned)getpid() };
 	int err;
 
-	if (!g->map)
-		return 0;	/* unloaded after a failed proof: the /proc check serves */
+	if (g->map < 0)
+		return 0; /* unloaded after a failed proof: the /proc check serves */
+	if (g->key)
+		sweep(g);
 	count_major(g, key, 1); /* the major first: the node is checked once both are in */
-	err = bpf_map__update_elem(g->map, &key, sizeof(key), &zero, sizeof(zero), BPF_ANY);
+	err = bpf_map_update_elem(g->map, &key, &entry, BPF_ANY) ? -errno : 0;
 	if (err)
 		count_major(g, key, -1);
 	return err;
@@ -474,8 +615,8 @@ void gate_disarm(struct gate *g, dev_t dev)
 		n = *p;
 		*p = n->next;
 	}
-	if (n && g->map) {
-		bpf_map__delete_elem(g->map, &key, sizeof(key), 0);
+	if (n && g->map >= 0) {
+		bpf_map_delete_elem(g->map, &key);
 		count_major(g, key, -1);
 	}
 	pthread_mutex_unlock(&g->lock);
@@ -488,8 +629,7 @@ static uint64_t refused_locked(const struct gate *g, dev_t dev)
 	struct gate_count c = { 0 };
 	__u32 key = kdev(dev);
 
-	if (g->kind != GATE_LSM ||
-	    bpf_map__lookup_elem(g->map, &key, sizeof(key), &c, sizeof(c), 0))
+	if (g->kind != GATE_LSM || bpf_map_lookup_elem(g->map, &key, &c))
 		return 0;
 	if (key == g->proof_key && atomic_load(&g->live)) /* the proof's own */
 		c.refused -= c.refused < PROOF_CALLS ? c.refused : PROOF_CALLS;
@@ -650,6 +790,22 @@ static int fall_back(struct gate *g, char *why, size_t why_len)
 	return err;
 }
 
+/*
+ * A witness proven live is offered to the daemons that start later (the
+ * thread starts after the daemon's fork); the log says whose it is.
+ */
+static void offer(struct gate *g, char *why, size_t why_len)
+{
+	size_t n = strlen(why);
+	int err = peers_hold(g->key, g->fds, g->conn, &g->peers);
+
+	if (!err)
+		g->conn = -1; /* the thread's now */
+	snprintf(why + n, why_len - n, "%s%s%s",
+		 g->taken ? "; the programs are another daemon's, shared" : "",
+		 err ? "; not offered to later daemons: " : "", err ? strerror(-err) : "");
+}
+
 int gate_prove(struct gate *g, int fd, dev_t dev, const atomic_ulong *reads, char *why,
 	       size_t why_len)
 {
@@ -672,6 +828,8 @@ int gate_prove(struct gate *g, int fd, dev_t dev, const atomic_ulong *reads, cha
 	if (err) {
 		snprintf(g->failed, sizeof(g->failed), "%s", why);
 		unload(g); /* nothing left attached that does not run */
+	} else if (g->kind == GATE_SEEN) {
+		offer(g, why, why_len);
 	}
 	atomic_store(&g->live, !err);
 	pthread_mutex_unlock(&g->lock);

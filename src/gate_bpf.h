@@ -13,9 +13,11 @@
 #define GATE_MINORBITS 20   /* the kernel's dev_t: MKDEV(major, minor) */
 #define GATE_MAJORS    4096 /* char majors the kernel's dev_t can hold */
 
-/* A node's entry: calls on its files the gate refused. */
+/* A node's entry: calls on its files the gate refused, and whose node it is. */
 struct gate_count {
 	unsigned long long refused;
+	unsigned int owner; /* the daemon that armed it (a shared witness's sweep) */
+	unsigned int pad;
 };
 
 #define GATE_MAY_READ 4 /* the kernel's MAY_READ, as file_permission's mask has it */

@@ -678,16 +678,25 @@ gate_proof_pid_reused() {
 
 # Four daemons at once, as the opt-in units run them, each with its own
 # node: each refuses another context and serves its opener; the programs
-# attached for them are counted (bpftool).
+# attached for them are counted (bpftool).  The witness is one for all:
+# the first daemon's programs, handed to the others, kept while any holds
+# them; a daemon killed with its node armed has its node disarmed by the
+# next daemon that arms one.
+four_start() {  # four_start N: daemon sec-fourN, its pid in FOUR[N]
+    local name=bsg/sec-four$1
+    "$CUSE_BSG" -f -v --name "$name" "${NODE_OPTS[@]}" --mode 0660 --group disk "$VM_SG" \
+        >>"$VM_OUT/daemon-four$1.log" 2>&1 &
+    FOUR[$1]=$!
+    vm_wait 40 grep -q serving "$VM_OUT/daemon-four$1.log" || vm_fail "/dev/$name did not come up"
+}
+
+witness_progs() { bpftool prog show 2>/dev/null | grep -cE 'name witness_read '; }
+
 gate_four_daemons() {
-    local i pids=() name out progs kf ks
-    for i in 2 3 4; do
-        name=bsg/sec-four$i
-        "$CUSE_BSG" -f -v --name "$name" "${NODE_OPTS[@]}" --mode 0660 --group disk "$VM_SG" \
-            >>"$VM_OUT/daemon-four$i.log" 2>&1 &
-        pids+=($!)
-        vm_wait 40 grep -q serving "$VM_OUT/daemon-four$i.log" || vm_fail "/dev/$name did not come up"
-    done
+    local i name out progs kf ks mode
+    FOUR=()
+    mode=$(cred_mode)
+    for i in 2 3 4; do four_start $i; done
     kf=$(bounded 20 "$CTXPROBE" io read fork "$VM_SG" | tr '\n' ' ')
     ks=$(bounded 20 "$CTXPROBE" io read same "$VM_SG" | tr '\n' ' ')
     for name in "$NODE" /dev/bsg/sec-four2 /dev/bsg/sec-four3 /dev/bsg/sec-four4; do
@@ -699,9 +708,41 @@ gate_four_daemons() {
             '^read ret=88 buf=changed $' "$out" "kernel sg" "$ks"
     done
     progs=$(bpftool prog show 2>/dev/null | grep -cE 'name (witness_read|gate_rw) ')
-    echo "   programs attached for the read() path: $progs ($(cred_mode) mode)"
-    kill -TERM "${pids[@]}"
-    for i in "${pids[@]}"; do wait "$i"; done
+    echo "   programs attached for the read() path: $progs ($mode mode)"
+    if [ "$mode" = witness ]; then
+        check "13c: four daemons, one witness: one program on cuse_read_iter ($progs)" \
+            test "$progs" = 1
+        check "13c: ... the later daemons say the programs are another daemon's" \
+            grep -q "another daemon's, shared" "$VM_OUT/daemon-four3.log"
+        gate_witness_handed_on
+    fi
+    for i in "${!FOUR[@]}"; do kill -TERM "${FOUR[$i]}" 2>/dev/null; done
+    for i in "${!FOUR[@]}"; do wait "${FOUR[$i]}" 2>/dev/null; done
+}
+
+# The witness outlives the daemon that loaded it, and a killed daemon's node
+# is disarmed by the next one: the node's daemon stops (the first, whose
+# programs these are), another is killed, two more start.
+gate_witness_handed_on() {
+    local out maj min
+    maj=$((0x$(stat -c %t /dev/bsg/sec-four2))) min=$((0x$(stat -c %T /dev/bsg/sec-four2)))
+    kill -KILL "${FOUR[2]}"
+    wait "${FOUR[2]}" 2>/dev/null
+    unset 'FOUR[2]'
+    node_stop
+    out=$(bounded 20 "$CTXPROBE" io read fork /dev/bsg/sec-four3 | tr '\n' ' ')
+    check "13d: the daemon that loaded the witness stopped: the others still refuse ($out)" \
+        grep -q '^read errno=EPERM buf=intact' <<<"$out"
+    four_start 5
+    check "13d: ... a daemon started then takes the same programs ($(witness_progs))" \
+        test "$(witness_progs)" = 1
+    check "13d: ... and disarms the node of the daemon killed with -9 ($maj:$min)" \
+        grep -q "node $maj:$min of a daemon that is gone (pid [0-9]*) disarmed" \
+        "$VM_OUT/daemon-four5.log"
+    out=$(bounded 20 "$CTXPROBE" io read fork /dev/bsg/sec-four5 | tr '\n' ' ')
+    check "13d: ... and refuses another context on its own node ($out)" \
+        grep -q '^read errno=EPERM buf=intact' <<<"$out"
+    node_start bsg/sec-cuse "$VM_SG" --mode 0660 --group disk "${COPY_OPTS[@]}"
 }
 
 gate_faults() {
@@ -1047,6 +1088,8 @@ section 10 "10. the mid-layer's ioctls and sg_reset, sg target" ioctls_sg
 section 11 "11. completions handed over by the sg v4 ioctls" handovers
 section 13 "13. the credential gate's own faults" gate_faults
 node_end
+check "no credential check's program is left once every daemon is gone" \
+    test "$(bpftool prog show 2>/dev/null | grep -cE 'name (witness_read|gate_rw) ')" = 0
 section 1a "1a. the daemon out of file descriptors" fail_open_fds
 section 1b "1b. the daemon in a pid namespace of its own" fail_open_daemon_pidns
 section 3 "3. rights travel with the descriptor, sg's rule" pass_fd_sg_rule
