@@ -256,10 +256,11 @@ build/clients/stallfs: build/clients/stallfs.o
 
 # the benchmark's null CUSE responder: the floor under the daemon
 # (with --creds, the daemon's own credentials check: ident.o; with --gate,
-# the daemon's credential gate: gate.o, which logs through log.o)
+# the daemon's credential gate: gate.o, which logs through log.o and shares
+# the witness through peers.o)
 build/clients/nullcuse.o: override CPPFLAGS += -Isrc
 build/clients/nullcuse: build/clients/nullcuse.o build/obj/ident.o build/obj/creds.o build/obj/verdict.o \
-		build/obj/log.o build/obj/gate.o
+		build/obj/log.o build/obj/gate.o build/obj/peers.o
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3 libbpf) -pthread -o $@
 
 # a 32-bit caller, which the node refuses cleanly
