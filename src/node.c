@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * One served node: its target, struct bsgdev and CUSE session, on a
- * /dev/cuse descriptor and a thread of its own that runs libfuse's
- * multi-threaded loop; workers read requests through fuseio.c, so that
- * node_stop() ends every worker of this session, and only those, from any
- * thread.  The callbacks are thin trampolines: open and release go to
+ * One served node: its target, struct bsgdev and CUSE session (session.c),
+ * whose loop runs on a thread of its own and which node_stop() ends from
+ * any thread.  The callbacks are thin trampolines: open and release go to
  * files.c; read, write and ioctl run within the call's share of threads, or
  * park past it (calls.c); the device file is made ready by devnode.c.
  * node_start() waits on n->cond for the session to come up or end, and an
@@ -19,11 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <fuse3/cuse_lowlevel.h>
@@ -36,7 +31,6 @@
 #include "copyjob.h"
 #include "devnode.h"
 #include "files.h"
-#include "fuseio.h"
 #include "gate.h"
 #include "guard.h"
 #include "ioctl.h"
@@ -45,32 +39,24 @@
 #include "opener.h"
 #include "policy.h"
 #include "pool.h"
+#include "session.h"
 #include "share.h"
 #include "show.h"
 #include "sigwatch.h"
 #include "stats.h"
 #include "uaccess.h"
 
-#define SG_MAJOR 21 /* the sg driver's char major, which sg_dd and sgp_dd test for */
-/*
- * libfuse workers at most.  Many, so that workers held in a copy of a
- * client's memory that stalls (guard.h) leave plenty for everyone else;
- * INLINE_MAX of them at most run a command themselves.
- */
-#define FUSE_THREADS 128
-#define INLINE_MAX   12
-#define SERVE_MAX    256 /* threads of the elastic pool (d->serve) at most */
+#define INLINE_MAX 12  /* of the session's FUSE_THREADS, those that may run a command themselves */
+#define SERVE_MAX  256 /* threads of the elastic pool (d->serve) at most */
 
 struct node {
-	struct bsgdev d;    /* first: the callbacks' userdata is the node */
-	struct calls calls; /* its read(), write() and ioctl() calls, in their shares */
-	struct files files; /* its open files; files.ctl: --control, d has no target */
-	bool stuck;	    /* its session ended with a copy still stalled: leave it */
+	struct bsgdev d;
+	struct calls calls;	/* its read(), write() and ioctl() calls, in their shares */
+	struct files files;	/* its open files; files.ctl: --control, d has no target */
+	struct session session; /* the callbacks' userdata */
+	bool stuck;		/* its session ended with a copy still stalled: leave it */
 	const struct node_config *cfg;
 	char name[128];
-	struct fuse_session *se;
-	struct fuseio io; /* its workers' reads, and the stop eventfd */
-	pthread_t thread;
 	bool thread_started; /* protected by lock */
 	node_ended_fn *ended;
 	void *ended_arg;
@@ -88,7 +74,7 @@ struct node {
 
 static struct node *req_node(fuse_req_t req)
 {
-	return fuse_req_userdata(req);
+	return container_of(fuse_req_userdata(req), struct node, session);
 }
 
 static struct bsgdev *req_daemon(fuse_req_t req)
@@ -332,7 +318,7 @@ static int arm_gate(struct node *n, dev_t dev)
 /* libfuse calls this once CUSE_INIT is answered, even if registration failed. */
 static void cb_init_done(void *userdata)
 {
-	struct node *n = userdata;
+	struct node *n = container_of(userdata, struct node, session);
 	dev_t dev;
 	int err;
 
@@ -376,27 +362,8 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 	.poll = cb_poll,
 };
 
-/* libfuse's read of the next request (fuseio.h). */
-static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
-{
-	struct node *n = userdata;
-
-	return fuseio_read(&n->io, fd, buf, len);
-}
-
-static ssize_t node_writev(int fd, struct iovec *iov, int count, void *userdata)
-{
-	(void)userdata;
-	return writev(fd, iov, count);
-}
-
-static const struct fuse_custom_io node_io = {
-	.read = node_read,
-	.writev = node_writev,
-};
-
 /* The session's loop is over: what its workers still hold answered, its pools and session freed. */
-static void session_over(struct node *n)
+static void drain_session(struct node *n)
 {
 	pthread_mutex_lock(&n->lock);
 	n->stopping = true; /* from now on, node_stop() leaves se alone */
@@ -418,31 +385,22 @@ static void session_over(struct node *n)
 	}
 	control_free(n->files.ctl); /* the pools' last commands may have freed bindings */
 	n->files.ctl = NULL;
-	fuse_session_destroy(n->se); /* closes /dev/cuse: the kernel removes the node */
+	session_destroy(&n->session); /* closes /dev/cuse: the kernel removes the node */
 	if (n->armed)
 		gate_disarm(n->cfg->gate, n->dev); /* its number may go to another driver */
 }
 
-static void *node_thread(void *arg)
+/* The session's over function, on its thread. */
+static void node_over(struct session *s, int ret)
 {
-	struct node *n = arg;
-	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	struct node *n = container_of(s, struct node, session);
 	node_ended_fn *ended;
-	int ret = -ENOMEM;
 	bool up;
 
-	pthread_setname_np(pthread_self(), "bsg-fuse"); /* top -H, ps -L */
-	if (cfg) {
-		fuse_loop_cfg_set_max_threads(cfg, FUSE_THREADS);
-		fuse_loop_cfg_set_idle_threads(cfg, FUSE_IDLE_THREADS);
-		ret = fuse_session_loop_mt(n->se, cfg) < 0 ? -EIO : 0;
-		fuse_loop_cfg_destroy(cfg);
-	}
-	session_over(n);
+	drain_session(n);
 	pthread_mutex_lock(&n->lock);
 	n->d.pool = NULL;
 	n->d.serve = NULL;
-	n->se = NULL;
 	n->over = true;
 	n->result = ret;
 	up = n->up;
@@ -451,7 +409,6 @@ static void *node_thread(void *arg)
 	pthread_mutex_unlock(&n->lock);
 	if (up && ended)
 		ended(n, n->ended_arg);
-	return NULL;
 }
 
 static int choose_path(struct node *n, char *why, size_t why_len)
@@ -563,7 +520,7 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	if (!n)
 		return -ENOMEM;
 	n->cfg = cfg;
-	n->io.stopfd = -1;
+	session_init(&n->session);
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	bsgdev_setup(&n->d, n->name, cfg->mem, cfg->opener_mem_max, cfg->queue_depth, cfg->policy);
 	n->d.policy_kernel = POLICY_KERNEL_OWN;
@@ -615,46 +572,10 @@ static int start_engine(struct node *n)
 	return 0;
 }
 
-/* The session on a /dev/cuse descriptor of its own. */
-static int new_session(struct node *n)
-{
-	char devname[160];
-	const char *dev_info[] = { devname };
-	char *argv[] = { "cuse_bsg", NULL };
-	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
-	struct cuse_info ci = {
-		.dev_major = n->cfg->sg_minor >= 0 ? SG_MAJOR : 0,
-		.dev_minor = n->cfg->sg_minor >= 0 ? n->cfg->sg_minor : 0,
-		.dev_info_argc = 1,
-		.dev_info_argv = dev_info,
-		.flags = CUSE_UNRESTRICTED_IOCTL,
-	};
-	int fd, err;
-
-	snprintf(devname, sizeof(devname), "DEVNAME=%s", n->name);
-	n->se = cuse_lowlevel_new(&args, &ci, &cuse_ops, n);
-	fuse_opt_free_args(&args);
-	if (!n->se)
-		return -EIO;
-	fd = open("/dev/cuse", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = fuse_session_custom_io(n->se, &node_io, fd);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return 0;
-}
-
 static int start_session(struct node *n)
 {
-	int err;
+	int err = session_new(&n->session, n->name, n->cfg->sg_minor, &cuse_ops);
 
-	n->io.stopfd = eventfd(0, EFD_CLOEXEC);
-	if (n->io.stopfd < 0)
-		return -errno;
-	err = new_session(n);
 	if (err) {
 		log_node(LOG_ERR, n->name, "cannot set up the CUSE session for /dev/%s: %s",
 			 n->name, strerror(-err));
@@ -665,7 +586,7 @@ static int start_session(struct node *n)
 	pthread_mutex_lock(&n->lock);
 	n->thread_started = true;
 	pthread_mutex_unlock(&n->lock);
-	err = -pthread_create(&n->thread, NULL, node_thread, n);
+	err = session_start(&n->session, node_over);
 	if (err) {
 		pthread_mutex_lock(&n->lock);
 		n->thread_started = false;
@@ -722,11 +643,9 @@ void node_stop(struct node *n)
 {
 	pthread_mutex_lock(&n->lock);
 	pthread_cond_broadcast(&n->cond); /* an open waiting for the gate (wait_armed()) */
-	if (!n->stopping && n->se && n->thread_started) {
+	if (!n->stopping && n->thread_started) {
 		n->stopping = true;
-		fuse_session_exit(n->se);
-		if (eventfd_write(n->io.stopfd, 1) < 0)
-			abort(); /* an eventfd takes this write */
+		session_stop(&n->session);
 	}
 	pthread_mutex_unlock(&n->lock);
 }
@@ -862,13 +781,7 @@ int node_free(struct node *n)
 	if (n->thread_started) {
 		node_stop(n);
 		/* libfuse joins its workers: one held in a stalled copy never comes */
-		for (;;) {
-			struct timespec end;
-
-			clock_gettime(CLOCK_REALTIME, &end);
-			end.tv_sec++;
-			if (!pthread_timedjoin_np(n->thread, NULL, &end))
-				break;
+		while (session_join(&n->session, 1000)) {
 			if (watchdog_stalled(n->d.wd) && leave_stalled(n)) {
 				log_node(LOG_WARNING, n->name,
 					 "left as it is: a copy into a "
@@ -880,16 +793,13 @@ int node_free(struct node *n)
 			return -EBUSY; /* its threads may still use it */
 		ret = n->result;
 	}
-	if (n->se)
-		fuse_session_destroy(n->se); /* the thread never ran */
-	control_free(n->files.ctl);	     /* the session never ran: no binding was made */
+	session_free(&n->session);  /* the thread never ran, or it destroyed the session */
+	control_free(n->files.ctl); /* the session never ran: no binding was made */
 	async_bsgdev_fini(&n->d);
 	pool_free(n->d.pool);
 	pool_free(n->d.serve);
 	watchdog_free(n->d.wd);
 	target_free(n->d.target);
-	if (n->io.stopfd >= 0)
-		close(n->io.stopfd);
 	pthread_cond_destroy(&n->cond);
 	pthread_mutex_destroy(&n->lock);
 	files_fini(&n->files);
