@@ -5,6 +5,7 @@
  * any thread.  The callbacks are thin trampolines: open and release go to
  * files.c; read, write and ioctl run within the call's share of threads, or
  * park past it (calls.c); the device file is made ready by devnode.c.
+ * Its life is one state (enum node_life), which life_step() alone changes;
  * node_start() waits on n->cond for the session to come up or end, and an
  * open for the credential gate to be armed (wait_armed()).  A callback may
  * wait below: a binding's SG_IO for a slot (cmdq_slot_take()), a copy for
@@ -49,28 +50,109 @@
 #define INLINE_MAX 12  /* of the session's FUSE_THREADS, those that may run a command themselves */
 #define SERVE_MAX  256 /* threads of the elastic pool (d->serve) at most */
 
+/*
+ * A node's life.  Its start (init_done, on a libfuse worker) and its end
+ * (node_stop() from any thread, or the loop's own return) race, so that a
+ * state says how far each has got: an ending node must still know whether
+ * its gate was armed (an open still goes on; the gate is disarmed) and
+ * whether it came up (then node_start() returned 0, and ended is called).
+ * In this order: not started, running (STARTING to UP), ending, over.
+ */
+enum node_life {
+	NODE_NEW = 1,	     /* no thread: not started, or its thread did not start */
+	NODE_STARTING,	     /* the session runs; no gate armed yet (or none) */
+	NODE_ARMED,	     /* the gate checks the node's files: an open is answered */
+	NODE_UP,	     /* /dev/NAME is there with its owner and mode */
+	NODE_STOPPING,	     /* the session ends, or its loop has returned; not armed */
+	NODE_STOPPING_ARMED, /* the same, once armed */
+	NODE_STOPPING_UP,    /* the same, once up */
+	NODE_OVER,	     /* the session has ended; it never came up */
+	NODE_OVER_UP,	     /* the session has ended; it came up: ended is called */
+	NODE_LIFE_COUNT,
+};
+
+enum life_event {
+	LIFE_START,	/* the session's thread is about to start */
+	LIFE_NO_THREAD, /* it could not */
+	LIFE_ARM,	/* init_done armed the gate for the node's number */
+	LIFE_UP,	/* init_done made /dev/NAME ready */
+	LIFE_STOP,	/* node_stop(), or the loop has returned */
+	LIFE_OVER,	/* the loop's end is drained: the session is over */
+	LIFE_EVENT_COUNT,
+};
+
+/*
+ * The legal transitions: the next state of each state on each event (0:
+ * none).  A stop is legal in every state, and moves a running one only.
+ * The start goes on past a stop: init_done arms the gate and makes the
+ * node ready while it is being stopped, so that the gate is disarmed, and
+ * ended called, all the same.  Up from STARTING or STOPPING: no gate.
+ */
+static const unsigned char life_next[NODE_LIFE_COUNT][LIFE_EVENT_COUNT] = {
+	/* START, NO_THREAD, ARM, UP, STOP, OVER */
+	[NODE_NEW] = { NODE_STARTING, 0, 0, 0, NODE_NEW, 0 },
+	[NODE_STARTING] = { 0, NODE_NEW, NODE_ARMED, NODE_UP, NODE_STOPPING, 0 },
+	[NODE_ARMED] = { 0, 0, 0, NODE_UP, NODE_STOPPING_ARMED, 0 },
+	[NODE_UP] = { 0, 0, 0, 0, NODE_STOPPING_UP, 0 },
+	[NODE_STOPPING] = { 0, NODE_NEW, NODE_STOPPING_ARMED, NODE_STOPPING_UP, NODE_STOPPING,
+			    NODE_OVER },
+	[NODE_STOPPING_ARMED] = { 0, 0, 0, NODE_STOPPING_UP, NODE_STOPPING_ARMED, NODE_OVER },
+	[NODE_STOPPING_UP] = { 0, 0, 0, 0, NODE_STOPPING_UP, NODE_OVER_UP },
+	[NODE_OVER] = { 0, 0, 0, 0, NODE_OVER, 0 },
+	[NODE_OVER_UP] = { 0, 0, 0, 0, NODE_OVER_UP, 0 },
+};
+
 struct node {
 	struct bsgdev d;
 	struct calls calls;	/* its read(), write() and ioctl() calls, in their shares */
 	struct files files;	/* its open files; files.ctl: --control, d has no target */
 	struct session session; /* the callbacks' userdata */
-	bool stuck;		/* its session ended with a copy still stalled: leave it */
 	const struct node_config *cfg;
 	char name[128];
-	bool thread_started; /* protected by lock */
 	node_ended_fn *ended;
 	void *ended_arg;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool up;	     /* protected by lock: /dev/NAME exists with its owner and mode */
-	bool armed;	     /* protected by lock: cfg->gate checks dev's files (gate.h) */
-	dev_t dev;	     /* the node's number, once armed */
-	bool stopping;	     /* protected by lock: the session is ending, or se is gone */
-	bool over;	     /* protected by lock: the session has ended */
-	atomic_bool removed; /* udev said the device went */
+	enum node_life life; /* protected by lock; changed by life_step() alone */
+	dev_t dev;	     /* protected by lock: the node's number, once armed */
 	int start_err;	     /* why the node did not come up, if known */
 	int result;	     /* protected by lock: the loop's, once over */
+	bool stuck;	     /* the end left a copy stalled: set before OVER, as result */
+	atomic_bool removed; /* udev said the device went: the target's life, not the node's */
 };
+
+/* Under lock: n's life moves on e, as life_next[] allows, and every waiter on cond wakes. */
+static bool life_step(struct node *n, enum life_event e)
+{
+	enum node_life to = life_next[n->life][e];
+
+	if (!to)
+		abort(); /* a transition life_next[] does not list */
+	if (to == n->life)
+		return false;
+	n->life = to;
+	pthread_cond_broadcast(&n->cond);
+	return true;
+}
+
+static bool life_up(enum node_life s)
+{
+	return s == NODE_UP || s == NODE_STOPPING_UP || s == NODE_OVER_UP;
+}
+
+static bool life_over(enum node_life s)
+{
+	return s >= NODE_OVER;
+}
+
+/* Under lock: does the gate check n's files?  Up means armed, with a gate. */
+static bool life_armed(const struct node *n)
+{
+	enum node_life s = n->life;
+
+	return n->cfg->gate && !life_over(s) &&
+	       (s == NODE_ARMED || s == NODE_STOPPING_ARMED || life_up(s));
+}
 
 static struct node *req_node(fuse_req_t req)
 {
@@ -99,9 +181,9 @@ static int wait_armed(struct node *n)
 	if (!n->cfg->gate)
 		return 0;
 	pthread_mutex_lock(&n->lock);
-	while (!n->armed && !n->stopping && !n->over)
+	while (n->life == NODE_STARTING)
 		pthread_cond_wait(&n->cond, &n->lock);
-	armed = n->armed;
+	armed = life_armed(n);
 	pthread_mutex_unlock(&n->lock);
 	return armed ? 0 : ENODEV;
 }
@@ -305,8 +387,7 @@ static int arm_gate(struct node *n, dev_t dev)
 	}
 	pthread_mutex_lock(&n->lock);
 	n->dev = dev;
-	n->armed = true;
-	pthread_cond_broadcast(&n->cond);
+	life_step(n, LIFE_ARM);
 	pthread_mutex_unlock(&n->lock);
 	n->d.verdicts = gate_verdicts(n->cfg->gate); /* read from the proof on (none: /proc) */
 	atomic_store(&n->d.cred, gate_loaded(n->cfg->gate) == GATE_SEEN ? GATE_SEEN : GATE_NONE);
@@ -347,8 +428,7 @@ static void cb_init_done(void *userdata)
 			 minor(dev));
 	}
 	pthread_mutex_lock(&n->lock);
-	n->up = true;
-	pthread_cond_broadcast(&n->cond);
+	life_step(n, LIFE_UP);
 	pthread_mutex_unlock(&n->lock);
 }
 
@@ -365,8 +445,11 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 /* The session's loop is over: what its workers still hold answered, its pools and session freed. */
 static void drain_session(struct node *n)
 {
+	bool armed;
+
 	pthread_mutex_lock(&n->lock);
-	n->stopping = true; /* from now on, node_stop() leaves se alone */
+	life_step(n, LIFE_STOP); /* from now on, node_stop() leaves the session alone */
+	armed = life_armed(n);	 /* for good: init_done has returned */
 	pthread_mutex_unlock(&n->lock);
 	/* answer what the workers still hold while the session can take it */
 	copyjob_drain(&n->d, n->cfg->share);
@@ -386,7 +469,7 @@ static void drain_session(struct node *n)
 	control_free(n->files.ctl); /* the pools' last commands may have freed bindings */
 	n->files.ctl = NULL;
 	session_destroy(&n->session); /* closes /dev/cuse: the kernel removes the node */
-	if (n->armed)
+	if (armed)
 		gate_disarm(n->cfg->gate, n->dev); /* its number may go to another driver */
 }
 
@@ -401,11 +484,10 @@ static void node_over(struct session *s, int ret)
 	pthread_mutex_lock(&n->lock);
 	n->d.pool = NULL;
 	n->d.serve = NULL;
-	n->over = true;
 	n->result = ret;
-	up = n->up;
+	life_step(n, LIFE_OVER);
+	up = life_up(n->life);
 	ended = n->ended; /* node_free() may have let go of it (stalled) */
-	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
 	if (up && ended)
 		ended(n, n->ended_arg);
@@ -520,6 +602,7 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	if (!n)
 		return -ENOMEM;
 	n->cfg = cfg;
+	n->life = NODE_NEW;
 	session_init(&n->session);
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	bsgdev_setup(&n->d, n->name, cfg->mem, cfg->opener_mem_max, cfg->queue_depth, cfg->policy);
@@ -582,14 +665,14 @@ static int start_session(struct node *n)
 		return err;
 	}
 	n->d.inline_max = INLINE_MAX;
-	/* set first: the thread's init_done may stop the session at once */
+	/* first: the thread's init_done may stop the session at once */
 	pthread_mutex_lock(&n->lock);
-	n->thread_started = true;
+	life_step(n, LIFE_START);
 	pthread_mutex_unlock(&n->lock);
 	err = session_start(&n->session, node_over);
 	if (err) {
 		pthread_mutex_lock(&n->lock);
-		n->thread_started = false;
+		life_step(n, LIFE_NO_THREAD);
 		pthread_mutex_unlock(&n->lock);
 		log_node(LOG_ERR, n->name, "cannot start the session's thread: %s", strerror(-err));
 	}
@@ -631,22 +714,22 @@ int node_start(struct node *n, node_ended_fn *ended, void *arg)
 	if (err)
 		return err;
 	pthread_mutex_lock(&n->lock);
-	while (!n->up && !n->over)
+	while (!life_up(n->life) && !life_over(n->life))
 		pthread_cond_wait(&n->cond, &n->lock);
-	up = n->up;
+	up = life_up(n->life);
 	pthread_mutex_unlock(&n->lock);
 	return up ? 0 : n->start_err ? n->start_err : -ENODEV;
 }
 
-/* Under lock: the session thread may be destroying se.  Neither call blocks. */
+/*
+ * Under lock: the session's thread may be destroying it once its loop has
+ * returned (then the life is ending already).  Neither call blocks.
+ */
 void node_stop(struct node *n)
 {
 	pthread_mutex_lock(&n->lock);
-	pthread_cond_broadcast(&n->cond); /* an open waiting for the gate (wait_armed()) */
-	if (!n->stopping && n->thread_started) {
-		n->stopping = true;
+	if (life_step(n, LIFE_STOP)) /* a running session: an open waiting wakes too */
 		session_stop(&n->session);
-	}
 	pthread_mutex_unlock(&n->lock);
 }
 
@@ -688,7 +771,7 @@ static unsigned long long gated_refused(struct node *n)
 	dev_t dev;
 
 	pthread_mutex_lock(&n->lock);
-	dev = n->armed && !n->over ? n->dev : 0; /* no node has major 0 */
+	dev = life_armed(n) ? n->dev : 0; /* no node has major 0 */
 	pthread_mutex_unlock(&n->lock);
 	return dev ? gate_refused(n->cfg->gate, dev) : 0;
 }
@@ -733,7 +816,7 @@ void node_show(struct node *n, struct show_node *s)
 	s->cred_unseen = atomic_load(&d->cred_unseen);
 	s->gone = atomic_load(&d->target_gone);
 	pthread_mutex_lock(&n->lock);
-	if (!n->stopping && d->pool) {
+	if (n->life < NODE_STOPPING && d->pool) { /* the thread frees them once ending */
 		s->workers = pool_threads(d->pool);
 		s->backlog = pool_backlog(d->pool);
 		s->copy_threads = d->serve ? pool_threads(d->serve) : 0;
@@ -766,7 +849,7 @@ static bool leave_stalled(struct node *n)
 	bool over;
 
 	pthread_mutex_lock(&n->lock);
-	over = n->over;
+	over = life_over(n->life);
 	n->ended = NULL;
 	pthread_mutex_unlock(&n->lock);
 	return !over;
@@ -774,11 +857,15 @@ static bool leave_stalled(struct node *n)
 
 int node_free(struct node *n)
 {
+	bool started;
 	int ret = 0;
 
 	if (!n)
 		return 0;
-	if (n->thread_started) {
+	pthread_mutex_lock(&n->lock);
+	started = n->life != NODE_NEW;
+	pthread_mutex_unlock(&n->lock);
+	if (started) {
 		node_stop(n);
 		/* libfuse joins its workers: one held in a stalled copy never comes */
 		while (session_join(&n->session, 1000)) {
