@@ -12,7 +12,6 @@
  * its watchdog's answer (guard.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -37,6 +36,7 @@
 #include "ioctl.h"
 #include "ioctx.h"
 #include "node.h"
+#include "nodegate.h"
 #include "opener.h"
 #include "policy.h"
 #include "pool.h"
@@ -342,36 +342,6 @@ static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *
 	calls_enter(&req_node(req)->calls, &c, c.nf->sf); /* within its shares */
 }
 
-/*
- * The first node of a process proves the gate live (gate_prove()): its own
- * open of the node, still devtmpfs's 0600 root:root, and a forked child's
- * read(), which must be refused: by the kernel, or by us on the witness's
- * verdict.  Not live: the /proc check, or (kernel, witness) no node.
- */
-static int prove_gate(struct node *n, dev_t dev)
-{
-	struct gate *g = n->cfg->gate;
-	char path[160], why[256];
-	int fd, err;
-
-	if (gate_live(g))
-		return 0;
-	snprintf(path, sizeof(path), "/dev/%s", n->name);
-	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC); /* each hook: read, write, ioctl */
-	if (fd < 0) {
-		err = -errno;
-		snprintf(why, sizeof(why), "cannot open /dev/%s to prove the gate: %s", n->name,
-			 strerror(errno));
-	} else {
-		err = gate_prove(g, fd, dev, &n->d.stats[STAT_READ], why, sizeof(why));
-		close(fd);
-	}
-	log_node(err ? (n->cfg->gate_required ? LOG_ERR : LOG_WARNING) : LOG_INFO, n->name,
-		 "credential check: %s%s", why,
-		 !err || n->cfg->gate_required ? "" : "; the /proc check serves instead");
-	return n->cfg->gate_required ? err : 0;
-}
-
 /* Arm the gate for dev before any open is answered, then prove it. */
 static int arm_gate(struct node *n, dev_t dev)
 {
@@ -379,21 +349,14 @@ static int arm_gate(struct node *n, dev_t dev)
 
 	if (!n->cfg->gate)
 		return 0;
-	err = gate_arm(n->cfg->gate, dev, n->name);
-	if (err) {
-		log_node(LOG_ERR, n->name, "cannot arm the credential gate for /dev/%s: %s",
-			 n->name, strerror(-err));
+	err = nodegate_arm(n->cfg->gate, &n->d, dev);
+	if (err)
 		return err;
-	}
 	pthread_mutex_lock(&n->lock);
 	n->dev = dev;
 	life_step(n, LIFE_ARM);
 	pthread_mutex_unlock(&n->lock);
-	n->d.verdicts = gate_verdicts(n->cfg->gate); /* read from the proof on (none: /proc) */
-	atomic_store(&n->d.cred, gate_loaded(n->cfg->gate) == GATE_SEEN ? GATE_SEEN : GATE_NONE);
-	err = prove_gate(n, dev);
-	atomic_store(&n->d.cred, (int)gate_live(n->cfg->gate));
-	return err;
+	return nodegate_prove(n->cfg->gate, n->cfg->gate_required, &n->d, dev);
 }
 
 /* libfuse calls this once CUSE_INIT is answered, even if registration failed. */
