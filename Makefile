@@ -43,7 +43,7 @@ MODULES := scsi target pool creds ident guard uaccess ioctx cmd sgio chans copyj
 	verdict \
 	policy options control bsgadd sigwatch share show lat stats
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
-DAEMON_MODULES := node files calls fuseio devnode udev fleet gate peers live view
+DAEMON_MODULES := node nodegate session files calls fuseio devnode udev fleet gate peers live view
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate verdict peers notify udev \

@@ -37,39 +37,43 @@ struct watchdog;
 #define RETRY_MAX_XFER (124u << 10)
 #define RETRY_MAX_IOVS 250u
 
+/*
+ * The counters shown by name, in the SIGUSR1 line and the live view, in
+ * their order there: X(id, name).  The one list of them, so that none can
+ * be added where it is never shown; stats.c checks that they fit.
+ */
+#define STAT_SHOWN(X)                                                                     \
+	X(STAT_OPEN, "open")                                                              \
+	X(STAT_RELEASE, "release")                                                        \
+	X(STAT_READ, "read")                                                              \
+	X(STAT_WRITE, "write")                                                            \
+	X(STAT_IOCTL, "ioctl")                                                            \
+	X(STAT_POLL, "poll")                                                              \
+	X(STAT_INTERRUPT, "interrupt")                                                    \
+	X(STAT_SG_IO, "sg_io")		     /* SG_IO commands that reached the target */ \
+	X(STAT_SG_IO_ERR, "sg_io_errors")    /* SG_IO calls that ended with an errno */   \
+	X(STAT_IOCTL_RETRY, "ioctl_retries") /* ioctl replies asking for another round */ \
+	X(STAT_REFUSED, "refused")	     /* commands the access policy refused */
+
+#define STAT_ENUM(id, name) id,
 enum stat_id {
-	STAT_OPEN,
-	STAT_RELEASE,
-	STAT_READ,
-	STAT_WRITE,
-	STAT_IOCTL,
-	STAT_POLL,
-	STAT_INTERRUPT,
-	STAT_SG_IO,	  /* SG_IO commands that reached the target */
-	STAT_SG_IO_ERR,	  /* SG_IO calls that ended with an errno */
-	STAT_IOCTL_RETRY, /* ioctl replies that asked the kernel for another round */
-	STAT_REFUSED,	  /* commands the access policy refused */
-	STAT_LATENCY_US,  /* summed over STAT_SG_IO: from the call to the target's answer */
+	STAT_SHOWN(STAT_ENUM)
+	/* summed over STAT_SG_IO, from the call to the target's answer: shown
+	 * as their average, avg_latency_us */
+	STAT_LATENCY_US,
 	STAT_COUNT,
 };
+#undef STAT_ENUM
 
-/* A counter's name, in the SIGUSR1 line and the live view (but the sum of latencies). */
+_Static_assert(STAT_LATENCY_US == STAT_COUNT - 1,
+	       "a counter after STAT_LATENCY_US is never shown: add it to STAT_SHOWN");
+
+/* A shown counter's name (all before STAT_LATENCY_US). */
 static inline const char *stat_name(enum stat_id id)
 {
-	static const char *const names[STAT_COUNT] = {
-		[STAT_OPEN] = "open",
-		[STAT_RELEASE] = "release",
-		[STAT_READ] = "read",
-		[STAT_WRITE] = "write",
-		[STAT_IOCTL] = "ioctl",
-		[STAT_POLL] = "poll",
-		[STAT_INTERRUPT] = "interrupt",
-		[STAT_SG_IO] = "sg_io",
-		[STAT_SG_IO_ERR] = "sg_io_errors",
-		[STAT_IOCTL_RETRY] = "ioctl_retries",
-		[STAT_REFUSED] = "refused",
-		[STAT_LATENCY_US] = "latency_us",
-	};
+#define STAT_NAME(id, name) [id] = name,
+	static const char *const names[STAT_LATENCY_US] = { STAT_SHOWN(STAT_NAME) };
+#undef STAT_NAME
 
 	return names[id];
 }

@@ -1,29 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * One served node: its target, struct bsgdev and CUSE session, on a
- * /dev/cuse descriptor and a thread of its own that runs libfuse's
- * multi-threaded loop; workers read requests through fuseio.c, so that
- * node_stop() ends every worker of this session, and only those, from any
- * thread.  The callbacks are thin trampolines: open and release go to
+ * One served node: its target, struct bsgdev and CUSE session (session.c),
+ * whose loop runs on a thread of its own and which node_stop() ends from
+ * any thread.  The callbacks are thin trampolines: open and release go to
  * files.c; read, write and ioctl run within the call's share of threads, or
  * park past it (calls.c); the device file is made ready by devnode.c.
+ * Its life is one state (enum node_life), which life_step() alone changes;
  * node_start() waits on n->cond for the session to come up or end, and an
  * open for the credential gate to be armed (wait_armed()).  A callback may
  * wait below: a binding's SG_IO for a slot (cmdq_slot_take()), a copy for
  * its watchdog's answer (guard.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <fuse3/cuse_lowlevel.h>
@@ -36,59 +31,132 @@
 #include "copyjob.h"
 #include "devnode.h"
 #include "files.h"
-#include "fuseio.h"
 #include "gate.h"
 #include "guard.h"
 #include "ioctl.h"
 #include "ioctx.h"
 #include "node.h"
+#include "nodegate.h"
 #include "opener.h"
 #include "policy.h"
 #include "pool.h"
+#include "session.h"
 #include "share.h"
 #include "show.h"
 #include "sigwatch.h"
 #include "stats.h"
 #include "uaccess.h"
 
-#define SG_MAJOR 21 /* the sg driver's char major, which sg_dd and sgp_dd test for */
+#define INLINE_MAX 12  /* of the session's FUSE_THREADS, those that may run a command themselves */
+#define SERVE_MAX  256 /* threads of the elastic pool (d->serve) at most */
+
 /*
- * libfuse workers at most.  Many, so that workers held in a copy of a
- * client's memory that stalls (guard.h) leave plenty for everyone else;
- * INLINE_MAX of them at most run a command themselves.
+ * A node's life.  Its start (init_done, on a libfuse worker) and its end
+ * (node_stop() from any thread, or the loop's own return) race, so that a
+ * state says how far each has got: an ending node must still know whether
+ * its gate was armed (an open still goes on; the gate is disarmed) and
+ * whether it came up (then node_start() returned 0, and ended is called).
+ * In this order: not started, running (STARTING to UP), ending, over.
  */
-#define FUSE_THREADS 128
-#define INLINE_MAX   12
-#define SERVE_MAX    256 /* threads of the elastic pool (d->serve) at most */
+enum node_life {
+	NODE_NEW = 1,	     /* no thread: not started, or its thread did not start */
+	NODE_STARTING,	     /* the session runs; no gate armed yet (or none) */
+	NODE_ARMED,	     /* the gate checks the node's files: an open is answered */
+	NODE_UP,	     /* /dev/NAME is there with its owner and mode */
+	NODE_STOPPING,	     /* the session ends, or its loop has returned; not armed */
+	NODE_STOPPING_ARMED, /* the same, once armed */
+	NODE_STOPPING_UP,    /* the same, once up */
+	NODE_OVER,	     /* the session has ended; it never came up */
+	NODE_OVER_UP,	     /* the session has ended; it came up: ended is called */
+	NODE_LIFE_COUNT,
+};
+
+enum life_event {
+	LIFE_START,	/* the session's thread is about to start */
+	LIFE_NO_THREAD, /* it could not */
+	LIFE_ARM,	/* init_done armed the gate for the node's number */
+	LIFE_UP,	/* init_done made /dev/NAME ready */
+	LIFE_STOP,	/* node_stop(), or the loop has returned */
+	LIFE_OVER,	/* the loop's end is drained: the session is over */
+	LIFE_EVENT_COUNT,
+};
+
+/*
+ * The legal transitions: the next state of each state on each event (0:
+ * none).  A stop is legal in every state, and moves a running one only.
+ * The start goes on past a stop: init_done arms the gate and makes the
+ * node ready while it is being stopped, so that the gate is disarmed, and
+ * ended called, all the same.  Up from STARTING or STOPPING: no gate.
+ */
+static const unsigned char life_next[NODE_LIFE_COUNT][LIFE_EVENT_COUNT] = {
+	/* START, NO_THREAD, ARM, UP, STOP, OVER */
+	[NODE_NEW] = { NODE_STARTING, 0, 0, 0, NODE_NEW, 0 },
+	[NODE_STARTING] = { 0, NODE_NEW, NODE_ARMED, NODE_UP, NODE_STOPPING, 0 },
+	[NODE_ARMED] = { 0, 0, 0, NODE_UP, NODE_STOPPING_ARMED, 0 },
+	[NODE_UP] = { 0, 0, 0, 0, NODE_STOPPING_UP, 0 },
+	[NODE_STOPPING] = { 0, NODE_NEW, NODE_STOPPING_ARMED, NODE_STOPPING_UP, NODE_STOPPING,
+			    NODE_OVER },
+	[NODE_STOPPING_ARMED] = { 0, 0, 0, NODE_STOPPING_UP, NODE_STOPPING_ARMED, NODE_OVER },
+	[NODE_STOPPING_UP] = { 0, 0, 0, 0, NODE_STOPPING_UP, NODE_OVER_UP },
+	[NODE_OVER] = { 0, 0, 0, 0, NODE_OVER, 0 },
+	[NODE_OVER_UP] = { 0, 0, 0, 0, NODE_OVER_UP, 0 },
+};
 
 struct node {
-	struct bsgdev d;    /* first: the callbacks' userdata is the node */
-	struct calls calls; /* its read(), write() and ioctl() calls, in their shares */
-	struct files files; /* its open files; files.ctl: --control, d has no target */
-	bool stuck;	    /* its session ended with a copy still stalled: leave it */
+	struct bsgdev d;
+	struct calls calls;	/* its read(), write() and ioctl() calls, in their shares */
+	struct files files;	/* its open files; files.ctl: --control, d has no target */
+	struct session session; /* the callbacks' userdata */
 	const struct node_config *cfg;
 	char name[128];
-	struct fuse_session *se;
-	struct fuseio io; /* its workers' reads, and the stop eventfd */
-	pthread_t thread;
-	bool thread_started; /* protected by lock */
 	node_ended_fn *ended;
 	void *ended_arg;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool up;	     /* protected by lock: /dev/NAME exists with its owner and mode */
-	bool armed;	     /* protected by lock: cfg->gate checks dev's files (gate.h) */
-	dev_t dev;	     /* the node's number, once armed */
-	bool stopping;	     /* protected by lock: the session is ending, or se is gone */
-	bool over;	     /* protected by lock: the session has ended */
-	atomic_bool removed; /* udev said the device went */
+	enum node_life life; /* protected by lock; changed by life_step() alone */
+	dev_t dev;	     /* protected by lock: the node's number, once armed */
 	int start_err;	     /* why the node did not come up, if known */
 	int result;	     /* protected by lock: the loop's, once over */
+	bool stuck;	     /* the end left a copy stalled: set before OVER, as result */
+	atomic_bool removed; /* udev said the device went: the target's life, not the node's */
 };
+
+/* Under lock: n's life moves on e, as life_next[] allows, and every waiter on cond wakes. */
+static bool life_step(struct node *n, enum life_event e)
+{
+	enum node_life to = life_next[n->life][e];
+
+	if (!to)
+		abort(); /* a transition life_next[] does not list */
+	if (to == n->life)
+		return false;
+	n->life = to;
+	pthread_cond_broadcast(&n->cond);
+	return true;
+}
+
+static bool life_up(enum node_life s)
+{
+	return s == NODE_UP || s == NODE_STOPPING_UP || s == NODE_OVER_UP;
+}
+
+static bool life_over(enum node_life s)
+{
+	return s >= NODE_OVER;
+}
+
+/* Under lock: does the gate check n's files?  Up means armed, with a gate. */
+static bool life_armed(const struct node *n)
+{
+	enum node_life s = n->life;
+
+	return n->cfg->gate && !life_over(s) &&
+	       (s == NODE_ARMED || s == NODE_STOPPING_ARMED || life_up(s));
+}
 
 static struct node *req_node(fuse_req_t req)
 {
-	return fuse_req_userdata(req);
+	return container_of(fuse_req_userdata(req), struct node, session);
 }
 
 static struct bsgdev *req_daemon(fuse_req_t req)
@@ -113,9 +181,9 @@ static int wait_armed(struct node *n)
 	if (!n->cfg->gate)
 		return 0;
 	pthread_mutex_lock(&n->lock);
-	while (!n->armed && !n->stopping && !n->over)
+	while (n->life == NODE_STARTING)
 		pthread_cond_wait(&n->cond, &n->lock);
-	armed = n->armed;
+	armed = life_armed(n);
 	pthread_mutex_unlock(&n->lock);
 	return armed ? 0 : ENODEV;
 }
@@ -274,36 +342,6 @@ static void cb_ioctl(fuse_req_t req, int cmd, void *arg, struct fuse_file_info *
 	calls_enter(&req_node(req)->calls, &c, c.nf->sf); /* within its shares */
 }
 
-/*
- * The first node of a process proves the gate live (gate_prove()): its own
- * open of the node, still devtmpfs's 0600 root:root, and a forked child's
- * read(), which must be refused: by the kernel, or by us on the witness's
- * verdict.  Not live: the /proc check, or (kernel, witness) no node.
- */
-static int prove_gate(struct node *n, dev_t dev)
-{
-	struct gate *g = n->cfg->gate;
-	char path[160], why[256];
-	int fd, err;
-
-	if (gate_live(g))
-		return 0;
-	snprintf(path, sizeof(path), "/dev/%s", n->name);
-	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC); /* each hook: read, write, ioctl */
-	if (fd < 0) {
-		err = -errno;
-		snprintf(why, sizeof(why), "cannot open /dev/%s to prove the gate: %s", n->name,
-			 strerror(errno));
-	} else {
-		err = gate_prove(g, fd, dev, &n->d.stats[STAT_READ], why, sizeof(why));
-		close(fd);
-	}
-	log_node(err ? (n->cfg->gate_required ? LOG_ERR : LOG_WARNING) : LOG_INFO, n->name,
-		 "credential check: %s%s", why,
-		 !err || n->cfg->gate_required ? "" : "; the /proc check serves instead");
-	return n->cfg->gate_required ? err : 0;
-}
-
 /* Arm the gate for dev before any open is answered, then prove it. */
 static int arm_gate(struct node *n, dev_t dev)
 {
@@ -311,28 +349,20 @@ static int arm_gate(struct node *n, dev_t dev)
 
 	if (!n->cfg->gate)
 		return 0;
-	err = gate_arm(n->cfg->gate, dev, n->name);
-	if (err) {
-		log_node(LOG_ERR, n->name, "cannot arm the credential gate for /dev/%s: %s",
-			 n->name, strerror(-err));
+	err = nodegate_arm(n->cfg->gate, &n->d, dev);
+	if (err)
 		return err;
-	}
 	pthread_mutex_lock(&n->lock);
 	n->dev = dev;
-	n->armed = true;
-	pthread_cond_broadcast(&n->cond);
+	life_step(n, LIFE_ARM);
 	pthread_mutex_unlock(&n->lock);
-	n->d.verdicts = gate_verdicts(n->cfg->gate); /* read from the proof on (none: /proc) */
-	atomic_store(&n->d.cred, gate_loaded(n->cfg->gate) == GATE_SEEN ? GATE_SEEN : GATE_NONE);
-	err = prove_gate(n, dev);
-	atomic_store(&n->d.cred, (int)gate_live(n->cfg->gate));
-	return err;
+	return nodegate_prove(n->cfg->gate, n->cfg->gate_required, &n->d, dev);
 }
 
 /* libfuse calls this once CUSE_INIT is answered, even if registration failed. */
 static void cb_init_done(void *userdata)
 {
-	struct node *n = userdata;
+	struct node *n = container_of(userdata, struct node, session);
 	dev_t dev;
 	int err;
 
@@ -361,8 +391,7 @@ static void cb_init_done(void *userdata)
 			 minor(dev));
 	}
 	pthread_mutex_lock(&n->lock);
-	n->up = true;
-	pthread_cond_broadcast(&n->cond);
+	life_step(n, LIFE_UP);
 	pthread_mutex_unlock(&n->lock);
 }
 
@@ -376,30 +405,14 @@ static const struct cuse_lowlevel_ops cuse_ops = {
 	.poll = cb_poll,
 };
 
-/* libfuse's read of the next request (fuseio.h). */
-static ssize_t node_read(int fd, void *buf, size_t len, void *userdata)
-{
-	struct node *n = userdata;
-
-	return fuseio_read(&n->io, fd, buf, len);
-}
-
-static ssize_t node_writev(int fd, struct iovec *iov, int count, void *userdata)
-{
-	(void)userdata;
-	return writev(fd, iov, count);
-}
-
-static const struct fuse_custom_io node_io = {
-	.read = node_read,
-	.writev = node_writev,
-};
-
 /* The session's loop is over: what its workers still hold answered, its pools and session freed. */
-static void session_over(struct node *n)
+static void drain_session(struct node *n)
 {
+	bool armed;
+
 	pthread_mutex_lock(&n->lock);
-	n->stopping = true; /* from now on, node_stop() leaves se alone */
+	life_step(n, LIFE_STOP); /* from now on, node_stop() leaves the session alone */
+	armed = life_armed(n);	 /* for good: init_done has returned */
 	pthread_mutex_unlock(&n->lock);
 	/* answer what the workers still hold while the session can take it */
 	copyjob_drain(&n->d, n->cfg->share);
@@ -418,40 +431,29 @@ static void session_over(struct node *n)
 	}
 	control_free(n->files.ctl); /* the pools' last commands may have freed bindings */
 	n->files.ctl = NULL;
-	fuse_session_destroy(n->se); /* closes /dev/cuse: the kernel removes the node */
-	if (n->armed)
+	session_destroy(&n->session); /* closes /dev/cuse: the kernel removes the node */
+	if (armed)
 		gate_disarm(n->cfg->gate, n->dev); /* its number may go to another driver */
 }
 
-static void *node_thread(void *arg)
+/* The session's over function, on its thread. */
+static void node_over(struct session *s, int ret)
 {
-	struct node *n = arg;
-	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	struct node *n = container_of(s, struct node, session);
 	node_ended_fn *ended;
-	int ret = -ENOMEM;
 	bool up;
 
-	pthread_setname_np(pthread_self(), "bsg-fuse"); /* top -H, ps -L */
-	if (cfg) {
-		fuse_loop_cfg_set_max_threads(cfg, FUSE_THREADS);
-		fuse_loop_cfg_set_idle_threads(cfg, FUSE_IDLE_THREADS);
-		ret = fuse_session_loop_mt(n->se, cfg) < 0 ? -EIO : 0;
-		fuse_loop_cfg_destroy(cfg);
-	}
-	session_over(n);
+	drain_session(n);
 	pthread_mutex_lock(&n->lock);
 	n->d.pool = NULL;
 	n->d.serve = NULL;
-	n->se = NULL;
-	n->over = true;
 	n->result = ret;
-	up = n->up;
+	life_step(n, LIFE_OVER);
+	up = life_up(n->life);
 	ended = n->ended; /* node_free() may have let go of it (stalled) */
-	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
 	if (up && ended)
 		ended(n, n->ended_arg);
-	return NULL;
 }
 
 static int choose_path(struct node *n, char *why, size_t why_len)
@@ -563,7 +565,8 @@ int node_new(const struct node_config *cfg, const char *target, const char *name
 	if (!n)
 		return -ENOMEM;
 	n->cfg = cfg;
-	n->io.stopfd = -1;
+	n->life = NODE_NEW;
+	session_init(&n->session);
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	bsgdev_setup(&n->d, n->name, cfg->mem, cfg->opener_mem_max, cfg->queue_depth, cfg->policy);
 	n->d.policy_kernel = POLICY_KERNEL_OWN;
@@ -615,60 +618,24 @@ static int start_engine(struct node *n)
 	return 0;
 }
 
-/* The session on a /dev/cuse descriptor of its own. */
-static int new_session(struct node *n)
-{
-	char devname[160];
-	const char *dev_info[] = { devname };
-	char *argv[] = { "cuse_bsg", NULL };
-	struct fuse_args args = FUSE_ARGS_INIT(1, argv);
-	struct cuse_info ci = {
-		.dev_major = n->cfg->sg_minor >= 0 ? SG_MAJOR : 0,
-		.dev_minor = n->cfg->sg_minor >= 0 ? n->cfg->sg_minor : 0,
-		.dev_info_argc = 1,
-		.dev_info_argv = dev_info,
-		.flags = CUSE_UNRESTRICTED_IOCTL,
-	};
-	int fd, err;
-
-	snprintf(devname, sizeof(devname), "DEVNAME=%s", n->name);
-	n->se = cuse_lowlevel_new(&args, &ci, &cuse_ops, n);
-	fuse_opt_free_args(&args);
-	if (!n->se)
-		return -EIO;
-	fd = open("/dev/cuse", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = fuse_session_custom_io(n->se, &node_io, fd);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return 0;
-}
-
 static int start_session(struct node *n)
 {
-	int err;
+	int err = session_new(&n->session, n->name, n->cfg->sg_minor, &cuse_ops);
 
-	n->io.stopfd = eventfd(0, EFD_CLOEXEC);
-	if (n->io.stopfd < 0)
-		return -errno;
-	err = new_session(n);
 	if (err) {
 		log_node(LOG_ERR, n->name, "cannot set up the CUSE session for /dev/%s: %s",
 			 n->name, strerror(-err));
 		return err;
 	}
 	n->d.inline_max = INLINE_MAX;
-	/* set first: the thread's init_done may stop the session at once */
+	/* first: the thread's init_done may stop the session at once */
 	pthread_mutex_lock(&n->lock);
-	n->thread_started = true;
+	life_step(n, LIFE_START);
 	pthread_mutex_unlock(&n->lock);
-	err = -pthread_create(&n->thread, NULL, node_thread, n);
+	err = session_start(&n->session, node_over);
 	if (err) {
 		pthread_mutex_lock(&n->lock);
-		n->thread_started = false;
+		life_step(n, LIFE_NO_THREAD);
 		pthread_mutex_unlock(&n->lock);
 		log_node(LOG_ERR, n->name, "cannot start the session's thread: %s", strerror(-err));
 	}
@@ -710,24 +677,22 @@ int node_start(struct node *n, node_ended_fn *ended, void *arg)
 	if (err)
 		return err;
 	pthread_mutex_lock(&n->lock);
-	while (!n->up && !n->over)
+	while (!life_up(n->life) && !life_over(n->life))
 		pthread_cond_wait(&n->cond, &n->lock);
-	up = n->up;
+	up = life_up(n->life);
 	pthread_mutex_unlock(&n->lock);
 	return up ? 0 : n->start_err ? n->start_err : -ENODEV;
 }
 
-/* Under lock: the session thread may be destroying se.  Neither call blocks. */
+/*
+ * Under lock: the session's thread may be destroying it once its loop has
+ * returned (then the life is ending already).  Neither call blocks.
+ */
 void node_stop(struct node *n)
 {
 	pthread_mutex_lock(&n->lock);
-	pthread_cond_broadcast(&n->cond); /* an open waiting for the gate (wait_armed()) */
-	if (!n->stopping && n->se && n->thread_started) {
-		n->stopping = true;
-		fuse_session_exit(n->se);
-		if (eventfd_write(n->io.stopfd, 1) < 0)
-			abort(); /* an eventfd takes this write */
-	}
+	if (life_step(n, LIFE_STOP)) /* a running session: an open waiting wakes too */
+		session_stop(&n->session);
 	pthread_mutex_unlock(&n->lock);
 }
 
@@ -769,7 +734,7 @@ static unsigned long long gated_refused(struct node *n)
 	dev_t dev;
 
 	pthread_mutex_lock(&n->lock);
-	dev = n->armed && !n->over ? n->dev : 0; /* no node has major 0 */
+	dev = life_armed(n) ? n->dev : 0; /* no node has major 0 */
 	pthread_mutex_unlock(&n->lock);
 	return dev ? gate_refused(n->cfg->gate, dev) : 0;
 }
@@ -814,7 +779,7 @@ void node_show(struct node *n, struct show_node *s)
 	s->cred_unseen = atomic_load(&d->cred_unseen);
 	s->gone = atomic_load(&d->target_gone);
 	pthread_mutex_lock(&n->lock);
-	if (!n->stopping && d->pool) {
+	if (n->life < NODE_STOPPING && d->pool) { /* the thread frees them once ending */
 		s->workers = pool_threads(d->pool);
 		s->backlog = pool_backlog(d->pool);
 		s->copy_threads = d->serve ? pool_threads(d->serve) : 0;
@@ -847,7 +812,7 @@ static bool leave_stalled(struct node *n)
 	bool over;
 
 	pthread_mutex_lock(&n->lock);
-	over = n->over;
+	over = life_over(n->life);
 	n->ended = NULL;
 	pthread_mutex_unlock(&n->lock);
 	return !over;
@@ -855,20 +820,18 @@ static bool leave_stalled(struct node *n)
 
 int node_free(struct node *n)
 {
+	bool started;
 	int ret = 0;
 
 	if (!n)
 		return 0;
-	if (n->thread_started) {
+	pthread_mutex_lock(&n->lock);
+	started = n->life != NODE_NEW;
+	pthread_mutex_unlock(&n->lock);
+	if (started) {
 		node_stop(n);
 		/* libfuse joins its workers: one held in a stalled copy never comes */
-		for (;;) {
-			struct timespec end;
-
-			clock_gettime(CLOCK_REALTIME, &end);
-			end.tv_sec++;
-			if (!pthread_timedjoin_np(n->thread, NULL, &end))
-				break;
+		while (session_join(&n->session, 1000)) {
 			if (watchdog_stalled(n->d.wd) && leave_stalled(n)) {
 				log_node(LOG_WARNING, n->name,
 					 "left as it is: a copy into a "
@@ -880,16 +843,13 @@ int node_free(struct node *n)
 			return -EBUSY; /* its threads may still use it */
 		ret = n->result;
 	}
-	if (n->se)
-		fuse_session_destroy(n->se); /* the thread never ran */
-	control_free(n->files.ctl);	     /* the session never ran: no binding was made */
+	session_free(&n->session);  /* the thread never ran, or it destroyed the session */
+	control_free(n->files.ctl); /* the session never ran: no binding was made */
 	async_bsgdev_fini(&n->d);
 	pool_free(n->d.pool);
 	pool_free(n->d.serve);
 	watchdog_free(n->d.wd);
 	target_free(n->d.target);
-	if (n->io.stopfd >= 0)
-		close(n->io.stopfd);
 	pthread_cond_destroy(&n->cond);
 	pthread_mutex_destroy(&n->lock);
 	files_fini(&n->files);

@@ -100,12 +100,16 @@ static void lat_show(const struct lat *l, uint64_t now_s, struct show_lat *s)
 	*s = (struct show_lat){ sum.count, sum.p50, sum.p99, sum.max };
 }
 
+/* every shown counter and avg_latency_us, or show_counter_add() drops the last */
+_Static_assert(STAT_LATENCY_US + 1 <= SHOW_COUNTERS_MAX,
+	       "a node's counters do not fit in struct show_node: raise SHOW_COUNTERS_MAX");
+
 void stats_show(struct bsgdev *d, struct show_node *s)
 {
 	uint64_t sg_io = atomic_load(&d->stats[STAT_SG_IO]);
 	struct timespec now;
 
-	for (unsigned i = 0; i < STAT_LATENCY_US; i++)
+	for (unsigned i = 0; i < STAT_LATENCY_US; i++) /* the shown ones (STAT_SHOWN) */
 		show_counter_add(s, stat_name(i), atomic_load(&d->stats[i]));
 	show_counter_add(s, "avg_latency_us",
 			 sg_io ? atomic_load(&d->stats[STAT_LATENCY_US]) / sg_io : 0);
