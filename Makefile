@@ -46,6 +46,10 @@ MODULES := scsi target pool creds ident guard uaccess ioctx cmd sgio chans copyj
 DAEMON_MODULES := node nodegate session files calls fuseio devnode udev fleet gate peers live view
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+# the lock preconditions checked (lockcheck.h) in the sanitizers' builds
+# below: the unit tests, the TSan run and the VM suites' ASan daemon; never
+# in the daemon's own build
+LOCK_CHECKS := -DCUSE_BSG_LOCK_CHECKS
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate verdict peers notify udev \
 	ident \
 	creds log list \
@@ -124,7 +128,7 @@ build/cuse_bsg: $(patsubst %,build/obj/%.o,cuse_bsg $(MODULES) $(DAEMON_MODULES)
 # Unit tests build every module again, with the sanitizers, under build/san.
 build/san/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -Isrc -c $< -o $@
+	$(CC) $(CPPFLAGS) $(LOCK_CHECKS) $(CFLAGS) $(SAN_FLAGS) -Isrc -c $< -o $@
 
 san = $(patsubst %,build/san/src/%.o,$(1))
 SAN_MODULES := $(call san,$(MODULES))
@@ -214,7 +218,7 @@ build/unit/test_async: build/san/tests/unit/test_async.o build/san/tests/unit/fa
 # driver (Criterion's runner does not survive TSan)
 build/tsan/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(TSAN_FLAGS) -Isrc -c $< -o $@
+	$(CC) $(CPPFLAGS) $(LOCK_CHECKS) $(CFLAGS) $(TSAN_FLAGS) -Isrc -c $< -o $@
 
 TSAN_MODULES := $(patsubst %,build/tsan/src/%.o,$(MODULES))
 

@@ -39,6 +39,7 @@
 #include "deadline.h"
 #include "guard.h"
 #include "ioctx.h"
+#include "lockcheck.h"
 #include "log.h"
 #include "opener.h"
 #include "sigwatch.h"
@@ -90,6 +91,7 @@ static const struct parked_ops read_ops;
 /* Caller holds o->lock: would a parked writer get on now? */
 static bool writer_ready(struct opener *o, const struct parked *p)
 {
+	assert_held(&o->lock);
 	(void)p;
 	return o->queued < cmdq_queue_limit(o, 4) || atomic_load(&o->d->target_gone);
 }
@@ -574,6 +576,7 @@ static bool read_parked_ready(struct opener *o, const struct parked *p)
 {
 	const struct rd *r = rd_of(p);
 
+	assert_held(&o->lock);
 	if (r->unresolved)
 		return atomic_load(&o->d->target_gone);
 	return done_oldest(o, &r->w) != NULL ||
@@ -585,6 +588,7 @@ static bool read_parked_take(struct opener *o, struct parked *p, struct cmd **cm
 {
 	struct rd *r = rd_of(p);
 
+	assert_held(&o->lock);
 	if (r->unresolved)
 		return false;
 	*res = 0;
@@ -603,6 +607,7 @@ static bool read_parked_gone(struct opener *o, const struct parked *p)
 {
 	const struct rd *r = rd_of(p);
 
+	assert_held(&o->lock);
 	return r->unresolved || (!done_oldest(o, &r->w) && !done_still_running(o, &r->w));
 }
 

@@ -16,6 +16,7 @@
 #include "chans.h"
 #include "cmd.h"
 #include "list.h"
+#include "lockcheck.h"
 #include "opener.h"
 #include "target.h"
 
@@ -48,6 +49,7 @@ static void chan_close(struct opener *o, int chan, struct target_queue *tq)
 /* Caller holds o->lock: chan (or tq) becomes o's next channel. */
 static void chan_install(struct opener *o, int chan, struct target_queue *tq)
 {
+	assert_held(&o->lock);
 	o->achan[o->nchans] = chan;
 	o->tq[o->nchans] = tq;
 	o->chan_running[o->nchans] = 0;
@@ -87,6 +89,7 @@ static int free_chan(struct opener *o)
 {
 	unsigned max = o->d->max_running;
 
+	assert_held(&o->lock);
 	if (!max)
 		return o->nchans ? 0 : -1;
 	if (o->d->slots_shared)
@@ -100,6 +103,7 @@ static int free_chan(struct opener *o)
 /* Caller holds o->lock: cmd takes a slot of channel i. */
 static void place(struct opener *o, struct cmd *cmd, int i)
 {
+	assert_held(&o->lock);
 	cmd->chan_idx = (unsigned)i;
 	cmd->chan = o->achan[i];
 	cmd->tq = o->tq[i];
@@ -110,6 +114,7 @@ static void place(struct opener *o, struct cmd *cmd, int i)
 /* Caller holds o->lock: may o open one more channel now? */
 static bool may_grow(struct opener *o)
 {
+	assert_held(&o->lock);
 	return o->d->max_running && !o->d->slots_shared && o->nchans < OPENER_CHANS &&
 	       !o->chan_opening && !o->released && !atomic_load(&o->d->target_gone);
 }
@@ -119,6 +124,7 @@ void chans_place_pending(struct opener *o, struct list_head *out)
 	struct cmd *cmd;
 	int i;
 
+	assert_held(&o->lock);
 	while ((cmd = list_first_entry_or_null(&o->pend, struct cmd, pend)) &&
 	       (i = free_chan(o)) >= 0) {
 		list_del(&cmd->pend);
@@ -133,6 +139,7 @@ bool chans_take(struct opener *o, struct cmd *cmd, struct list_head *more)
 	bool go = false;
 	int i, chan, err;
 
+	assert_not_held(&o->lock);
 	pthread_mutex_lock(&o->lock);
 	while (!go) {
 		i = list_empty(&o->pend) ? free_chan(o) : -1; /* in order */
@@ -173,6 +180,7 @@ static unsigned chans_detach(struct opener *o, int *chan, struct target_queue **
 {
 	unsigned n = 0;
 
+	assert_held(&o->lock);
 	while (o->nchans > 1) {
 		o->nchans--;
 		chan[n] = o->achan[o->nchans];
@@ -186,6 +194,7 @@ static unsigned chans_detach(struct opener *o, int *chan, struct target_queue **
 
 void chans_give(struct opener *o, struct cmd *cmd, struct list_head *next, struct chans_idle *idle)
 {
+	assert_held(&o->lock);
 	o->chan_running[cmd->chan_idx]--;
 	o->running--;
 	if (o->sync_waiting)

@@ -30,6 +30,7 @@
 #include "guard.h"
 #include "ioctx.h"
 #include "list.h"
+#include "lockcheck.h"
 #include "log.h"
 #include "opener.h"
 #include "sigwatch.h"
@@ -58,8 +59,10 @@ unsigned cmdq_poll_limit(struct opener *o)
 /* Caller holds o->lock.  The poll handle to notify, taken, or NULL. */
 struct fuse_pollhandle *cmdq_take_poller(struct opener *o)
 {
-	struct fuse_pollhandle *ph = o->ph;
+	struct fuse_pollhandle *ph;
 
+	assert_held(&o->lock);
+	ph = o->ph;
 	o->ph = NULL;
 	return ph;
 }
@@ -162,6 +165,7 @@ static void dispatch(struct cmd *cmd, bool here)
 /* o->lock held: cmd joins o's commands, with a tag of its own and a reference to o. */
 static void queue_add(struct opener *o, struct cmd *cmd)
 {
+	assert_held(&o->lock);
 	o->queued++;
 	opener_get_locked(o);
 	cmd->tag = o->next_tag;
@@ -172,6 +176,7 @@ static void queue_add(struct opener *o, struct cmd *cmd)
 /* o->lock held: undo queue_add() for cmd, never seen by a reader. */
 static void queue_del(struct opener *o, struct cmd *cmd)
 {
+	assert_held(&o->lock);
 	list_del(&cmd->node);
 	o->queued--;
 	opener_put_locked(o);
@@ -415,6 +420,7 @@ static void take_gone_readers(struct opener *o, struct list_head *gone)
 {
 	struct parked *p, *next;
 
+	assert_held(&o->lock);
 	if (!atomic_load(&o->d->target_gone))
 		return;
 	list_for_each_entry_safe(p, next, &o->readers, node) {
@@ -447,6 +453,7 @@ static struct parked *satisfied_reader(struct opener *o, struct cmd **cmds, unsi
 {
 	struct parked *it;
 
+	assert_held(&o->lock);
 	list_for_each_entry(it, &o->readers, node) {
 		if (!it->ops->take(o, it, cmds, n, res))
 			continue;

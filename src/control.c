@@ -18,6 +18,7 @@
 #include "ioctl.h"
 #include "ioctx.h"
 #include "list.h"
+#include "lockcheck.h"
 #include "opener.h"
 #include "sigwatch.h"
 #include "uaccess.h"
@@ -89,6 +90,7 @@ static void reap(struct control *c)
 	struct list_head dead = LIST_HEAD_INIT(dead);
 	struct binding *b, *next;
 
+	assert_not_held(&c->lock);
 	pthread_mutex_lock(&c->lock);
 	list_splice_tail(&c->dead, &dead);
 	pthread_mutex_unlock(&c->lock);

@@ -13,6 +13,7 @@
 #include "bsgdev.h"
 #include "copyjob.h"
 #include "list.h"
+#include "lockcheck.h"
 #include "opener.h"
 #include "pool.h"
 #include "share.h"
@@ -124,6 +125,7 @@ void copyjob_cancel(struct opener *o, struct list_head *dropped)
 {
 	struct copy_job *j, *jn;
 
+	assert_held(&o->lock);
 	list_for_each_entry_safe(j, jn, &o->copy_waits, node) {
 		if (!share_cancel(o->share, &j->w))
 			continue; /* running now, or parking: share_park() says cancelled */

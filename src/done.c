@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "done.h"
 #include "list.h"
+#include "lockcheck.h"
 #include "opener.h"
 #include "scsi.h"
 
@@ -29,6 +30,7 @@ int done_pack_id(const struct cmd *cmd)
  */
 bool done_wanted(const struct opener *o, const struct cmd *c, const struct want *w)
 {
+	assert_held(&o->lock);
 	if (c->mrq != w->mrq)
 		return false;
 	if (w->version && c->r.version != w->version)
@@ -44,6 +46,7 @@ bool done_wanted(const struct opener *o, const struct cmd *c, const struct want 
  */
 struct cmd *done_find_from(struct opener *o, struct list_head *pos, const struct want *w, bool done)
 {
+	assert_held(&o->lock);
 	for (; pos != &o->cmds; pos = pos->next) {
 		struct cmd *c = list_entry(pos, struct cmd, node);
 
@@ -56,12 +59,14 @@ struct cmd *done_find_from(struct opener *o, struct list_head *pos, const struct
 /* Caller holds o->lock.  The oldest completion a reader may take, or NULL. */
 struct cmd *done_oldest(struct opener *o, const struct want *w)
 {
+	assert_held(&o->lock);
 	return done_find_from(o, o->cmds.next, w, true);
 }
 
 /* Caller holds o->lock: is a command w wants still running? */
 bool done_still_running(struct opener *o, const struct want *w)
 {
+	assert_held(&o->lock);
 	return done_find_from(o, o->cmds.next, w, false) != NULL;
 }
 
@@ -73,9 +78,11 @@ bool done_still_running(struct opener *o, const struct want *w)
 unsigned done_take(struct opener *o, const struct want *w, size_t room, struct cmd **cmds)
 {
 	struct want v4 = *w;
-	struct cmd *c = done_oldest(o, w);
+	struct cmd *c;
 	unsigned n = 0;
 
+	assert_held(&o->lock);
+	c = done_oldest(o, w);
 	v4.version = 4;
 	while (c) {
 		struct list_head *next = c->node.next;
@@ -118,6 +125,7 @@ void done_put_back(struct opener *o, struct cmd **cmds, unsigned n)
 {
 	bool released;
 
+	assert_not_held(&o->lock);
 	pthread_mutex_lock(&o->lock);
 	released = o->released;
 	for (unsigned i = n; !released && i--;) {

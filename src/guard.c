@@ -16,6 +16,7 @@
 
 #include "deadline.h"
 #include "guard.h"
+#include "lockcheck.h"
 #include "log.h"
 
 /* COPYING: in a system call into the client; the watchdog may expire RUNNING or COPYING */
@@ -52,6 +53,7 @@ static struct guard *expired(struct watchdog *w, const struct timespec *now, str
 {
 	struct guard *g;
 
+	assert_held(&w->lock);
 	*have_next = false;
 	list_for_each_entry(g, &w->guards, node) {
 		struct timespec end = g->start;

@@ -12,6 +12,7 @@
 
 #include "bsgdev.h"
 #include "gate.h"
+#include "lockcheck.h"
 #include "opener.h"
 #include "show.h"
 #include "verdict.h"
@@ -150,6 +151,7 @@ int opener_new(struct bsgdev *d, int flags, bool shared, pid_t tid, struct ident
 
 void opener_get(struct opener *o)
 {
+	assert_not_held(&o->lock);
 	pthread_mutex_lock(&o->lock);
 	opener_get_locked(o);
 	pthread_mutex_unlock(&o->lock);
@@ -171,6 +173,7 @@ void opener_put(struct opener *o)
 	struct bsgdev *d = o->d;
 	bool last;
 
+	assert_not_held(&o->lock);
 	pthread_mutex_lock(&o->lock);
 	last = --o->refs == 0;
 	pthread_mutex_unlock(&o->lock);
@@ -201,6 +204,7 @@ void opener_put(struct opener *o)
 /* What the live view says of o; the caller holds d's openers_lock. */
 static void show_opener(struct opener *o, struct show_opener *so)
 {
+	assert_held(&o->d->openers_lock);
 	pthread_mutex_lock(&o->lock);
 	*so = (struct show_opener){
 		.pid = o->pid,

@@ -19,6 +19,7 @@
 #include "bsgdev.h"
 #include "ident.h"
 #include "list.h"
+#include "lockcheck.h"
 #include "share.h"
 
 /* Channels of an opener's written commands: sg's 16 slots each, up to 256. */
@@ -170,11 +171,13 @@ void opener_show(struct bsgdev *d, struct show_node *s);
  */
 static inline void opener_get_locked(struct opener *o)
 {
+	assert_held(&o->lock);
 	o->refs++;
 }
 
 static inline void opener_put_locked(struct opener *o)
 {
+	assert_held(&o->lock);
 	o->refs--;
 }
 

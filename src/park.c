@@ -10,6 +10,7 @@
 
 #include "bsgdev.h"
 #include "intr.h"
+#include "lockcheck.h"
 #include "opener.h"
 #include "park.h"
 
@@ -46,6 +47,7 @@ static bool listed(struct opener *o, const struct parked *p)
 	struct list_head *lists[] = { &o->readers, &o->writers };
 	struct parked *it;
 
+	assert_held(&o->lock);
 	for (unsigned i = 0; i < 2; i++)
 		list_for_each_entry(it, lists[i], node)
 			if (it == p)

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "deadline.h"
+#include "lockcheck.h"
 #include "pool.h"
 
 struct worker {
@@ -40,6 +41,7 @@ static struct pool_work *stop_waiting(struct pool *p)
 {
 	struct pool_work *w;
 
+	assert_held(&p->lock);
 	p->idle--;
 	w = list_first_entry_or_null(&p->queue, struct pool_work, node);
 	if (w) {
@@ -178,6 +180,7 @@ static void elastic_grow(struct pool *p)
 	pthread_attr_t attr;
 	pthread_t t;
 
+	assert_held(&p->lock);
 	if (p->idle >= p->backlog || p->live >= p->max)
 		return;
 	pthread_attr_init(&attr);

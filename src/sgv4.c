@@ -22,6 +22,7 @@
 #include "cmdq_i.h"
 #include "guard.h"
 #include "ioctx.h"
+#include "lockcheck.h"
 #include "log.h"
 #include "sgv4.h"
 #include "uaccess.h"
@@ -303,6 +304,7 @@ void sgv4_iosubmit(struct ioctx *x, unsigned version)
 /* Caller holds o->lock: take c off the list for a receiver. */
 static void take_cmd(struct opener *o, struct cmd *c)
 {
+	assert_held(&o->lock);
 	list_del(&c->node);
 	o->queued--;
 	o->done--;
@@ -324,6 +326,7 @@ static int rcv_try(struct opener *o, const struct rcv *rc, bool nonblock, bool t
 	unsigned done = 0, all = 0, max = rc->max < RCV_MAX ? rc->max : RCV_MAX;
 	struct cmd *c;
 
+	assert_held(&o->lock);
 	*n = 0;
 	if (!rc->mrq) {
 		c = done_oldest(o, &rc->w);
@@ -475,12 +478,14 @@ static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmd
 /* A parked SG_IORECEIVE(_V3). */
 static bool rcv_parked_ready(struct opener *o, const struct parked *p)
 {
+	assert_held(&o->lock);
 	return rcv_ready(o, rcv_of(p));
 }
 
 static bool rcv_parked_take(struct opener *o, struct parked *p, struct cmd **cmds, unsigned *n,
 			    int *res)
 {
+	assert_held(&o->lock);
 	*res = rcv_try(o, rcv_of(p), false, true, cmds, n);
 	return *res <= 0;
 }
@@ -498,6 +503,7 @@ static bool rcv_parked_gone(struct opener *o, const struct parked *p)
 {
 	const struct rcv *rc = rcv_of(p);
 
+	assert_held(&o->lock);
 	return !done_oldest(o, &rc->w) && !done_still_running(o, &rc->w);
 }
 
@@ -616,6 +622,7 @@ static bool unpend(struct opener *o, struct cmd *c)
 {
 	struct cmd *p;
 
+	assert_held(&o->lock);
 	list_for_each_entry(p, &o->pend, pend) {
 		if (p == c) {
 			list_del(&c->pend);

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "lockcheck.h"
 #include "share.h"
 
 #define BUCKETS 64
@@ -70,6 +71,7 @@ static struct share_user *user_of(struct share *s, uid_t uid, bool make)
 	struct list_head *b = &s->buckets[uid % BUCKETS];
 	struct share_user *u;
 
+	assert_held(&s->lock);
 	list_for_each_entry(u, b, node)
 		if (u->uid == uid)
 			return u;
@@ -150,6 +152,7 @@ void share_file_close(struct share_file *f)
 /* Caller holds lock: may a call of u on the file counted by busy hold a thread? */
 static bool fits(const struct share *s, const struct share_user *u, const struct share_file *f)
 {
+	assert_held(&s->lock);
 	return u->busy < s->lim.calls_per_user && f->busy < s->lim.calls_per_file;
 }
 
@@ -231,6 +234,7 @@ bool share_cancel(struct share *s, struct share_wait *w)
 /* Caller holds lock: w, of u, parked, now holds its share, unlinked. */
 static struct share_wait *run_wait(struct share *s, struct share_user *u, struct share_wait *w)
 {
+	assert_held(&s->lock);
 	list_del(&w->node);
 	list_del(&w->fnode);
 	u->parked--;
@@ -244,6 +248,7 @@ static struct share_wait *next_fit(struct share *s, struct share_user *u)
 {
 	struct share_wait *w;
 
+	assert_held(&s->lock);
 	if (u->busy >= s->lim.calls_per_user)
 		return NULL;
 	list_for_each_entry(w, &u->waiting, node)
@@ -258,6 +263,7 @@ static struct share_wait *next_fit_file(struct share *s, struct share_file *f)
 	struct share_wait *w;
 	struct share_user *u;
 
+	assert_held(&s->lock);
 	if (f->busy >= s->lim.calls_per_file)
 		return NULL;
 	list_for_each_entry(w, &f->waiting, fnode) {

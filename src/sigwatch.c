@@ -18,6 +18,7 @@
 
 #include "creds.h"
 #include "deadline.h"
+#include "lockcheck.h"
 #include "sigwatch.h"
 
 struct sigwatch {
@@ -135,6 +136,7 @@ static struct sigwatch_entry *take_fresh(struct sigwatch *w)
 {
 	struct sigwatch_entry *e = list_first_entry_or_null(&w->fresh, struct sigwatch_entry, node);
 
+	assert_held(&w->lock);
 	if (e) {
 		list_del(&e->node);
 		list_init(&e->node);
@@ -148,6 +150,7 @@ static void judge(struct sigwatch *w, struct sigwatch_entry *e)
 {
 	bool ends = w->stop;
 
+	assert_held(&w->lock);
 	pthread_mutex_unlock(&w->lock);
 	ends = ends || w->ends_call(e->tid);
 	if (ends)

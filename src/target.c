@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "list.h"
+#include "lockcheck.h"
 #include "target.h"
 
 #define SG_MAJOR	  21
@@ -231,6 +232,7 @@ static int queue_watch(struct real_target *rt, struct target_queue *q, bool on)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = q };
 
+	assert_held(&rt->lock);
 	if (q->unwatched || q->quiet != on)
 		return 0;
 	if (epoll_ctl(rt->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, q->fd, &ev) < 0)
