@@ -189,6 +189,9 @@ build/unit/test_notify: build/san/tests/unit/test_notify.o $(call san,notify)
 build/unit/test_udev: build/san/tests/unit/test_udev.o $(call san,udev)
 	$(UNIT_LINK) $(shell $(PKG_CONFIG) --libs libudev) -pthread -o $@
 
+# the end-to-end tests' doubles, and the rig they share (tests/unit/rig.h)
+UNIT_RIG := build/san/tests/unit/fake.o build/san/tests/unit/rig.o
+
 # SG_IO end to end against a fake target and a fake libfuse reply layer
 build/unit/test_sgio: build/san/tests/unit/test_sgio.o build/san/tests/unit/fake.o $(SAN_MODULES)
 	$(UNIT_LINK) -lsgutils2 -pthread -o $@
@@ -203,7 +206,7 @@ build/unit/test_ident: build/san/tests/unit/test_ident.o $(call san,ident creds)
 
 # write()/read()/poll() end to end, the same way; malloc wrapped, so that a
 # test can fail one
-build/unit/test_async: build/san/tests/unit/test_async.o build/san/tests/unit/fake.o $(SAN_MODULES)
+build/unit/test_async: build/san/tests/unit/test_async.o $(UNIT_RIG) $(SAN_MODULES)
 	$(UNIT_LINK) -lsgutils2 -pthread -Wl,--wrap=malloc -o $@
 
 # ThreadSanitizer: the threaded modules again, under build/tsan, and a plain

@@ -42,249 +42,12 @@
 #include "ioctx.h"
 #include "opener.h"
 #include "policy.h"
+#include "rig.h"
 #include "root.h"
 #include "sgio.h"
 #include "share.h"
 
-#define V3 SCSI_V3_HDR_LEN
-#define V4 SCSI_V4_HDR_LEN
-
 TestSuite(async, .timeout = 60);
-
-/* ---- the rig: a daemon with a real pool, the fake target, one opener ---- */
-
-struct rig {
-	struct fake_session *fs;
-	struct fake_target *ft;
-	struct bsgdev d;
-	struct opener *o; /* NULL once released: cmdq_release() may free it */
-};
-
-static void rig_init(struct rig *g, unsigned threads, int open_flags)
-{
-	memset(g, 0, sizeof(*g));
-	g->fs = fake_session_new();
-	g->ft = fake_target_new();
-	g->d.name = "fake";
-	g->d.target = &g->ft->base;
-	g->d.direct = true;
-	g->d.max_xfer = g->ft->base.info.max_xfer;
-	g->d.max_xfer_errno = g->ft->base.info.max_xfer_errno;
-	cr_assert(zero(int, pool_new(threads, &g->d.pool)));
-	bsgdev_init(&g->d);
-	/* as cb_open() does */
-	cr_assert(zero(int, opener_new(&g->d, open_flags, false, gettid(), NULL, &g->o)));
-	cr_assert(eq(int, atomic_load(&g->o->chan), -1), "no channel until a command runs");
-}
-
-/* The file's last reference is gone, as cb_release() says. */
-static void rig_release(struct rig *g)
-{
-	cmdq_release(g->o);
-	g->o = NULL;
-}
-
-/* Let every held call finish, then join the workers: nothing runs after this. */
-static void rig_stop(struct rig *g)
-{
-	async_bsgdev_fini(&g->d);
-	fake_target_set_gate(g->ft, false);
-	fake_target_release(g->ft);
-	pool_free(g->d.pool);
-	g->d.pool = NULL;
-}
-
-static void rig_fini(struct rig *g)
-{
-	if (g->o)
-		rig_release(g);
-	rig_stop(g);
-	cr_expect(zero(u32, fake_misuse_count(g->fs)), "a call on a request already answered");
-	cr_expect(zero(u32, fake_target_chans_open(g->ft)), "the channel is closed exactly once");
-	cr_expect(zero(u32, fake_pollhandles_live(g->fs)), "a poll handle was never destroyed");
-	target_free(&g->ft->base);
-	fake_session_free(g->fs);
-}
-
-static unsigned long stat_get(struct rig *g, enum stat_id id)
-{
-	return atomic_load(&g->d.stats[id]);
-}
-
-/* ---- the calls, as the CUSE callbacks make them ---- */
-
-static fuse_req_t call_write(struct rig *g, const void *buf, size_t size, int flags)
-{
-	fuse_req_t req = fake_req_new(g->fs);
-
-	async_write(req, g->o, buf, size, flags);
-	return req;
-}
-
-static fuse_req_t call_read(struct rig *g, size_t size, int flags)
-{
-	fuse_req_t req = fake_req_new(g->fs);
-
-	async_read(req, g->o, size, flags);
-	return req;
-}
-
-static struct fake_reply *reply_of(fuse_req_t req)
-{
-	struct fake_reply *rep = fake_req_wait(req);
-
-	cr_assert(not(eq(ptr, rep, NULL)), "no reply within %d s", FAKE_WAIT_SECONDS);
-	return rep;
-}
-
-/* A write that must succeed: the count it answered. */
-static size_t write_ok(struct rig *g, const void *buf, size_t size, int flags)
-{
-	struct fake_reply *rep = reply_of(call_write(g, buf, size, flags));
-
-	cr_assert(eq(int, rep->kind, FAKE_WRITE), "write answered %s %d",
-		  rep->kind == FAKE_ERR ? "errno" : "kind",
-		  rep->kind == FAKE_ERR ? rep->err : (int)rep->kind);
-	return rep->count;
-}
-
-/* The errno a call answered, or 0 for any other reply. */
-static int err_of(fuse_req_t req)
-{
-	struct fake_reply *rep = reply_of(req);
-
-	return rep->kind == FAKE_ERR ? rep->err : 0;
-}
-
-/* A read that must return headers: their bytes. */
-static struct fake_reply *read_ok(struct rig *g, size_t size, int flags)
-{
-	struct fake_reply *rep = reply_of(call_read(g, size, flags));
-
-	cr_assert(eq(int, rep->kind, FAKE_BUF), "read answered errno %d",
-		  rep->kind == FAKE_ERR ? rep->err : -1);
-	return rep;
-}
-
-static unsigned poll_once(struct rig *g, struct fuse_pollhandle *ph)
-{
-	fuse_req_t req = fake_req_new(g->fs);
-	struct fake_reply *rep;
-
-	async_poll(req, g->o, ph);
-	rep = reply_of(req);
-	cr_assert(eq(int, rep->kind, FAKE_POLL));
-	return rep->revents;
-}
-
-/*
- * Wait until n completions are waiting.  The poll handle is registered
- * before the count is looked at, so a completion after the look notifies it.
- */
-static void wait_done(struct rig *g, unsigned n)
-{
-	for (;;) {
-		unsigned seen = fake_notify_count(g->fs);
-
-		poll_once(g, fake_pollhandle_new(g->fs));
-		if (cmdq_num_waiting(g->o) >= (int)n)
-			return;
-		cr_assert(fake_wait_notify(g->fs, seen), "%u completions never arrived", n);
-	}
-}
-
-/* An ioctl on the direct path, as cb_ioctl() makes it: its result or -errno. */
-static int call_ioctl(struct rig *g, unsigned cmd, void *arg)
-{
-	struct ioctx x = {
-		.req = fake_req_new(g->fs),
-		.o = g->o,
-		.arg = (uintptr_t)arg,
-		.tid = gettid(),
-		.direct = true,
-	};
-	struct fake_reply *rep;
-
-	ioctl_dispatch(&x, cmd, 0);
-	rep = reply_of(x.req);
-	if (rep->kind == FAKE_ERR)
-		return -rep->err;
-	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
-	return rep->result;
-}
-
-static int ioctl_get(struct rig *g, unsigned cmd)
-{
-	int val = -12345;
-
-	cr_assert(zero(int, call_ioctl(g, cmd, &val)));
-	return val;
-}
-
-static void ioctl_set(struct rig *g, unsigned cmd, int val)
-{
-	cr_assert(zero(int, call_ioctl(g, cmd, &val)));
-}
-
-/* ---- clients and scripts ---- */
-
-/* A READ of len bytes with tag and pack_id; b is set up too. */
-static struct sg_io_hdr v3_read(struct fake_cmd *b, unsigned tag, unsigned len, int pack_id)
-{
-	fake_cmd_init(b, false, tag, 8);
-	return fake_v3_hdr(b, SG_DXFER_FROM_DEV, len, pack_id);
-}
-
-static struct sg_io_v4 v4_read(struct fake_cmd *b, unsigned tag, unsigned len, int pack_id)
-{
-	fake_cmd_init(b, false, tag, 8);
-	return fake_v4_hdr(b, false, len, pack_id);
-}
-
-/* n READs of 512 bytes, command i with tag and pack_id first + i, each written alone. */
-static void write_v3_reads(struct rig *g, struct fake_cmd *b, int n, int first)
-{
-	for (int i = 0; i < n; i++) {
-		struct sg_io_hdr h = v3_read(&b[i], first + i, 512, first + i);
-
-		cr_assert(eq(sz, write_ok(g, &h, V3, 0), V3), "write %d", i);
-	}
-}
-
-/* GOOD, data_in_len bytes of the pattern XORed with the call's tag. */
-static void script_good(struct fake_target *t, size_t data_in_len)
-{
-	fake_script_good(t, data_in_len, 0, true);
-}
-
-/* CHECK CONDITION, fixed sense: ILLEGAL REQUEST, LBA OUT OF RANGE (18 bytes) */
-static void script_check(struct fake_target *t, size_t data_in_len, int32_t resid)
-{
-	script_good(t, data_in_len);
-	t->script.resid = resid;
-	fake_script_check_condition(t);
-}
-
-/* The fake target's data-in for a call with this tag (script_good). */
-static bool is_data_in(const unsigned char *p, size_t n, unsigned tag)
-{
-	return fake_is_pattern(p, 0, n, tag);
-}
-
-static const struct sg_io_hdr *v3_out(const struct fake_reply *rep)
-{
-	cr_assert(eq(sz, rep->len, V3), "a v3 read returns one header");
-	return (const struct sg_io_hdr *)rep->data;
-}
-
-static struct sg_io_v4 v4_out(const struct fake_reply *rep, unsigned i)
-{
-	struct sg_io_v4 h;
-
-	cr_assert(le(sz, (i + 1) * V4, rep->len));
-	memcpy(&h, rep->data + i * V4, sizeof(h));
-	return h;
-}
 
 /* ---- write, then read: one command ---- */
 
@@ -1284,21 +1047,6 @@ Test(async, interrupt_after_the_answer_is_ignored)
 
 /* ---- signals that end nothing: a stop, the freezer ---- */
 
-/* The signal judge the rig's daemon asks (bsgdev.signal_ends): what the test says. */
-static atomic_bool signal_ends_now;
-
-static bool judge_fake(pid_t tid)
-{
-	(void)tid;
-	return atomic_load(&signal_ends_now);
-}
-
-static void rig_judged(struct rig *g, bool ends)
-{
-	atomic_store(&signal_ends_now, ends);
-	g->d.signal_ends = judge_fake;
-}
-
 Test(async, parked_read_stopped_waits_on_and_takes_its_completion)
 {
 	struct rig g;
@@ -1333,7 +1081,7 @@ Test(async, parked_read_watched_gets_eintr_once_a_signal_ends_it)
 	r = call_read(&g, V3, 0);
 	fake_interrupt(r);
 	cr_expect(zero(u32, fake_req_replies(r)));
-	atomic_store(&signal_ends_now, true); /* then SIGUSR1 with a handler, or SIGKILL */
+	rig_judged(&g, true); /* then SIGUSR1 with a handler, or SIGKILL */
 	cr_expect(eq(int, err_of(r), EINTR), "the watcher answers it");
 	cr_expect(eq(ulong, stat_get(&g, STAT_INTERRUPT), 1));
 	rig_stop(&g);
@@ -1352,7 +1100,7 @@ Test(async, interrupt_before_parking_is_watched_too)
 	fake_interrupt(r);
 	async_read(r, g.o, V3, 0);
 	cr_expect(zero(u32, fake_req_replies(r)), "parked, not answered");
-	atomic_store(&signal_ends_now, true);
+	rig_judged(&g, true);
 	cr_expect(eq(int, err_of(r), EINTR));
 	rig_fini(&g);
 }
@@ -1432,7 +1180,7 @@ Test(async, watched_sg_io_gets_eintr_and_its_result_is_dropped)
 	ioctl_dispatch(&x, SG_IO, 0);
 	cr_assert(fake_target_wait_entered(g.ft, 1));
 	fake_interrupt(x.req);
-	atomic_store(&signal_ends_now, true);
+	rig_judged(&g, true);
 	cr_expect(eq(int, err_of(x.req), EINTR));
 	fake_target_open(g.ft, 1);
 	rig_stop(&g);
@@ -1806,12 +1554,6 @@ Test(async, a_deeper_queue_opens_more_channels_and_closes_them_when_idle)
 }
 
 /* ---- the access policy ---- */
-
-/* SG_IO on the direct path: 0, or the errno it was answered with. */
-static int sg_io_errno(struct rig *g, struct sg_io_hdr *h)
-{
-	return -call_ioctl(g, SG_IO, h);
-}
 
 Test(async, policy_without_rawio_reads_but_writes_only_when_open_for_writing)
 {
@@ -3007,59 +2749,6 @@ Test(async, past_the_daemons_memory_bound_a_command_gets_enomem)
 
 /* ---- a client's memory that stalls ---- */
 
-/*
- * A page of this process registered with userfaultfd and never served
- * until stall_release(): like a client's FUSE-backed or userfaultfd
- * mapping, any copy into it waits in the kernel.
- */
-struct stall {
-	int uffd;
-	unsigned char *page;
-};
-
-static void stall_init(struct stall *s)
-{
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg;
-
-	/*
-	 * Not UFFD_USER_MODE_ONLY, which a user may have: a fault of the
-	 * kernel's own copy (process_vm_writev()) in such a page gives EFAULT
-	 * at once instead of waiting, and waiting is what is tested.
-	 */
-	s->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	unit_skip_unless(s->uffd >= 0 || errno != EPERM,
-			 "needs root: a userfaultfd that stalls the kernel's copies "
-			 "(or vm.unprivileged_userfaultfd=1)");
-	cr_assert(ge(int, s->uffd, 0), "userfaultfd: %s", strerror(errno));
-	cr_assert(zero(int, ioctl(s->uffd, UFFDIO_API, &api)));
-	s->page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	cr_assert(s->page != MAP_FAILED);
-	reg = (struct uffdio_register){ .range = { (uintptr_t)s->page, 4096 },
-					.mode = UFFDIO_REGISTER_MODE_MISSING };
-	cr_assert(zero(int, ioctl(s->uffd, UFFDIO_REGISTER, &reg)));
-}
-
-/* The page comes: a copy stalled in it goes on, and ends well. */
-static void stall_wake(struct stall *s)
-{
-	struct uffdio_zeropage z = { .range = { (uintptr_t)s->page, 4096 } };
-
-	cr_assert(zero(int, ioctl(s->uffd, UFFDIO_ZEROPAGE, &z)));
-}
-
-static void stall_fini(struct stall *s)
-{
-	close(s->uffd);
-	munmap(s->page, 4096);
-}
-
-static void stall_release(struct stall *s)
-{
-	stall_wake(s);
-	stall_fini(s);
-}
-
 /* A second open file of g's daemon. */
 static struct opener *second_opener(struct rig *g)
 {
@@ -3067,19 +2756,6 @@ static struct opener *second_opener(struct rig *g)
 
 	cr_assert(zero(int, opener_new(&g->d, O_RDWR, false, gettid(), NULL, &o)));
 	return o;
-}
-
-static void wait_unstuck(struct opener *o)
-{
-	struct timespec start, now;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (atomic_load(&o->stuck)) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		cr_assert(lt(long, now.tv_sec - start.tv_sec, FAKE_WAIT_SECONDS),
-			  "the stalled copy never returned");
-		sched_yield();
-	}
 }
 
 /*
@@ -3295,11 +2971,6 @@ static struct sg_io_v4 mrq_ctl(struct sg_io_v4 *hdrs, unsigned n, struct sg_io_v
 		.din_xferp = (uintptr_t)rsp,
 		.din_xfer_len = m * V4,
 	};
-}
-
-static struct sg_io_v4 rcv_hdr(int pack_id, uint32_t flags)
-{
-	return (struct sg_io_v4){ .guard = 'Q', .request_extra = pack_id, .flags = flags };
 }
 
 Test(async, iosubmit_one_yields_its_tag_and_ioreceive_returns_it)
