@@ -193,7 +193,7 @@ build/unit/test_udev: build/san/tests/unit/test_udev.o $(call san,udev)
 UNIT_RIG := build/san/tests/unit/fake.o build/san/tests/unit/rig.o
 
 # SG_IO end to end against a fake target and a fake libfuse reply layer
-build/unit/test_sgio: build/san/tests/unit/test_sgio.o build/san/tests/unit/fake.o $(SAN_MODULES)
+build/unit/test_sgio: build/san/tests/unit/test_sgio.o $(UNIT_RIG) $(SAN_MODULES)
 	$(UNIT_LINK) -lsgutils2 -pthread -o $@
 
 # the interrupt protocol against the fake libfuse, the signal watcher real

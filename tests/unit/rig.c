@@ -31,21 +31,32 @@
 
 /* ---- the rig ---- */
 
-void rig_init(struct rig *g, unsigned threads, int open_flags)
+static void rig_setup(struct rig *g, bool direct, unsigned threads, int open_flags)
 {
 	memset(g, 0, sizeof(*g));
 	g->fs = fake_session_new();
 	g->ft = fake_target_new();
 	g->d.name = "fake";
 	g->d.target = &g->ft->base;
-	g->d.direct = true;
-	g->d.max_xfer = g->ft->base.info.max_xfer;
-	g->d.max_xfer_errno = g->ft->base.info.max_xfer_errno;
+	g->d.direct = direct;
+	/* as main() sets them for each path */
+	g->d.max_xfer = direct ? g->ft->base.info.max_xfer : RETRY_MAX_XFER;
+	g->d.max_xfer_errno = direct ? g->ft->base.info.max_xfer_errno : ENOMEM;
 	cr_assert(zero(int, pool_new(threads, &g->d.pool)));
 	bsgdev_init(&g->d);
 	/* as cb_open() does */
 	cr_assert(zero(int, opener_new(&g->d, open_flags, false, gettid(), NULL, &g->o)));
 	cr_assert(eq(int, atomic_load(&g->o->chan), -1), "no channel until a command runs");
+}
+
+void rig_init(struct rig *g, unsigned threads, int open_flags)
+{
+	rig_setup(g, true, threads, open_flags);
+}
+
+void rig_init_retry(struct rig *g, unsigned threads, int open_flags)
+{
+	rig_setup(g, false, threads, open_flags);
 }
 
 void rig_release(struct rig *g)

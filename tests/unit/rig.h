@@ -31,6 +31,8 @@ struct rig {
 
 /* The direct path, threads pool workers, one opener as cb_open() makes it. */
 void rig_init(struct rig *g, unsigned threads, int open_flags);
+/* The same on the retry path: no process_vm_readv/writev, the ioctl retry exchange. */
+void rig_init_retry(struct rig *g, unsigned threads, int open_flags);
 /* The file's last reference is gone, as cb_release() says. */
 void rig_release(struct rig *g);
 /* Let every held call finish, then join the workers: nothing runs after this. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * SG_IO and the informational ioctls end to end: ioctl_dispatch() with a
- * real pool, a fake target and a fake libfuse (tests/fake.c).  The retry
+ * real pool, a fake target and a fake libfuse (the rig of rig.h).  The retry
  * path is driven round by round the way fs/fuse/ioctl.c drives it; the
  * direct path copies with process_vm_readv/writev on this very process, so
  * x.tid is the test's own thread.  Waits use condition variables only.
@@ -28,6 +28,7 @@
 #include "midlayer.h"
 #include "opener.h"
 #include "policy.h"
+#include "rig.h"
 #include "root.h"
 #include "sgio.h"
 #include "uaccess.h"
@@ -39,57 +40,6 @@
 
 TestSuite(sgio, .timeout = 30);
 TestSuite(ioctl, .timeout = 30);
-
-/* ---- the rig: a daemon with a real pool and the fake target ---- */
-
-struct rig {
-	struct fake_session *fs;
-	struct fake_target *ft;
-	struct bsgdev d;
-	struct opener *o;
-	pid_t tid;
-};
-
-static void rig_init(struct rig *g, bool direct, unsigned threads, int open_flags)
-{
-	memset(g, 0, sizeof(*g));
-	g->fs = fake_session_new();
-	g->ft = fake_target_new();
-	g->d.name = "fake";
-	g->d.target = &g->ft->base;
-	g->d.direct = direct;
-	/* as main() sets them for each path */
-	g->d.max_xfer = direct ? g->ft->base.info.max_xfer : RETRY_MAX_XFER;
-	g->d.max_xfer_errno = direct ? g->ft->base.info.max_xfer_errno : ENOMEM;
-	cr_assert(zero(int, pool_new(threads, &g->d.pool)));
-	bsgdev_init(&g->d);
-	/* as cb_open() does */
-	cr_assert(zero(int, opener_new(&g->d, open_flags, false, gettid(), NULL, &g->o)));
-	cr_assert(eq(int, atomic_load(&g->o->chan), -1), "no channel until a command runs");
-	g->tid = gettid();
-}
-
-/* Joins the workers: after this no command of the rig can still run. */
-static void rig_stop(struct rig *g)
-{
-	pool_free(g->d.pool);
-	g->d.pool = NULL;
-}
-
-static void rig_fini(struct rig *g)
-{
-	rig_stop(g);
-	cr_expect(zero(u32, fake_misuse_count(g->fs)), "a call on a request already answered");
-	/* the opener's last put releases its channel, kept buffers, status file */
-	opener_put(g->o);
-	target_free(&g->ft->base);
-	fake_session_free(g->fs);
-}
-
-static unsigned long stat_get(struct rig *g, enum stat_id id)
-{
-	return atomic_load(&g->d.stats[id]);
-}
 
 /* ---- the kernel's side of one FUSE_IOCTL request ---- */
 
@@ -103,7 +53,7 @@ static fuse_req_t send_ioctl(struct rig *g, unsigned cmd, unsigned flags, bool d
 		.in_buf = in,
 		.in_len = in_len,
 		.out_len = out_len,
-		.tid = g->tid,
+		.tid = gettid(),
 		.direct = direct,
 	};
 
@@ -214,7 +164,10 @@ struct client {
 
 #define PACK_ID 1234
 
-/* A READ(10), or a WRITE(10) of the pattern, of len bytes in a v3 header. */
+/*
+ * A READ(10), or a WRITE(10) of the pattern, of len bytes in a v3 header;
+ * its tag is 0, so what script_good() returns is the pattern itself.
+ */
 static void client_v3(struct client *c, int dxfer_direction, unsigned len)
 {
 	fake_cmd_init(&c->m, dxfer_direction == SG_DXFER_TO_DEV, 0, len / 512);
@@ -227,18 +180,6 @@ static void client_v4(struct client *c, bool write, unsigned len)
 	fake_cmd_init(&c->m, write, 0, len / 512);
 	memset(&c->h, 0, sizeof(c->h));
 	c->h.v4 = fake_v4_hdr(&c->m, write, len, PACK_ID);
-}
-
-static void script_good(struct fake_target *t, size_t data_in_len, int32_t resid)
-{
-	fake_script_good(t, data_in_len, resid, false);
-}
-
-/* CHECK CONDITION, fixed sense: ILLEGAL REQUEST, LBA OUT OF RANGE (18 bytes) */
-static void script_check(struct fake_target *t, size_t data_in_len, int32_t resid)
-{
-	script_good(t, data_in_len, resid);
-	fake_script_check_condition(t);
 }
 
 static bool is_pattern(const unsigned char *p, size_t from, size_t n)
@@ -283,9 +224,9 @@ Test(sgio, retry_v3_read_rounds)
 	struct kround k = { 0 };
 	const struct sg_io_hdr *out;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 
 	/* round 1: nothing yet; ask for the header */
 	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
@@ -350,7 +291,7 @@ Test(sgio, retry_v3_read_check_condition)
 	unsigned rounds;
 	const struct sg_io_hdr *out;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	script_check(g.ft, 512, 3584);
 	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
@@ -386,11 +327,11 @@ Test(sgio, retry_v3_write_data_reaches_target)
 	struct fake_reply *rep;
 	struct kround k = { 0 };
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_TO_DEV, 2048);
 	for (size_t i = 0; i < 2048; i++)
 		c.m.data[i] = fake_pattern(i + 11);
-	script_good(g.ft, 0, 0);
+	script_good(g.ft, 0);
 
 	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
 	kernel_retry(rep, &k);
@@ -420,14 +361,14 @@ Test(sgio, retry_v3_iovec_plan_lists_each_segment)
 	struct fake_reply *rep;
 	struct kround k = { 0 };
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	uiov[0] = (struct sg_iovec){ c.m.data + 6000, 1000 };
 	uiov[1] = (struct sg_iovec){ c.m.data, 2000 };
 	uiov[2] = (struct sg_iovec){ c.m.data + 3000, 1096 };
 	c.h.v3.iovec_count = 3;
 	c.h.v3.dxferp = uiov;
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 
 	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
 	kernel_retry(rep, &k);
@@ -465,7 +406,7 @@ Test(sgio, retry_v3_iovec_write_truncated_to_dxfer_len)
 	struct fake_reply *rep;
 	unsigned rounds;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_TO_DEV, 2500);
 	for (size_t i = 0; i < sizeof(c.m.data); i++)
 		c.m.data[i] = fake_pattern(i);
@@ -474,7 +415,7 @@ Test(sgio, retry_v3_iovec_write_truncated_to_dxfer_len)
 	uiov[2] = (struct sg_iovec){ c.m.data + 3000, 1096 };
 	c.h.v3.iovec_count = 3;
 	c.h.v3.dxferp = uiov;
-	script_good(g.ft, 0, 0);
+	script_good(g.ft, 0);
 	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(eq(u32, rounds, 4));
@@ -494,7 +435,7 @@ Test(sgio, retry_v4_read_rounds)
 	struct kround k = { 0 };
 	const struct sg_io_v4 *out;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v4(&c, false, 4096);
 	script_check(g.ft, 4096, 96);
 
@@ -546,11 +487,12 @@ Test(sgio, retry_v4_write)
 	struct fake_reply *rep;
 	unsigned rounds;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v4(&c, true, 1024);
 	for (size_t i = 0; i < 1024; i++)
 		c.m.data[i] = fake_pattern(i + 5);
-	script_good(g.ft, 0, 24);
+	script_good(g.ft, 0);
+	g.ft->script.resid = 24;
 	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(eq(u32, rounds, 4));
@@ -571,7 +513,7 @@ Test(sgio, retry_over_the_exchange_limit_is_enomem)
 	struct fake_reply *rep;
 	unsigned rounds;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.dxfer_len = 200 << 10; /* dxferp is never used */
 	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
@@ -591,7 +533,7 @@ Test(sgio, retry_too_many_iovecs_is_enomem)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.iovec_count = RETRY_MAX_IOVS + 1;
 	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
@@ -637,9 +579,9 @@ ParameterizedTest(struct mismatch_case *tc, sgio, retry_final_round_not_matching
 	struct kround k = { 0 };
 	unsigned char in[512] = { 0 };
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	retry_to_final(&g, &c, &k);
 	cr_assert(lt(sz, k.in_len + 1, sizeof(in)));
 	memcpy(in, k.in, k.in_len);
@@ -661,7 +603,7 @@ Test(sgio, retry_header_changed_between_rounds_is_einval)
 	struct kround k = { 0 };
 	struct sg_io_hdr *h;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	retry_to_final(&g, &c, &k);
 	/* another thread of the client grew the transfer after round 2 */
@@ -683,7 +625,7 @@ Test(sgio, retry_bad_interface_id_is_einval)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.interface_id = 'Z';
 	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
@@ -700,9 +642,9 @@ Test(sgio, retry_target_errno_is_the_reply)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	g.ft->script.ret = -EIO;
 	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
@@ -720,7 +662,7 @@ Test(sgio, direct_v3_read_in_one_request)
 	struct fake_reply *rep;
 	const struct sg_io_hdr *h = &c.h.v3;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	script_check(g.ft, 1000, 3096);
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
@@ -754,7 +696,7 @@ Test(sgio, direct_v4_read_in_one_request)
 	struct fake_reply *rep;
 	const struct sg_io_v4 *h = &c.h.v4;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v4(&c, false, 4096);
 	script_check(g.ft, 2048, 2048);
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
@@ -781,11 +723,11 @@ Test(sgio, direct_v3_write)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_TO_DEV, 4096);
 	for (size_t i = 0; i < 4096; i++)
 		c.m.data[i] = fake_pattern(i + 1);
-	script_good(g.ft, 0, 0);
+	script_good(g.ft, 0);
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
@@ -804,13 +746,13 @@ Test(sgio, direct_v3_iovec_read)
 	struct sg_iovec uiov[2];
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 3000);
 	uiov[0] = (struct sg_iovec){ c.m.data + 4000, 1000 };
 	uiov[1] = (struct sg_iovec){ c.m.data, 2000 };
 	c.h.v3.iovec_count = 2;
 	c.h.v3.dxferp = uiov;
-	script_good(g.ft, 3000, 0);
+	script_good(g.ft, 3000);
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(is_pattern(c.m.data + 4000, 0, 1000));
@@ -829,11 +771,11 @@ Test(sgio, direct_moves_more_than_the_retry_limit)
 
 	cr_assert(not(eq(ptr, buf, NULL)));
 	memset(buf, FAKE_UNTOUCHED, len);
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.dxfer_len = len;
 	c.h.v3.dxferp = buf;
-	script_good(g.ft, len, 0);
+	script_good(g.ft, len);
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(is_pattern(buf, 0, len));
@@ -847,7 +789,7 @@ Test(sgio, direct_over_target_limit_is_target_errno)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.dxfer_len = g.d.max_xfer + 1;
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
@@ -877,7 +819,7 @@ Test(sgio, direct_v3_past_sg_scatter_is_enomem)
 	unsigned reach;
 	unsigned char *big;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	reach = (unsigned)g.ft->base.info.max_segments * SG_SCATTER;
 	g.d.max_xfer = reach * 2; /* the block layer would take more */
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
@@ -885,7 +827,7 @@ Test(sgio, direct_v3_past_sg_scatter_is_enomem)
 	expect_refused(&g, &c, ENOMEM);
 	c.h.v3.dxfer_len = reach - 511; /* rounded up to 512, as sg does: fits */
 	c.h.v3.dxferp = NULL;		/* sg's reserve: no client memory */
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	cr_expect(eq(int, round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0)->kind, FAKE_IOCTL));
 	big = calloc(1, reach + 1);
 	cr_assert(not(eq(ptr, big, NULL)));
@@ -905,7 +847,7 @@ Test(sgio, direct_v3_past_sg_scatter_on_a_disk)
 	struct rig g;
 	struct client c;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	g.ft->base.info.kind = TARGET_SD;
 	g.d.max_xfer_errno = EIO;
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
@@ -926,7 +868,7 @@ Test(sgio, direct_v3_data_outside_the_user_half_is_efault)
 	struct rig g;
 	struct client c;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	g.d.user_limit = uaccess_user_limit();
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.dxferp = KERNEL_ADDR;
@@ -945,7 +887,7 @@ Test(sgio, direct_v3_iovec_entry_past_dxfer_len_in_kernel_memory_is_efault)
 	struct client c;
 	struct sg_iovec uiov[2];
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	g.d.user_limit = uaccess_user_limit();
 	client_v3(&c, SG_DXFER_FROM_DEV, 2048);
 	uiov[0] = (struct sg_iovec){ c.m.data, 2048 };
@@ -971,7 +913,7 @@ Test(sgio, direct_v4_too_long_is_efault_over_unmapped_memory)
 	size_t len;
 	unsigned char *p;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	len = g.d.max_xfer + page;
 	p = mmap(NULL, len + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cr_assert(not(eq(ptr, p, MAP_FAILED)));
@@ -997,7 +939,7 @@ Test(sgio, direct_bad_cdb_pointer_is_efault)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.cmdp = (unsigned char *)8;
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
@@ -1014,7 +956,7 @@ Test(sgio, direct_bad_header_pointer_is_efault)
 	struct rig g;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	rep = round_trip(&g, SG_IO, true, (void *)8, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EFAULT));
@@ -1030,11 +972,11 @@ Test(sgio, direct_bad_data_pointer_is_efault_after_running)
 	struct fake_reply *rep;
 	struct sg_io_hdr before;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.dxferp = (void *)8;
 	before = c.h.v3;
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EFAULT));
@@ -1050,10 +992,10 @@ Test(sgio, v3_without_a_data_pointer_runs_and_moves_no_data)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.dxferp = NULL;
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL), "data-in without dxferp: success, as sg");
 	cr_expect(zero(int, c.h.v3.status));
@@ -1074,10 +1016,10 @@ Test(sgio, direct_target_errno_is_the_reply)
 	struct fake_reply *rep;
 	struct sg_io_hdr before;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	before = c.h.v3;
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	g.ft->script.ret = -EIO;
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
@@ -1097,7 +1039,7 @@ Test(sgio, interrupt_while_running_answers_eintr_at_once)
 	struct sg_io_hdr before;
 	fuse_req_t req;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	before = c.h.v3;
 	script_check(g.ft, 4096, 0);
@@ -1132,10 +1074,10 @@ Test(sgio, interrupt_while_queued_never_runs)
 	struct fake_reply *rep;
 	fuse_req_t req_a, req_b;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	client_v3(&a, SG_DXFER_FROM_DEV, 4096);
 	client_v3(&b, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	fake_target_set_block(g.ft, true);
 	req_a = send_ioctl(&g, SG_IO, 0, true, &a.h, NULL, 0, 0);
 	cr_assert(fake_target_wait_entered(g.ft, 1));
@@ -1166,14 +1108,14 @@ Test(sgio, interrupt_before_submission_never_runs)
 	struct fake_reply *rep;
 	struct ioctx x;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	x = (struct ioctx){
 		.req = fake_req_new(g.fs),
 		.o = g.o,
 		.arg = (uintptr_t)&c.h,
-		.tid = g.tid,
+		.tid = gettid(),
 		.direct = true,
 	};
 	/* the INTERRUPT arrived before the callback was registered */
@@ -1197,9 +1139,9 @@ Test(sgio, interrupt_on_retry_path_final_round)
 	struct kround k = { 0 };
 	fuse_req_t req;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	retry_to_final(&g, &c, &k);
 	fake_target_set_block(g.ft, true);
 	req = send_ioctl(&g, SG_IO, 0, false, &c.h, k.in, k.in_len, k.out_len);
@@ -1222,9 +1164,9 @@ Test(sgio, interrupt_after_reply_is_ignored)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	fake_interrupt(rep->req);
@@ -1241,8 +1183,8 @@ Test(sgio, concurrent_commands_each_get_one_reply)
 	struct rig g;
 	fuse_req_t req[N];
 
-	rig_init(&g, true, 4, O_RDWR);
-	script_good(g.ft, 4096, 0);
+	rig_init(&g, 4, O_RDWR);
+	script_good(g.ft, 4096);
 	for (int i = 0; i < N; i++) {
 		client_v3(&c[i], SG_DXFER_FROM_DEV, 4096);
 		req[i] = send_ioctl(&g, SG_IO, 0, true, &c[i].h, NULL, 0, 0);
@@ -1271,11 +1213,11 @@ Test(sgio, each_opener_uses_its_own_channel)
 	struct fake_reply *rep;
 	struct ioctx x;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	cr_assert(zero(int, opener_new(&g.d, O_RDWR, false, gettid(), NULL, &o2)));
 	cr_assert(eq(int, atomic_load(&o2->chan), -1), "an idle opener holds no channel");
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 
 	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
@@ -1285,7 +1227,7 @@ Test(sgio, each_opener_uses_its_own_channel)
 		.req = fake_req_new(g.fs),
 		.o = o2,
 		.arg = (uintptr_t)&c.h,
-		.tid = g.tid,
+		.tid = gettid(),
 		.direct = true,
 	};
 	ioctl_dispatch(&x, SG_IO, 0);
@@ -1307,7 +1249,7 @@ Test(ioctl, get_version_num_retry)
 	struct kround k = { 0 };
 	int v = -1;
 
-	rig_init(&g, false, 1, O_RDWR);
+	rig_init_retry(&g, 1, O_RDWR);
 	rep = round_trip(&g, SG_GET_VERSION_NUM, false, &v, NULL, 0, 0);
 	expect_round(rep, "round 1", NO_IOVS, IOVS({ &v, sizeof(int) }));
 	kernel_retry(rep, &k);
@@ -1327,7 +1269,7 @@ Test(ioctl, get_version_num_direct)
 	struct fake_reply *rep;
 	int v = -1;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	rep = round_trip(&g, SG_GET_VERSION_NUM, true, &v, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
@@ -1341,7 +1283,7 @@ Test(ioctl, get_timeout_is_the_result_without_argument_access)
 	struct rig g;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	/* direct path with an argument that would fault if touched */
 	rep = round_trip(&g, SG_GET_TIMEOUT, true, (void *)8, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
@@ -1361,7 +1303,7 @@ Test(ioctl, set_timeout)
 	struct fake_reply *rep;
 	int v = -1;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	rep = round_trip(&g, SG_SET_TIMEOUT, true, &v, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EIO));
@@ -1383,7 +1325,7 @@ Test(ioctl, set_timeout_negative_retry_is_eio)
 	unsigned rounds;
 	int v = -1;
 
-	rig_init(&g, false, 1, O_RDWR);
+	rig_init_retry(&g, 1, O_RDWR);
 	rep = round_trip(&g, SG_SET_TIMEOUT, false, &v, NULL, 0, 0);
 	expect_round(rep, "round 1", IOVS({ &v, sizeof(int) }), NO_IOVS);
 	rep = kernel_ioctl(&g, SG_SET_TIMEOUT, &v, &rounds);
@@ -1416,7 +1358,7 @@ Test(ioctl, reserved_size_clamps_to_the_daemon_max)
 	struct rig g;
 	uint32_t max;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	max = bsgdev_max_sectors_bytes(&g.d);
 	cr_assert(eq(u32, max, FAKE_MAX_SECTORS_BYTES));
 	cr_expect(eq(int, get_int_direct(&g, SG_GET_RESERVED_SIZE), 32768));
@@ -1436,7 +1378,7 @@ Test(ioctl, retry_path_max_is_the_exchange_limit)
 	struct fake_reply *rep;
 	int v = 0;
 
-	rig_init(&g, false, 1, O_RDWR);
+	rig_init_retry(&g, 1, O_RDWR);
 	rep = kernel_ioctl(&g, BLKSECTGET, &v, NULL);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(eq(int, v, (int)RETRY_MAX_XFER));
@@ -1451,7 +1393,7 @@ Test(ioctl, get_scsi_id_encodes_hctl)
 	unsigned rounds;
 
 	memset(&id, 0xff, sizeof(id));
-	rig_init(&g, false, 1, O_RDWR);
+	rig_init_retry(&g, 1, O_RDWR);
 	rep = kernel_ioctl(&g, SG_GET_SCSI_ID, &id, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(eq(u32, rounds, 2));
@@ -1477,7 +1419,7 @@ Test(ioctl, get_idlun_encodes_hctl)
 		int host_unique_id;
 	} idlun = { -1, -1 };
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	rep = round_trip(&g, SCSI_IOCTL_GET_IDLUN, true, &idlun, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
@@ -1517,7 +1459,7 @@ ParameterizedTest(struct get_case *tc, ioctl, get_int)
 {
 	struct rig g;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	cr_expect(eq(int, get_int_direct(&g, tc->cmd), tc->expect), "%s", tc->name);
 	rig_fini(&g);
 }
@@ -1526,7 +1468,7 @@ Test(ioctl, set_flags_read_back)
 {
 	struct rig g;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	/* sg's switch, or bsg's depth for v4 writes: kept as given */
 	cr_expect(zero(int, set_int_direct(&g, SG_SET_COMMAND_Q, 1)));
 	cr_expect(eq(int, get_int_direct(&g, SG_GET_COMMAND_Q), 1));
@@ -1545,7 +1487,7 @@ Test(ioctl, next_cmd_len_over_the_bound_is_enomem)
 {
 	struct rig g;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	cr_expect(eq(int, set_int_direct(&g, SG_NEXT_CMD_LEN, SCSI_V3_CDB_MAX + 1), -ENOMEM));
 	cr_expect(zero(int, set_int_direct(&g, SG_NEXT_CMD_LEN, 16)));
 	cr_expect(eq(int, atomic_load(&g.o->next_cmd_len), 16));
@@ -1559,7 +1501,7 @@ Test(ioctl, get_request_table_is_zeroed)
 	struct sg_req_info table[SG_MAX_QUEUE];
 
 	memset(table, 0xff, sizeof(table));
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	rep = round_trip(&g, SG_GET_REQUEST_TABLE, true, table, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(fake_all_bytes((unsigned char *)table, sizeof(table), 0));
@@ -1588,7 +1530,7 @@ ParameterizedTest(struct unknown_case *tc, ioctl, unknown)
 	struct rig g;
 	struct fake_reply *rep;
 
-	rig_init(&g, false, 1, tc->open_flags);
+	rig_init_retry(&g, 1, tc->open_flags);
 	rep = round_trip(&g, 0x1234, false, NULL, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR), "%s", tc->name);
 	cr_expect(eq(int, rep->err, tc->err), "%s", tc->name);
@@ -1603,7 +1545,7 @@ Test(ioctl, compat_caller_is_enotty)
 	fuse_req_t req;
 	int v = -1;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	req = send_ioctl(&g, SG_GET_VERSION_NUM, FUSE_IOCTL_COMPAT, true, &v, NULL, 0, 0);
 	rep = wait_reply(&g, req);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
@@ -1631,7 +1573,7 @@ Test(midlayer, reset_by_root_reaches_the_target)
 	int val = MID_RESET_DEVICE;
 
 	unit_need_root("needs root: the caller's CAP_SYS_ADMIN and CAP_SYS_RAWIO");
-	rig_init(&g, true, 1, O_RDWR | O_NONBLOCK);
+	rig_init(&g, 1, O_RDWR | O_NONBLOCK);
 	g.ft->ioctl.arg_len = sizeof(int);
 	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
@@ -1665,7 +1607,7 @@ ParameterizedTest(struct reset_cap_case *tc, midlayer, reset_without_a_capabilit
 	struct fake_reply *rep;
 	int val = MID_RESET_DEVICE;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	fake_set_cap(tc->cap, false);
 	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
 	fake_set_cap(tc->cap, true);
@@ -1688,7 +1630,7 @@ Test(midlayer, reset_retry_path_fetches_the_value_then_forwards)
 	int val = 3; /* SG_SCSI_RESET_BUS */
 
 	unit_need_root("needs root: the caller's CAP_SYS_ADMIN and CAP_SYS_RAWIO");
-	rig_init(&g, false, 1, O_RDONLY); /* sg takes a reset on any file */
+	rig_init_retry(&g, 1, O_RDONLY); /* sg takes a reset on any file */
 	g.ft->ioctl.arg_len = sizeof(int);
 	rep = kernel_ioctl(&g, SG_SCSI_RESET, &val, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
@@ -1706,7 +1648,7 @@ Test(midlayer, reset_target_errno_is_the_reply)
 	int val = 77;
 
 	unit_need_root("needs root: the caller's CAP_SYS_ADMIN and CAP_SYS_RAWIO");
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	g.ft->ioctl.ret = -EIO;
 	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
@@ -1720,7 +1662,7 @@ Test(midlayer, reset_of_a_device_gone_is_enodev)
 	struct fake_reply *rep;
 	int val = MID_RESET_DEVICE;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	atomic_store(&g.d.target_gone, true);
 	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
 	cr_expect(eq(int, rep->err, ENODEV));
@@ -1755,7 +1697,7 @@ ParameterizedTest(struct bsg_case *tc, midlayer, bsg_target_answers_as_bsg)
 	struct rig g;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	g.ft->base.info.kind = TARGET_BSG;
 	rep = round_trip(&g, tc->cmd, true, (void *)8, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR), "%s", tc->name);
@@ -1798,7 +1740,7 @@ Test(midlayer, send_command_direct_returns_outlen_bytes)
 	struct fake_reply *rep;
 	struct sic s, sent;
 
-	rig_init(&g, true, 1, O_RDONLY); /* INQUIRY: any open file, as sg */
+	rig_init(&g, 1, O_RDONLY); /* INQUIRY: any open file, as sg */
 	sic_init(&s, 0, 36, INQUIRY_CDB, 6);
 	sent = s;
 	g.ft->ioctl.arg_len = 8 + 6;
@@ -1824,7 +1766,7 @@ Test(midlayer, send_command_status_returns_16_bytes_of_sense)
 	struct fake_reply *rep;
 	struct sic s;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	sic_init(&s, 0, 512, (const uint8_t[10]){ 0x28, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 1 }, 10);
 	g.ft->ioctl.ret = 2; /* CHECK CONDITION */
 	g.ft->ioctl.out_off = 8;
@@ -1847,7 +1789,7 @@ Test(midlayer, send_command_retry_path_with_data_out)
 	unsigned rounds;
 	struct sic s;
 
-	rig_init(&g, false, 1, O_RDWR);
+	rig_init_retry(&g, 1, O_RDWR);
 	sic_init(&s, 512, 0, write10, 10);
 	g.ft->ioctl.arg_len = 8 + 10 + 512;
 	rep = kernel_ioctl(&g, 1, &s, &rounds);
@@ -1867,7 +1809,7 @@ Test(midlayer, send_command_takes_the_access_policy)
 	struct sic s;
 
 	unit_need_root("needs root: the caller's CAP_SYS_RAWIO");
-	rig_init(&g, true, 1, O_RDONLY);
+	rig_init(&g, 1, O_RDONLY);
 	sic_init(&s, 512, 0, write10, 10);
 	fake_set_rawio(false);
 	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
@@ -1886,7 +1828,7 @@ Test(midlayer, send_command_bad_lengths_and_null_are_einval)
 	struct fake_reply *rep;
 	struct sic s;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	sic_init(&s, 0, 4097, INQUIRY_CDB, 6);
 	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
 	cr_expect(eq(int, rep->err, EINVAL), "outlen over a page");
@@ -1918,7 +1860,7 @@ Test(midlayer, probe_host_copies_as_ioctl_probe)
 		char s[64];
 	} u;
 
-	rig_init(&g, true, 1, O_RDONLY);
+	rig_init(&g, 1, O_RDONLY);
 	script_host(g.ft, "fake host");
 	memset(&u, FAKE_UNTOUCHED, sizeof(u));
 	u.len = 60;
@@ -1949,7 +1891,7 @@ Test(midlayer, get_pci_and_command_ioctls_need_a_read_write_file)
 	struct fake_reply *rep;
 	char name[32];
 
-	rig_init(&g, true, 1, O_RDONLY);
+	rig_init(&g, 1, O_RDONLY);
 	for (unsigned i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		rep = round_trip(&g, cmds[i], true, name, NULL, 0, 0);
 		cr_expect(eq(int, rep->err, EPERM), "0x%x", cmds[i]);
@@ -1975,7 +1917,7 @@ Test(midlayer, get_transform_einval_and_blktrace_enotty)
 	struct rig g;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 1, O_RDONLY);
+	rig_init(&g, 1, O_RDONLY);
 	rep = round_trip(&g, 0x2205 /* SG_GET_TRANSFORM */, true, NULL, NULL, 0, 0);
 	cr_expect(eq(int, rep->err, EINVAL), "the host's ioctl, or EINVAL: on any file");
 	rep = round_trip(&g, BLKTRACESTART, true, NULL, NULL, 0, 0);
@@ -1991,7 +1933,7 @@ Test(sgio, runs_on_the_libfuse_worker_within_the_budget)
 	struct client c;
 	fuse_req_t req;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	g.d.inline_max = 1;
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	script_check(g.ft, 4096, 0);
@@ -2010,7 +1952,7 @@ Test(sgio, queues_to_the_pool_past_the_budget)
 	struct client c;
 	fuse_req_t req;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	g.d.inline_max = 1;
 	atomic_store(&g.d.inline_busy, 1); /* one libfuse worker already busy */
 	fake_target_set_block(g.ft, true);
@@ -2066,10 +2008,10 @@ Test(sgio, retry_v3_without_a_data_pointer_reply_fits_the_plan)
 	struct kround k = { 0 };
 	unsigned rounds = 0;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.dxferp = NULL;
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	for (;;) {
 		cr_assert(lt(u32, rounds, 8));
 		rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
@@ -2103,7 +2045,7 @@ Test(sgio, retry_v3_write_without_a_data_pointer_sends_zeroes)
 	unsigned char *in;
 	unsigned rounds = 0;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_TO_DEV, 8192);
 	c.h.v3.dxferp = NULL;
 	for (;;) {
@@ -2172,7 +2114,7 @@ Test(midlayer, send_command_outlen_raised_between_reads_stays_in_the_buffer)
 	struct sic s;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 1, O_RDONLY); /* INQUIRY: anyone who can open the node */
+	rig_init(&g, 1, O_RDONLY); /* INQUIRY: anyone who can open the node */
 	ops = *g.ft->base.ops;
 	ops.ioctl = kernel_like_sic;
 	g.ft->base.ops = &ops;
@@ -2199,7 +2141,7 @@ Test(midlayer, send_command_takes_the_table_under_the_sg_rule_too)
 	struct fake_reply *rep;
 	struct sic s;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	filter_init(&fp);
 	fp.kernel = FILTER_KERNEL_SG;
 	cr_assert(zero(int, policy_new(&fp, &g.d.policy)));
