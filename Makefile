@@ -46,7 +46,7 @@ MODULES := scsi target pool creds ident guard uaccess ioctx cmd sgio chans copyj
 DAEMON_MODULES := node files calls fuseio devnode udev fleet gate live view
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate verdict notify udev ident \
+UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async sgv4 filter caps gate verdict notify udev ident \
 	creds log list \
 	bsgadd policy options sigwatch share target show intr lat)
 # any TSan report fails the run (the driver sets the same defaults itself)
@@ -206,7 +206,13 @@ build/unit/test_ident: build/san/tests/unit/test_ident.o $(call san,ident creds)
 
 # write()/read()/poll() end to end, the same way; malloc wrapped, so that a
 # test can fail one
-build/unit/test_async: build/san/tests/unit/test_async.o $(UNIT_RIG) $(SAN_MODULES)
+build/unit/test_async: build/san/tests/unit/test_async.o $(UNIT_RIG) build/san/tests/unit/malloc_fault.o \
+	$(SAN_MODULES)
+	$(UNIT_LINK) -lsgutils2 -pthread -Wl,--wrap=malloc -o $@
+
+# the sg v4 ioctls end to end, the same way, malloc wrapped too
+build/unit/test_sgv4: build/san/tests/unit/test_sgv4.o $(UNIT_RIG) build/san/tests/unit/malloc_fault.o \
+	$(SAN_MODULES)
 	$(UNIT_LINK) -lsgutils2 -pthread -Wl,--wrap=malloc -o $@
 
 # ThreadSanitizer: the threaded modules again, under build/tsan, and a plain
