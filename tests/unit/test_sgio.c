@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "cmdq.h"
 #include "fake.h"
 #include "ioctl.h"
 #include "ioctx.h"
@@ -2155,4 +2156,321 @@ Test(midlayer, send_command_takes_the_table_under_the_sg_rule_too)
 	cr_expect(zero(u32, g.ft->ioctl.calls), "WRITE BUFFER reached the target");
 	rig_fini(&g);
 	policy_free(g.d.policy);
+}
+
+/* ---- SG_IO and a signal: one that ends nothing (a stop), one that ends it ---- */
+
+Test(sgio, stopped_sg_io_completes)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	struct ioctx x;
+
+	rig_init(&g, 2, O_RDWR);
+	rig_judged(&g, false);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	h = v3_read(&b, 1, 512, 1);
+	x = (struct ioctx){
+		.req = fake_req_new(g.fs),
+		.o = g.o,
+		.arg = (uintptr_t)&h,
+		.tid = gettid(),
+		.direct = true,
+	};
+	ioctl_dispatch(&x, SG_IO, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	fake_interrupt(x.req);
+	cr_expect(zero(u32, fake_req_replies(x.req)));
+	fake_target_open(g.ft, 1);
+	cr_expect(eq(int, reply_of(x.req)->kind, FAKE_IOCTL), "answered with its result");
+	cr_expect(is_data_in(b.data, 512, 1));
+	rig_fini(&g);
+}
+
+Test(sgio, watched_sg_io_gets_eintr_and_its_result_is_dropped)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	struct ioctx x;
+
+	rig_init(&g, 2, O_RDWR);
+	rig_judged(&g, false);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	h = v3_read(&b, 1, 512, 1);
+	x = (struct ioctx){
+		.req = fake_req_new(g.fs),
+		.o = g.o,
+		.arg = (uintptr_t)&h,
+		.tid = gettid(),
+		.direct = true,
+	};
+	ioctl_dispatch(&x, SG_IO, 0);
+	cr_assert(fake_target_wait_entered(g.ft, 1));
+	fake_interrupt(x.req);
+	rig_judged(&g, true);
+	cr_expect(eq(int, err_of(x.req), EINTR));
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_req_replies(x.req), 1));
+	cr_expect(fake_all_bytes(b.data, 512, FAKE_UNTOUCHED), "nothing copied after EINTR");
+	rig_fini(&g);
+}
+
+/* ---- the access policy ---- */
+
+Test(sgio, policy_without_rawio_reads_but_writes_only_when_open_for_writing)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+
+	unit_need_root("needs root: SG_IO on the direct path takes CAP_SYS_PTRACE");
+	rig_init(&g, 1, O_RDONLY);
+	script_good(g.ft, 512);
+	fake_set_rawio(false); /* a caller without CAP_SYS_RAWIO */
+	h = v3_read(&b, 1, 512, 1);
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "READ(10) on a read-only file");
+	fake_cmd_init(&b, true, 2, 8);
+	h = fake_v3_hdr(&b, SG_DXFER_TO_DEV, 512, 2);
+	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "WRITE(10) on a read-only file");
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "the refused one never ran");
+	cr_expect(eq(ulong, stat_get(&g, STAT_REFUSED), 1));
+	g.o->open_flags = O_RDWR;
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "WRITE(10) on a file open for writing");
+	b.cdb[0] = 0x3b; /* WRITE BUFFER: in neither of the kernel's lists */
+	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "WRITE BUFFER needs CAP_SYS_RAWIO");
+	fake_set_rawio(true);
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "and with it, it runs");
+	rig_fini(&g);
+}
+
+Test(sgio, a_replaced_policy_applies_to_the_next_command)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	struct filter_policy deny, allow;
+	char why[128];
+	const char text[] = "deny READ_10\n";
+
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	filter_init(&allow);
+	cr_assert(zero(int, filter_parse(text, strlen(text), &deny, why, sizeof(why))));
+	cr_assert(zero(int, policy_new(&allow, &g.d.policy)));
+	g.d.policy_kernel = POLICY_KERNEL_OWN;
+	h = v3_read(&b, 1, 512, 1);
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "the kernel's rule: READ(10) runs");
+	policy_replace(g.d.policy, &deny);
+	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "then denied, by the new policy");
+	policy_replace(g.d.policy, &allow);
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "and back");
+	cr_expect(eq(u32, fake_target_calls(g.ft), 2));
+	rig_fini(&g);
+	policy_free(g.d.policy);
+}
+
+/* ---- SG_SET_KEEP_ORPHAN ---- */
+
+/* A SG_IO on the pool, held at the fake's gate, then interrupted. */
+static fuse_req_t interrupted_sg_io(struct rig *g, struct sg_io_hdr *h)
+{
+	struct ioctx x = {
+		.req = fake_req_new(g->fs),
+		.o = g->o,
+		.arg = (uintptr_t)h,
+		.tid = gettid(),
+		.direct = true,
+	};
+
+	ioctl_dispatch(&x, SG_IO, 0);
+	cr_assert(fake_target_wait_entered(g->ft, 1));
+	fake_interrupt(x.req);
+	cr_assert(eq(int, err_of(x.req), EINTR), "the caller is answered at once");
+	return x.req;
+}
+
+Test(sgio, keep_orphan_leaves_an_interrupted_sg_io_for_read)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	fuse_req_t req;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	h = v3_read(&b, 1, 512, 77);
+	req = interrupted_sg_io(&g, &h);
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "still running");
+	fake_target_open(g.ft, 1);
+	wait_done(&g, 1);
+	const struct sg_io_hdr *out = v3_out(read_ok(&g, V3, 0));
+
+	cr_expect(eq(int, out->pack_id, 77), "the interrupted command's header");
+	cr_expect(zero(int, out->status));
+	cr_expect(is_data_in(b.data, 512, 1), "its data-in, into the reader");
+	cr_expect(eq(u32, fake_req_replies(req), 1), "the SG_IO was answered once, with EINTR");
+	rig_fini(&g);
+}
+
+Test(sgio, without_keep_orphan_an_interrupted_sg_io_is_dropped)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	h = v3_read(&b, 1, 512, 77);
+	interrupted_sg_io(&g, &h);
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
+		  "nothing copied after EINTR");
+	rig_fini(&g);
+}
+
+/*
+ * An SG_IO from a context other than the opener's (here: the opener's
+ * credentials differ) is not kept when interrupted: only the opener's
+ * context may take a completion, so it would be nobody's, or worse.
+ */
+Test(sgio, keep_orphan_keeps_only_the_openers_context_sg_io)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	uint32_t uid;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	uid = g.o->ident.c.uid[0];
+	g.o->ident.c.uid[0] ^= 1; /* the file was opened by another real uid */
+	h = v3_read(&b, 1, 512, 77);
+	interrupted_sg_io(&g, &h);
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	g.o->ident.c.uid[0] = uid;
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)), "dropped, as without SG_SET_KEEP_ORPHAN");
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
+		  "nothing copied after EINTR");
+	rig_fini(&g);
+}
+
+Test(sgio, keep_orphan_result_is_freed_if_the_file_goes_first)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	h = v3_read(&b, 1, 512, 5);
+	interrupted_sg_io(&g, &h);
+	rig_release(&g);
+	cr_expect(eq(u32, fake_target_chans_open(g.ft), 1), "the kept command holds the opener");
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_chans_open(g.ft)), "freed with its last command");
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
+	rig_fini(&g);
+}
+
+/*
+ * Kept orphans take places in the file's queue, as sg's SG_IO takes one of
+ * the file's 16 requests (sg_add_request(): EDOM when none is free): past
+ * the bound an interrupted SG_IO is dropped, not kept, so that no file
+ * holds more than its queue (each with its struct cmd and up to 1024 iovec
+ * segments, charged nowhere).
+ */
+Test(sgio, keep_orphan_keeps_no_more_than_the_files_queue)
+{
+	enum { N = 24 };
+	struct rig g;
+	struct fake_cmd b[N];
+	struct sg_io_hdr h[N];
+
+	rig_init(&g, N, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	for (int i = 0; i < N; i++) {
+		struct ioctx x = {
+			.req = fake_req_new(g.fs),
+			.o = g.o,
+			.tid = gettid(),
+			.direct = true,
+		};
+
+		h[i] = v3_read(&b[i], 1, 512, 100 + i);
+		x.arg = (uintptr_t)&h[i];
+		ioctl_dispatch(&x, SG_IO, 0);
+		if (!fake_target_wait_entered(g.ft, i + 1))
+			break; /* refused (EDOM), as sg's 17th */
+		fake_interrupt(x.req);
+		cr_assert(eq(int, err_of(x.req), EINTR));
+	}
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(le(int, cmdq_num_waiting(g.o), SG_MAX_QUEUE),
+		  "%d completions kept on a file whose queue holds %d", cmdq_num_waiting(g.o),
+		  SG_MAX_QUEUE);
+	rig_fini(&g);
+}
+
+/*
+ * A kept SG_IO orphan (SG_SET_KEEP_ORPHAN) gets a generated_tag of its own
+ * on the file's list: without one (cmd_new()'s zero) it answered for the
+ * tag SG_IOSUBMIT gave the file's first command, and SG_IORECEIVE (and
+ * SG_IOABORT) by that tag took the wrong command.
+ */
+Test(sgio, kept_orphan_does_not_answer_for_another_commands_tag)
+{
+	struct rig g;
+	struct fake_cmd b1, b2;
+	struct sg_io_v4 h1, h2, r;
+
+	rig_init(&g, 2, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	ioctl_set(&g, SG_SET_FORCE_PACK_ID, 1);
+	atomic_store(&g.o->prefer_tag, 1); /* SG_CTL_FLAGM_TAG_FOR_PACK_ID */
+
+	h1 = v4_read(&b1, 1, 512, 77);
+	(void)interrupted_sg_io(&g, (struct sg_io_hdr *)&h1); /* kept for read() */
+	fake_target_open(g.ft, 1);
+	wait_done(&g, 1);
+
+	h2 = v4_read(&b2, 2, 512, 88);
+	h2.flags = SGV4_FLAG_YIELD_TAG;
+	h2.generated_tag = 12345;
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h2)));
+	cr_assert(ne(u64, h2.generated_tag, 12345), "a tag yielded");
+	fake_target_open(g.ft, 2);
+	wait_done(&g, 2);
+
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	r.request_tag = h2.generated_tag;
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
+	cr_expect(eq(u32, r.request_extra, 88),
+		  "SG_IORECEIVE by the tag SG_IOSUBMIT yielded returns another command (the kept "
+		  "SG_IO orphan, pack_id %u)",
+		  r.request_extra);
+	rig_fini(&g);
 }
