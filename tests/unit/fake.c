@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "fake.h"
+#include "ioctl.h"
+#include "ioctx.h"
 
 struct fuse_req {
 	struct fake_session *s;
@@ -114,12 +116,7 @@ fuse_req_t fake_req_new(struct fake_session *s)
 
 unsigned fake_req_replies(fuse_req_t req)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&req->s->lock);
-	n = req->replies;
-	pthread_mutex_unlock(&req->s->lock);
-	return n;
+	return fake_locked(&req->s->lock, &req->replies);
 }
 
 struct fake_reply *fake_req_wait(fuse_req_t req)
@@ -194,22 +191,12 @@ struct fake_reply *fake_wait_reply(struct fake_session *s)
 
 unsigned fake_reply_count(struct fake_session *s)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&s->lock);
-	n = s->n_replies;
-	pthread_mutex_unlock(&s->lock);
-	return n;
+	return fake_locked(&s->lock, &s->n_replies);
 }
 
 unsigned fake_misuse_count(struct fake_session *s)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&s->lock);
-	n = s->misuse;
-	pthread_mutex_unlock(&s->lock);
-	return n;
+	return fake_locked(&s->lock, &s->misuse);
 }
 
 static struct fake_reply *reply_new(fuse_req_t req, enum fake_kind kind)
@@ -386,12 +373,7 @@ void fuse_pollhandle_destroy(struct fuse_pollhandle *ph)
 
 unsigned fake_notify_count(struct fake_session *s)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&s->lock);
-	n = s->notifies;
-	pthread_mutex_unlock(&s->lock);
-	return n;
+	return fake_locked(&s->lock, &s->notifies);
 }
 
 bool fake_wait_notify(struct fake_session *s, unsigned n)
@@ -694,22 +676,12 @@ void fake_target_open(struct fake_target *t, unsigned tag)
 
 unsigned fake_target_calls(struct fake_target *t)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&t->lock);
-	n = t->calls;
-	pthread_mutex_unlock(&t->lock);
-	return n;
+	return fake_locked(&t->lock, &t->calls);
 }
 
 unsigned fake_target_chans_open(struct fake_target *t)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&t->lock);
-	n = t->chans_open;
-	pthread_mutex_unlock(&t->lock);
-	return n;
+	return fake_locked(&t->lock, &t->chans_open);
 }
 
 void fake_script_check_condition(struct fake_target *t)
@@ -730,6 +702,16 @@ bool fake_all_bytes(const unsigned char *p, size_t n, unsigned char v)
 		if (p[i] != v)
 			return false;
 	return true;
+}
+
+unsigned fake_locked(pthread_mutex_t *lock, const unsigned *v)
+{
+	unsigned n;
+
+	pthread_mutex_lock(lock);
+	n = *v;
+	pthread_mutex_unlock(lock);
+	return n;
 }
 
 uint8_t fake_pattern(size_t i)
@@ -826,4 +808,19 @@ void fake_set_cap(unsigned cap, bool on)
 void fake_set_rawio(bool on)
 {
 	fake_set_cap(CAP_SYS_RAWIO, on);
+}
+
+fuse_req_t fake_ioctl_on(fuse_req_t req, struct opener *o, pid_t tid, unsigned cmd, void *arg)
+{
+	struct ioctx x = {
+		.req = req,
+		.o = o,
+		.arg = (uintptr_t)arg,
+		.tid = tid,
+		.direct = true,
+	};
+
+	req->ctx.pid = tid;
+	ioctl_dispatch(&x, cmd, 0);
+	return req;
 }

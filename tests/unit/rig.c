@@ -22,8 +22,6 @@
 
 #include "async.h"
 #include "cmdq.h"
-#include "ioctl.h"
-#include "ioctx.h"
 #include "opener.h"
 #include "pool.h"
 #include "rig.h"
@@ -184,23 +182,29 @@ void wait_done(struct rig *g, unsigned n)
 	}
 }
 
-int call_ioctl(struct rig *g, unsigned cmd, void *arg)
+fuse_req_t ioctl_on(struct rig *g, fuse_req_t req, pid_t tid, unsigned cmd, void *arg)
 {
-	struct ioctx x = {
-		.req = fake_req_new(g->fs),
-		.o = g->o,
-		.arg = (uintptr_t)arg,
-		.tid = gettid(),
-		.direct = true,
-	};
-	struct fake_reply *rep;
+	return fake_ioctl_on(req, g->o, tid, cmd, arg);
+}
 
-	ioctl_dispatch(&x, cmd, 0);
-	rep = reply_of(x.req);
+fuse_req_t ioctl_as(struct rig *g, pid_t tid, unsigned cmd, void *arg)
+{
+	return ioctl_on(g, fake_req_new(g->fs), tid, cmd, arg);
+}
+
+int ioctl_result(fuse_req_t req)
+{
+	struct fake_reply *rep = reply_of(req);
+
 	if (rep->kind == FAKE_ERR)
 		return -rep->err;
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	return rep->result;
+}
+
+int call_ioctl(struct rig *g, unsigned cmd, void *arg)
+{
+	return ioctl_result(ioctl_as(g, gettid(), cmd, arg));
 }
 
 int ioctl_get(struct rig *g, unsigned cmd)

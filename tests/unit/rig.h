@@ -63,6 +63,12 @@ struct fake_reply *read_ok(struct rig *g, size_t size, int flags);
 unsigned poll_once(struct rig *g, struct fuse_pollhandle *ph);
 /* Wait until n completions are waiting. */
 void wait_done(struct rig *g, unsigned n);
+/* req, made by the test (a hook set on it first), with cmd on arg by tid: req. */
+fuse_req_t ioctl_on(struct rig *g, fuse_req_t req, pid_t tid, unsigned cmd, void *arg);
+/* An ioctl on the direct path by thread tid, left to be answered whenever. */
+fuse_req_t ioctl_as(struct rig *g, pid_t tid, unsigned cmd, void *arg);
+/* Its answer: the result, or -errno. */
+int ioctl_result(fuse_req_t req);
 /* An ioctl on the direct path, as cb_ioctl() makes it: its result or -errno. */
 int call_ioctl(struct rig *g, unsigned cmd, void *arg);
 int ioctl_get(struct rig *g, unsigned cmd);

@@ -85,12 +85,7 @@ static void rig_fini(struct rig *g)
 
 static unsigned ends_of(struct call *c)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&c->lock);
-	n = c->ends;
-	pthread_mutex_unlock(&c->lock);
-	return n;
+	return fake_locked(&c->lock, &c->ends);
 }
 
 /* Wait until c was ended n times; false after FAKE_WAIT_SECONDS. */

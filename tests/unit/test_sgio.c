@@ -1107,22 +1107,16 @@ Test(sgio, interrupt_before_submission_never_runs)
 	struct rig g;
 	struct client c;
 	struct fake_reply *rep;
-	struct ioctx x;
+	fuse_req_t req;
 
 	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	script_good(g.ft, 4096);
-	x = (struct ioctx){
-		.req = fake_req_new(g.fs),
-		.o = g.o,
-		.arg = (uintptr_t)&c.h,
-		.tid = gettid(),
-		.direct = true,
-	};
+	req = fake_req_new(g.fs);
 	/* the INTERRUPT arrived before the callback was registered */
-	fake_interrupt(x.req);
-	ioctl_dispatch(&x, SG_IO, 0);
-	rep = wait_reply(&g, x.req);
+	fake_interrupt(req);
+	ioctl_on(&g, req, gettid(), SG_IO, &c.h);
+	rep = wait_reply(&g, req);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EINTR));
 	rig_stop(&g);
@@ -1212,7 +1206,6 @@ Test(sgio, each_opener_uses_its_own_channel)
 	struct client c;
 	struct opener *o2;
 	struct fake_reply *rep;
-	struct ioctx x;
 
 	rig_init(&g, 2, O_RDWR);
 	cr_assert(zero(int, opener_new(&g.d, O_RDWR, false, gettid(), NULL, &o2)));
@@ -1224,15 +1217,7 @@ Test(sgio, each_opener_uses_its_own_channel)
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(eq(int, g.ft->seen.chan, atomic_load(&g.o->chan)));
 	cr_expect(ge(int, atomic_load(&g.o->chan), 0), "opened by its first command");
-	x = (struct ioctx){
-		.req = fake_req_new(g.fs),
-		.o = o2,
-		.arg = (uintptr_t)&c.h,
-		.tid = gettid(),
-		.direct = true,
-	};
-	ioctl_dispatch(&x, SG_IO, 0);
-	rep = wait_reply(&g, x.req);
+	rep = wait_reply(&g, fake_ioctl_on(fake_req_new(g.fs), o2, gettid(), SG_IO, &c.h));
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(eq(int, g.ft->seen.chan, atomic_load(&o2->chan)));
 	cr_expect(ne(int, atomic_load(&o2->chan), atomic_load(&g.o->chan)));
@@ -2158,33 +2143,63 @@ Test(midlayer, send_command_takes_the_table_under_the_sg_rule_too)
 	policy_free(g.d.policy);
 }
 
-/* ---- SG_IO and a signal: one that ends nothing (a stop), one that ends it ---- */
+/* ---- SG_IO on the pool, held at the target's gate and interrupted ---- */
+
+/*
+ * g with 2 workers, its target answering GOOD with 512 bytes but holding
+ * each call at its gate until the call's tag opens; SG_SET_KEEP_ORPHAN if
+ * keep_orphan.
+ */
+static void gated_rig(struct rig *g, bool keep_orphan)
+{
+	rig_init(g, 2, O_RDWR);
+	script_good(g->ft, 512);
+	fake_target_set_gate(g->ft, true);
+	if (keep_orphan)
+		ioctl_set(g, SG_SET_KEEP_ORPHAN, 1);
+}
+
+/* An SG_IO of h on the pool, let reach the target's gate, then interrupted: its request. */
+static fuse_req_t held_sg_io_interrupted(struct rig *g, struct sg_io_hdr *h)
+{
+	fuse_req_t req = ioctl_as(g, gettid(), SG_IO, h);
+
+	cr_assert(fake_target_wait_entered(g->ft, 1));
+	fake_interrupt(req);
+	return req;
+}
+
+/* The same, for a signal that ends the call: it is answered EINTR at once. */
+static fuse_req_t interrupted_sg_io(struct rig *g, struct sg_io_hdr *h)
+{
+	fuse_req_t req = held_sg_io_interrupted(g, h);
+
+	cr_assert(eq(int, err_of(req), EINTR), "the caller is answered at once");
+	return req;
+}
+
+/*
+ * A stop: on gated_rig(g, false), whose signal judge says the signal ends
+ * nothing, an SG_IO of b's READ (tag 1) held at the gate and interrupted.
+ */
+static fuse_req_t stopped_sg_io(struct rig *g, struct fake_cmd *b, struct sg_io_hdr *h)
+{
+	gated_rig(g, false);
+	rig_judged(g, false);
+	*h = v3_read(b, 1, 512, 1);
+	return held_sg_io_interrupted(g, h);
+}
 
 Test(sgio, stopped_sg_io_completes)
 {
 	struct rig g;
 	struct fake_cmd b;
 	struct sg_io_hdr h;
-	struct ioctx x;
+	fuse_req_t req = stopped_sg_io(&g, &b, &h);
 
-	rig_init(&g, 2, O_RDWR);
-	rig_judged(&g, false);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	h = v3_read(&b, 1, 512, 1);
-	x = (struct ioctx){
-		.req = fake_req_new(g.fs),
-		.o = g.o,
-		.arg = (uintptr_t)&h,
-		.tid = gettid(),
-		.direct = true,
-	};
-	ioctl_dispatch(&x, SG_IO, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
-	fake_interrupt(x.req);
-	cr_expect(zero(u32, fake_req_replies(x.req)));
+	cr_expect(zero(u32, fake_req_replies(req)));
 	fake_target_open(g.ft, 1);
-	cr_expect(eq(int, reply_of(x.req)->kind, FAKE_IOCTL), "answered with its result");
+	cr_expect(eq(int, reply_of(req)->kind, FAKE_IOCTL), "answered with its result");
 	cr_expect(is_data_in(b.data, 512, 1));
 	rig_fini(&g);
 }
@@ -2194,28 +2209,13 @@ Test(sgio, watched_sg_io_gets_eintr_and_its_result_is_dropped)
 	struct rig g;
 	struct fake_cmd b;
 	struct sg_io_hdr h;
-	struct ioctx x;
+	fuse_req_t req = stopped_sg_io(&g, &b, &h);
 
-	rig_init(&g, 2, O_RDWR);
-	rig_judged(&g, false);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	h = v3_read(&b, 1, 512, 1);
-	x = (struct ioctx){
-		.req = fake_req_new(g.fs),
-		.o = g.o,
-		.arg = (uintptr_t)&h,
-		.tid = gettid(),
-		.direct = true,
-	};
-	ioctl_dispatch(&x, SG_IO, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
-	fake_interrupt(x.req);
 	rig_judged(&g, true);
-	cr_expect(eq(int, err_of(x.req), EINTR));
+	cr_expect(eq(int, err_of(req), EINTR));
 	fake_target_open(g.ft, 1);
 	rig_stop(&g);
-	cr_expect(eq(u32, fake_req_replies(x.req), 1));
+	cr_expect(eq(u32, fake_req_replies(req), 1));
 	cr_expect(fake_all_bytes(b.data, 512, FAKE_UNTOUCHED), "nothing copied after EINTR");
 	rig_fini(&g);
 }
@@ -2276,24 +2276,6 @@ Test(sgio, a_replaced_policy_applies_to_the_next_command)
 
 /* ---- SG_SET_KEEP_ORPHAN ---- */
 
-/* A SG_IO on the pool, held at the fake's gate, then interrupted. */
-static fuse_req_t interrupted_sg_io(struct rig *g, struct sg_io_hdr *h)
-{
-	struct ioctx x = {
-		.req = fake_req_new(g->fs),
-		.o = g->o,
-		.arg = (uintptr_t)h,
-		.tid = gettid(),
-		.direct = true,
-	};
-
-	ioctl_dispatch(&x, SG_IO, 0);
-	cr_assert(fake_target_wait_entered(g->ft, 1));
-	fake_interrupt(x.req);
-	cr_assert(eq(int, err_of(x.req), EINTR), "the caller is answered at once");
-	return x.req;
-}
-
 Test(sgio, keep_orphan_leaves_an_interrupted_sg_io_for_read)
 {
 	struct rig g;
@@ -2301,10 +2283,7 @@ Test(sgio, keep_orphan_leaves_an_interrupted_sg_io_for_read)
 	struct sg_io_hdr h;
 	fuse_req_t req;
 
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	gated_rig(&g, true);
 	h = v3_read(&b, 1, 512, 77);
 	req = interrupted_sg_io(&g, &h);
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "still running");
@@ -2325,9 +2304,7 @@ Test(sgio, without_keep_orphan_an_interrupted_sg_io_is_dropped)
 	struct fake_cmd b;
 	struct sg_io_hdr h;
 
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
+	gated_rig(&g, false);
 	h = v3_read(&b, 1, 512, 77);
 	interrupted_sg_io(&g, &h);
 	fake_target_open(g.ft, 1);
@@ -2351,10 +2328,7 @@ Test(sgio, keep_orphan_keeps_only_the_openers_context_sg_io)
 	struct sg_io_hdr h;
 	uint32_t uid;
 
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	gated_rig(&g, true);
 	uid = g.o->ident.c.uid[0];
 	g.o->ident.c.uid[0] ^= 1; /* the file was opened by another real uid */
 	h = v3_read(&b, 1, 512, 77);
@@ -2376,10 +2350,7 @@ Test(sgio, keep_orphan_result_is_freed_if_the_file_goes_first)
 	struct fake_cmd b;
 	struct sg_io_hdr h;
 
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	gated_rig(&g, true);
 	h = v3_read(&b, 1, 512, 5);
 	interrupted_sg_io(&g, &h);
 	rig_release(&g);
@@ -2410,20 +2381,14 @@ Test(sgio, keep_orphan_keeps_no_more_than_the_files_queue)
 	fake_target_set_gate(g.ft, true);
 	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
 	for (int i = 0; i < N; i++) {
-		struct ioctx x = {
-			.req = fake_req_new(g.fs),
-			.o = g.o,
-			.tid = gettid(),
-			.direct = true,
-		};
+		fuse_req_t req;
 
 		h[i] = v3_read(&b[i], 1, 512, 100 + i);
-		x.arg = (uintptr_t)&h[i];
-		ioctl_dispatch(&x, SG_IO, 0);
+		req = ioctl_as(&g, gettid(), SG_IO, &h[i]);
 		if (!fake_target_wait_entered(g.ft, i + 1))
 			break; /* refused (EDOM), as sg's 17th */
-		fake_interrupt(x.req);
-		cr_assert(eq(int, err_of(x.req), EINTR));
+		fake_interrupt(req);
+		cr_assert(eq(int, err_of(req), EINTR));
 	}
 	fake_target_open(g.ft, 1);
 	rig_stop(&g);
@@ -2445,10 +2410,7 @@ Test(sgio, kept_orphan_does_not_answer_for_another_commands_tag)
 	struct fake_cmd b1, b2;
 	struct sg_io_v4 h1, h2, r;
 
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	gated_rig(&g, true);
 	ioctl_set(&g, SG_SET_FORCE_PACK_ID, 1);
 	atomic_store(&g.o->prefer_tag, 1); /* SG_CTL_FLAGM_TAG_FOR_PACK_ID */
 

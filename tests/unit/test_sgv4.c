@@ -35,39 +35,6 @@ TestSuite(sgv4, .timeout = 60);
 
 /* ---- the sg v4 ioctls: SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT ---- */
 
-/* req, made by the test (a hook set on it first), with cmd on arg by tid: req. */
-static fuse_req_t ioctl_on(struct rig *g, fuse_req_t req, pid_t tid, unsigned cmd, void *arg)
-{
-	struct ioctx x = {
-		.req = req,
-		.o = g->o,
-		.arg = (uintptr_t)arg,
-		.tid = tid,
-		.direct = true,
-	};
-
-	fake_req_ctx(x.req)->pid = tid;
-	ioctl_dispatch(&x, cmd, 0);
-	return x.req;
-}
-
-/* An ioctl on the direct path by thread tid, left to be answered whenever. */
-static fuse_req_t ioctl_as(struct rig *g, pid_t tid, unsigned cmd, void *arg)
-{
-	return ioctl_on(g, fake_req_new(g->fs), tid, cmd, arg);
-}
-
-/* Its answer: the result, or -errno. */
-static int ioctl_result(fuse_req_t req)
-{
-	struct fake_reply *rep = reply_of(req);
-
-	if (rep->kind == FAKE_ERR)
-		return -rep->err;
-	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
-	return rep->result;
-}
-
 /* A control object naming n requests at hdrs, and room for m completions at rsp. */
 static struct sg_io_v4 mrq_ctl(struct sg_io_v4 *hdrs, unsigned n, struct sg_io_v4 *rsp, unsigned m,
 			       uint32_t flags)
@@ -784,12 +751,7 @@ static void *stalled_submit_thread(void *arg)
 
 static unsigned queued_of(struct opener *o)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&o->lock);
-	n = o->queued;
-	pthread_mutex_unlock(&o->lock);
-	return n;
+	return fake_locked(&o->lock, &o->queued);
 }
 
 /*
