@@ -378,18 +378,7 @@ unsigned fake_notify_count(struct fake_session *s)
 
 bool fake_wait_notify(struct fake_session *s, unsigned n)
 {
-	struct timespec deadline;
-	int err = 0;
-	bool ok;
-
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += FAKE_WAIT_SECONDS;
-	pthread_mutex_lock(&s->lock);
-	while (s->notifies <= n && err != ETIMEDOUT)
-		err = pthread_cond_timedwait(&s->cond, &s->lock, &deadline);
-	ok = s->notifies > n;
-	pthread_mutex_unlock(&s->lock);
-	return ok;
+	return fake_wait_count(&s->lock, &s->cond, CLOCK_MONOTONIC, &s->notifies, n + 1);
 }
 
 unsigned fake_pollhandles_live(struct fake_session *s)
@@ -635,19 +624,8 @@ void fake_target_set_block(struct fake_target *t, bool block)
 
 bool fake_target_wait_entered(struct fake_target *t, unsigned n)
 {
-	struct timespec deadline;
-	int err = 0;
-	bool ok;
-
 	/* t->cond uses CLOCK_REALTIME: it was initialised without attributes */
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += FAKE_WAIT_SECONDS;
-	pthread_mutex_lock(&t->lock);
-	while (t->entered < n && err != ETIMEDOUT)
-		err = pthread_cond_timedwait(&t->cond, &t->lock, &deadline);
-	ok = t->entered >= n;
-	pthread_mutex_unlock(&t->lock);
-	return ok;
+	return fake_wait_count(&t->lock, &t->cond, CLOCK_REALTIME, &t->entered, n);
 }
 
 void fake_target_release(struct fake_target *t)
@@ -712,6 +690,23 @@ unsigned fake_locked(pthread_mutex_t *lock, const unsigned *v)
 	n = *v;
 	pthread_mutex_unlock(lock);
 	return n;
+}
+
+bool fake_wait_count(pthread_mutex_t *lock, pthread_cond_t *cond, clockid_t clock,
+		     const unsigned *v, unsigned n)
+{
+	struct timespec deadline;
+	int err = 0;
+	bool ok;
+
+	clock_gettime(clock, &deadline);
+	deadline.tv_sec += FAKE_WAIT_SECONDS;
+	pthread_mutex_lock(lock);
+	while (*v < n && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(cond, lock, &deadline);
+	ok = *v >= n;
+	pthread_mutex_unlock(lock);
+	return ok;
 }
 
 uint8_t fake_pattern(size_t i)

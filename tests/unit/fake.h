@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include <fuse3/fuse_lowlevel.h>
 
@@ -216,6 +217,12 @@ bool fake_all_bytes(const unsigned char *p, size_t n, unsigned char v);
 
 /* *v, read under lock (a count that other threads change under it). */
 unsigned fake_locked(pthread_mutex_t *lock, const unsigned *v);
+/*
+ * Wait on cond (its clock: clock) until *v, protected by lock, reaches n;
+ * false after FAKE_WAIT_SECONDS.
+ */
+bool fake_wait_count(pthread_mutex_t *lock, pthread_cond_t *cond, clockid_t clock,
+		     const unsigned *v, unsigned n);
 
 /*
  * The calling thread's effective CAP_SYS_RAWIO off or back on (from its
