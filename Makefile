@@ -460,6 +460,7 @@ FUZZERS := filter scsi creds mrq bsgadd options
 FUZZ_BINS := $(addprefix build/fuzz_,$(FUZZERS))
 FUZZ_RUNS := $(addprefix fuzz-,$(FUZZERS))
 
+$(FUZZ_BINS): tests/fuzz/fuzz.h
 build/fuzz_filter: src/filter.c src/filter.h
 build/fuzz_scsi: src/scsi.c src/scsi.h
 build/fuzz_creds: src/creds.c src/creds.h
