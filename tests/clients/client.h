@@ -4,7 +4,7 @@
  * ends the client (CLIENT_FAIL_STATUS, 1 unless the client says otherwise
  * before it includes this), an errno by its name, a fork after stdout is
  * flushed (so that the child does not print the parent's buffered lines
- * again), a usage line, a READ(10)'s CDB and a v3 or v4 header of one.
+ * again), a mapping at a fixed address, a usage line, a READ(10)'s CDB and a v3 or v4 header of one.
  * Header-only, as tasks.h: each client is built from its one file.
  */
 #ifndef CUSE_BSG_TEST_CLIENT_H
@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #ifndef CLIENT_FAIL_STATUS
@@ -44,6 +45,18 @@ static inline pid_t fork_flushed(void)
 	if (pid < 0)
 		die("fork");
 	return pid;
+}
+
+/* A private mapping of len bytes at addr exactly, every byte fill. */
+static inline uint8_t *map_fixed(void *addr, size_t len, int fill)
+{
+	uint8_t *p = mmap(addr, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p != addr)
+		die("mmap at the fixed address");
+	memset(p, fill, len);
+	return p;
 }
 
 /* Fewer than n arguments: "usage: " and usage on stderr, and exit status 2. */

@@ -105,13 +105,7 @@
 
 static uint8_t *ctx_map(void)
 {
-	uint8_t *p = mmap(CTX_ADDR, PAGE, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-
-	if (p != CTX_ADDR)
-		die("mmap at the fixed address");
-	memset(p, PATTERN, PAGE);
-	return p;
+	return map_fixed(CTX_ADDR, PAGE, PATTERN);
 }
 
 static const char *ctx_buf(const uint8_t *p)

@@ -410,45 +410,53 @@ static void drop_to_nobody(void)
 		die("drop to nobody");
 }
 
-static void send_fds(int sock, const int *fds, int n)
-{
-	char data = 'x';
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { &data, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-
-	memset(&u, 0, sizeof(u));
-	m.msg_control = u.buf;
-	m.msg_controllen = CMSG_SPACE(n * sizeof(int));
-	c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(n * sizeof(int));
-	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
-	if (sendmsg(sock, &m, 0) < 0)
-		die("sendmsg");
-}
-
-static void recv_fds(int sock, int *fds, int n)
-{
+/* A message of one byte, data, with room for 2 descriptors. */
+struct fds_msg {
 	char data;
 	union {
 		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct iovec iov = { &data, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct iovec iov;
+	struct msghdr m;
+};
+
+static void fds_msg_init(struct fds_msg *f, char data)
+{
+	memset(f, 0, sizeof(*f));
+	f->data = data;
+	f->iov = (struct iovec){ &f->data, 1 };
+	f->m = (struct msghdr){ .msg_iov = &f->iov,
+				.msg_iovlen = 1,
+				.msg_control = f->u.buf,
+				.msg_controllen = sizeof(f->u.buf) };
+}
+
+static void send_fds(int sock, const int *fds, int n)
+{
+	struct fds_msg f;
 	struct cmsghdr *c;
 
-	m.msg_control = u.buf;
-	m.msg_controllen = sizeof(u.buf);
-	if (recvmsg(sock, &m, 0) < 0)
+	fds_msg_init(&f, 'x');
+	f.m.msg_controllen = CMSG_SPACE(n * sizeof(int));
+	c = CMSG_FIRSTHDR(&f.m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+	if (sendmsg(sock, &f.m, 0) < 0)
+		die("sendmsg");
+}
+
+static void recv_fds(int sock, int *fds, int n)
+{
+	struct fds_msg f;
+	struct cmsghdr *c;
+
+	fds_msg_init(&f, 0);
+	if (recvmsg(sock, &f.m, 0) < 0)
 		die("recvmsg");
-	c = CMSG_FIRSTHDR(&m);
+	c = CMSG_FIRSTHDR(&f.m);
 	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(n * sizeof(int)))
 		die("no descriptors received");
 	memcpy(fds, CMSG_DATA(c), n * sizeof(int));
@@ -494,13 +502,7 @@ static int passfd(int argc, char **argv)
 
 static uint8_t *ctx_map(void)
 {
-	uint8_t *p = mmap(CTX_ADDR, PAGE, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-
-	if (p != CTX_ADDR)
-		die("mmap at the fixed address");
-	memset(p, PATTERN, PAGE);
-	return p;
+	return map_fixed(CTX_ADDR, PAGE, PATTERN);
 }
 
 static bool ctx_intact(const uint8_t *p)
