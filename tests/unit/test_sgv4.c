@@ -35,6 +35,25 @@ TestSuite(sgv4, .timeout = 60);
 
 /* ---- the sg v4 ioctls: SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT ---- */
 
+/* A blocking SG_IORECEIVE of one completion, any: its pack_id. */
+static uint32_t received(struct rig *g)
+{
+	struct sg_io_v4 r = rcv_hdr(-1, 0);
+
+	cr_assert(zero(int, call_ioctl(g, SG_IORECEIVE, &r)));
+	return r.request_extra;
+}
+
+/* g with one v4 READ (b's, h, tag and pack_id 1) submitted, and done. */
+static void one_done(struct rig *g, struct fake_cmd *b, struct sg_io_v4 *h)
+{
+	rig_init(g, 2, O_RDWR);
+	script_good(g->ft, 512);
+	*h = v4_read(b, 1, 512, 1);
+	cr_assert(zero(int, call_ioctl(g, SG_IOSUBMIT, h)));
+	wait_done(g, 1);
+}
+
 /* A control object naming n requests at hdrs, and room for m completions at rsp. */
 static struct sg_io_v4 mrq_ctl(struct sg_io_v4 *hdrs, unsigned n, struct sg_io_v4 *rsp, unsigned m,
 			       uint32_t flags)
@@ -266,9 +285,7 @@ Test(sgv4, parked_ioreceive_interrupted_gets_eintr_and_leaves_the_completion)
 	wait_done(&g, 1);
 	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
 		  "nothing to the interrupted");
-	r = rcv_hdr(-1, 0);
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
-	cr_expect(eq(u32, r.request_extra, 1));
+	cr_expect(eq(u32, received(&g), 1));
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_req_replies(req), 1));
 	rig_fini(&g);
@@ -306,9 +323,7 @@ Test(sgv4, ioabort_of_a_held_command_ends_it_unrun_and_others_as_they_end)
 	a = rcv_hdr(99, 0);
 	cr_expect(eq(int, call_ioctl(&g, SG_IOABORT, &a), -ENODATA), "no such pack_id");
 	fake_target_release(g.ft);
-	r = rcv_hdr(-1, 0);
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
-	cr_expect(eq(u32, r.request_extra, 1));
+	cr_expect(eq(u32, received(&g), 1));
 	cr_expect(eq(u32, r.device_status, 0), "it ran to its end");
 	cr_expect(eq(u32, r.info & SG_INFO_ABORTED, SG_INFO_ABORTED));
 	cr_expect(is_data_in(b[0].data, 512, 1));
@@ -404,11 +419,7 @@ Test(sgv4, ioreceive_from_another_process_is_eperm)
 	pid_t child;
 	char c;
 
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	h = v4_read(&b, 1, 512, 1);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
-	wait_done(&g, 1);
+	one_done(&g, &b, &h);
 	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
 	cr_assert(zero(int, pipe(pipefd)));
 	child = fork();
@@ -445,11 +456,7 @@ Test(sgv4, ioctls_from_another_context_are_eperm)
 	struct rig g;
 	uint32_t uid;
 
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	h = v4_read(&b, 1, 512, 1);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
-	wait_done(&g, 1);
+	one_done(&g, &b, &h);
 	uid = g.o->ident.c.uid[0];
 	g.o->ident.c.uid[0] ^= 1; /* the file was opened by another real uid */
 	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
@@ -503,7 +510,7 @@ Test(sgv4, iosubmit_v3_and_ioreceive_v3_take_v3_headers_only)
 {
 	struct fake_cmd b[2];
 	struct sg_io_hdr h3, r3;
-	struct sg_io_v4 h4, r4;
+	struct sg_io_v4 h4;
 	struct rig g;
 
 	rig_init(&g, 2, O_RDWR);
@@ -521,9 +528,7 @@ Test(sgv4, iosubmit_v3_and_ioreceive_v3_take_v3_headers_only)
 	cr_expect(is_data_in(b[1].data, 512, 2));
 	r3 = (struct sg_io_hdr){ .interface_id = 'S', .flags = SGV4_FLAG_IMMED };
 	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE_V3, &r3), -EAGAIN), "no v3 one left");
-	r4 = rcv_hdr(-1, 0);
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r4)));
-	cr_expect(eq(u32, r4.request_extra, 1));
+	cr_expect(eq(u32, received(&g), 1));
 	rig_fini(&g);
 }
 
