@@ -248,6 +248,13 @@ void write_v3_reads(struct rig *g, struct fake_cmd *b, int n, int first)
 	}
 }
 
+void write_held(struct rig *g, const struct sg_io_hdr *h)
+{
+	fake_target_set_block(g->ft, true);
+	write_ok(g, h, V3, 0);
+	cr_assert(fake_target_wait_entered(g->ft, 1));
+}
+
 struct sg_io_v4 rcv_hdr(int pack_id, uint32_t flags)
 {
 	return (struct sg_io_v4){ .guard = 'Q', .request_extra = pack_id, .flags = flags };

@@ -83,6 +83,8 @@ struct sg_io_hdr v3_read(struct fake_cmd *b, unsigned tag, unsigned len, int pac
 struct sg_io_v4 v4_read(struct fake_cmd *b, unsigned tag, unsigned len, int pack_id);
 /* n READs of 512 bytes, command i with tag and pack_id first + i, each written alone. */
 void write_v3_reads(struct rig *g, struct fake_cmd *b, int n, int first);
+/* h written, its command held at the target (fake_target_set_block()) once it reached it. */
+void write_held(struct rig *g, const struct sg_io_hdr *h);
 /* An SG_IORECEIVE header asking for pack_id (-1: any). */
 struct sg_io_v4 rcv_hdr(int pack_id, uint32_t flags);
 

@@ -212,6 +212,13 @@ static int handoff_queue_sg_io(struct target *t, struct target_queue *q, struct 
 	return 0;
 }
 
+/* A write() of size bytes at buf through the hand-off: its request is handoff.write. */
+static void handoff_write(struct rig *g, const void *buf, size_t size)
+{
+	handoff.write = fake_req_new(g->fs);
+	async_write(handoff.write, g->o, buf, size, 0);
+}
+
 /* The rig's target with the hand-off queue (ops: the caller's, to outlive the rig's use). */
 static void handoff_install(struct rig *g, struct target_ops *ops)
 {
@@ -237,8 +244,7 @@ Test(async, write_is_answered_before_its_commands_reach_the_target)
 	handoff_install(&g, &ops); /* no libfuse worker may run a command: the queue */
 
 	h = v3_read(&b, 1, 512, 7);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	handoff_write(&g, &h, V3);
 	cr_expect(eq(u32, handoff.n, 1));
 	cr_expect(eq(u32, handoff.answers[0], 1), "the write was answered first");
 	cr_expect(eq(int, reply_of(handoff.write)->kind, FAKE_WRITE));
@@ -247,8 +253,7 @@ Test(async, write_is_answered_before_its_commands_reach_the_target)
 	for (int i = 0; i < 3; i++)
 		v4[i] = v4_read(&b, 2, 512, 10 + i);
 	handoff.n = 0;
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)v4, sizeof(v4), 0);
+	handoff_write(&g, v4, sizeof(v4));
 	cr_expect(eq(u32, handoff.n, 3));
 	for (int i = 0; i < 3; i++)
 		cr_expect(eq(u32, handoff.answers[i], 1), "v4 header %d: after the answer", i);
@@ -644,10 +649,8 @@ Test(async, nonblocking_read_with_nothing_done_is_eagain)
 	rig_init(&g, 2, O_RDWR);
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "nothing written");
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 1, 512, 1);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "one still running");
 	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
 	fake_target_release(g.ft);
@@ -665,10 +668,8 @@ Test(async, blocking_read_parks_until_a_command_completes)
 
 	rig_init(&g, 2, O_RDWR);
 	script_check(g.ft, 4096, 0);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 6, 4096, 61);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, V3, 0);
 	cr_expect(zero(u32, fake_req_replies(r)), "parked, without a reply");
 	fake_target_release(g.ft);
@@ -683,6 +684,18 @@ Test(async, blocking_read_parks_until_a_command_completes)
 	rig_fini(&g);
 }
 
+/*
+ * The file's v4 queue two deep (cmd_q) and full: h[0] and h[1], READs 1
+ * and 2 of b, written; h[2], READ 3, ready for a write that must wait.
+ */
+static void queue_full(struct rig *g, struct fake_cmd *b, struct sg_io_v4 *h)
+{
+	atomic_store(&g->o->cmd_q, 2);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	write_ok(g, h, 2 * V4, 0);
+}
+
 /* ---- interrupts ---- */
 
 Test(async, parked_read_interrupted_gets_eintr_once)
@@ -694,10 +707,8 @@ Test(async, parked_read_interrupted_gets_eintr_once)
 
 	rig_init(&g, 2, O_RDWR);
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 1, 512, 1);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, V3, 0);
 	cr_assert(zero(u32, fake_req_replies(r)));
 	fake_interrupt(r);
@@ -780,10 +791,8 @@ Test(async, copy_into_a_parked_reader_waits_for_its_users_share)
 	rig_init(&g, 2, O_RDWR);
 	share_rig_init(&g, &sr);
 	script_check(g.ft, 4096, 0);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 6, 4096, 62);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, V3, 0);
 	cr_assert(zero(u32, fake_req_replies(r)), "parked, without a reply");
 	fake_target_release(g.ft);
@@ -829,8 +838,7 @@ Test(async, a_written_command_runs_on_its_writers_thread_within_the_budget)
 	r = call_read(&g, V3, 0);
 	cr_assert(zero(u32, fake_req_replies(r)), "parked, without a reply");
 	h = v3_read(&b, 1, 512, 21);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	handoff_write(&g, &h, V3);
 	cr_expect(eq(u32, handoff.here, 1), "run here, blocking");
 	cr_expect(zero(u32, handoff.n), "not through the queue");
 	cr_expect(eq(u32, handoff.here_answers, 1), "after the write's answer");
@@ -842,19 +850,16 @@ Test(async, a_written_command_runs_on_its_writers_thread_within_the_budget)
 	/* a call's several commands: here, one after another, on a fast device only */
 	for (int i = 0; i < 3; i++)
 		v4[i] = v4_read(&b, 4, 512, 30 + i);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)v4, sizeof(v4), 0);
+	handoff_write(&g, v4, sizeof(v4));
 	cr_expect(eq(u32, handoff.here, 4), "three more here: the device is fast");
 	cr_expect(eq(sz, read_ok(&g, 3 * V4, 0)->len, 3 * V4));
 	atomic_store(&g.d.target_us, 5000); /* 5 ms a command: the device gets them at once */
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)v4, sizeof(v4), 0);
+	handoff_write(&g, v4, sizeof(v4));
 	cr_expect(eq(u32, handoff.n, 3), "a slow device's: through the queue");
 	cr_expect(eq(u32, handoff.here, 4));
 	cr_expect(eq(sz, read_ok(&g, 3 * V4, 0)->len, 3 * V4));
 	h = v3_read(&b, 5, 512, 24);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	handoff_write(&g, &h, V3);
 	cr_expect(eq(u32, handoff.n, 4), "a call's one command too: the queue, no thread held");
 	cr_expect(eq(u32, handoff.here, 4));
 	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 24));
@@ -864,8 +869,7 @@ Test(async, a_written_command_runs_on_its_writers_thread_within_the_budget)
 
 	atomic_store(&g.d.inline_busy, 1); /* another worker runs a command */
 	h = v3_read(&b, 2, 512, 22);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	handoff_write(&g, &h, V3);
 	cr_expect(eq(u32, handoff.n, 1), "past the budget: the queue");
 	cr_expect(eq(u32, handoff.here, 1));
 	atomic_store(&g.d.inline_busy, 0);
@@ -874,8 +878,7 @@ Test(async, a_written_command_runs_on_its_writers_thread_within_the_budget)
 	share_set_current(NULL);
 	share_end(&mine);
 	h = v3_read(&b, 3, 512, 23);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	handoff_write(&g, &h, V3);
 	cr_expect(eq(u32, handoff.n, 2), "not the file's thread: the queue");
 	cr_expect(eq(u32, handoff.here, 1));
 	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 23));
@@ -893,10 +896,8 @@ Test(async, copy_parked_for_its_share_is_dropped_when_the_file_goes)
 	rig_init(&g, 2, O_RDWR);
 	share_rig_init(&g, &sr);
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 1, 512, 1);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, V3, 0);
 	fake_target_release(g.ft);
 	share_wait_counts(&sr, 1, 1);
@@ -967,11 +968,8 @@ Test(async, parked_write_interrupted_gets_eintr_once)
 
 	rig_init(&g, 2, O_RDWR);
 	script_good(g.ft, 512);
-	atomic_store(&g.o->cmd_q, 2);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
 	fake_target_set_gate(g.ft, true);
-	write_ok(&g, h, 2 * V4, 0);
+	queue_full(&g, b, h);
 	w = call_write(&g, &h[2], V4, 0);
 	cr_assert(zero(u32, fake_req_replies(w)));
 	fake_interrupt(w);
@@ -1057,10 +1055,8 @@ Test(async, parked_read_stopped_waits_on_and_takes_its_completion)
 	rig_init(&g, 2, O_RDWR);
 	rig_judged(&g, false);
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 1, 512, 1);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, V3, 0);
 	fake_interrupt(r); /* SIGSTOP: FUSE interrupts, sg's read would go on */
 	cr_expect(zero(u32, fake_req_replies(r)), "no EINTR for a signal that ends nothing");
@@ -1115,10 +1111,7 @@ Test(async, stopped_writer_waits_for_room_and_is_taken)
 	rig_init(&g, 2, O_RDWR);
 	rig_judged(&g, false);
 	script_good(g.ft, 512);
-	atomic_store(&g.o->cmd_q, 2);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
-	write_ok(&g, h, 2 * V4, 0);
+	queue_full(&g, b, h);
 	w = call_write(&g, &h[2], V4, 0);
 	fake_interrupt(w);
 	cr_expect(zero(u32, fake_req_replies(w)));
@@ -1139,11 +1132,8 @@ Test(async, blocked_write_past_the_opener_bound_gets_enomem)
 
 	rig_init(&g, 2, O_RDWR);
 	script_good(g.ft, 512);
-	atomic_store(&g.o->cmd_q, 2);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
 	fake_target_set_gate(g.ft, true);
-	write_ok(&g, h, 2 * V4, 0);
+	queue_full(&g, b, h);
 	g.d.opener_mem_max = atomic_load(&g.o->mem_used) + V4 - 1;
 	cr_expect(eq(int, err_of(call_write(&g, &h[2], V4, 0)), ENOMEM), "no room to copy it");
 	g.d.opener_mem_max = 0;
@@ -1165,11 +1155,8 @@ Test(async, blocked_write_charge_is_given_back)
 	rig_init(&g, 2, O_RDWR);
 	g.d.mem = &mem;
 	script_good(g.ft, 512);
-	atomic_store(&g.o->cmd_q, 2);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
 	fake_target_set_gate(g.ft, true);
-	write_ok(&g, h, 2 * V4, 0);
+	queue_full(&g, b, h);
 	before = atomic_load(&mem.used);
 	w = call_write(&g, &h[2], V4, 0);
 	cr_expect(eq(ulong, (unsigned long)(atomic_load(&mem.used) - before), V4),
@@ -1388,10 +1375,8 @@ Test(async, parked_read_too_small_is_einval_when_served)
 
 	rig_init(&g, 1, O_RDWR);
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 1, 512, 1);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, 40, 0);
 	cr_assert(zero(u32, fake_req_replies(r)));
 	fake_target_release(g.ft);
@@ -2348,10 +2333,7 @@ Test(async, slot_freed_just_before_a_write_parks_still_answers_it)
 	rig_init(&g, 2, O_RDWR);
 	win.g = &g;
 	script_good(g.ft, 512);
-	atomic_store(&g.o->cmd_q, 2);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
-	write_ok(&g, h, 2 * V4, 0);
+	queue_full(&g, b, h);
 	wait_done(&g, 2);
 
 	w = fake_req_new(g.fs);

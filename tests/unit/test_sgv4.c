@@ -54,6 +54,14 @@ static void one_done(struct rig *g, struct fake_cmd *b, struct sg_io_v4 *h)
 	wait_done(g, 1);
 }
 
+/* h submitted, its command held at the target (fake_target_set_block()) once it reached it. */
+static void submit_held(struct rig *g, struct sg_io_v4 *h)
+{
+	fake_target_set_block(g->ft, true);
+	cr_assert(zero(int, call_ioctl(g, SG_IOSUBMIT, h)));
+	cr_assert(fake_target_wait_entered(g->ft, 1));
+}
+
 /* A control object naming n requests at hdrs, and room for m completions at rsp. */
 static struct sg_io_v4 mrq_ctl(struct sg_io_v4 *hdrs, unsigned n, struct sg_io_v4 *rsp, unsigned m,
 			       uint32_t flags)
@@ -159,10 +167,8 @@ Test(sgv4, ioreceive_without_blocking_is_eagain_and_an_array_enodata_or_none)
 	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &ctl), -ENODATA),
 		  "an array: nothing outstanding");
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v4_read(&b, 1, 512, 1);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	submit_held(&g, &h);
 	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "one running");
 	ctl = mrq_ctl(NULL, 0, rsp, 4, SGV4_FLAG_IMMED);
 	cr_expect(zero(int, call_ioctl(&g, SG_IORECEIVE, &ctl)), "an array takes none");
@@ -266,10 +272,8 @@ Test(sgv4, parked_ioreceive_interrupted_gets_eintr_and_leaves_the_completion)
 
 	rig_init(&g, 2, O_RDWR);
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v4_read(&b, 1, 512, 1);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	submit_held(&g, &h);
 	r = rcv_hdr(-1, 0);
 	req = ioctl_as(&g, gettid(), SG_IORECEIVE, &r);
 	cr_assert(zero(u32, fake_req_replies(req)));
