@@ -183,6 +183,32 @@ static void client_v4(struct client *c, bool write, unsigned len)
 	c->h.v4 = fake_v4_hdr(&c->m, write, len, PACK_ID);
 }
 
+/* g with 2 workers on the direct path, and c a v3 READ of 4 KiB. */
+static void direct_read_4k(struct rig *g, struct client *c)
+{
+	rig_init(g, 2, O_RDWR);
+	client_v3(c, SG_DXFER_FROM_DEV, 4096);
+}
+
+/* The same on the retry path. */
+static void retry_read_4k(struct rig *g, struct client *c)
+{
+	rig_init_retry(g, 2, O_RDWR);
+	client_v3(c, SG_DXFER_FROM_DEV, 4096);
+}
+
+/* c's SG_IO on the direct path: its one reply. */
+static struct fake_reply *direct_sg_io(struct rig *g, struct client *c)
+{
+	return round_trip(g, SG_IO, true, &c->h, NULL, 0, 0);
+}
+
+/* The next round of c's SG_IO on the retry path, with what k carries (nothing in the first). */
+static struct fake_reply *retry_round(struct rig *g, struct client *c, const struct kround *k)
+{
+	return round_trip(g, SG_IO, false, &c->h, k->in, k->in_len, k->out_len);
+}
+
 static bool is_pattern(const unsigned char *p, size_t from, size_t n)
 {
 	return fake_is_pattern(p, from, n, 0);
@@ -225,17 +251,16 @@ Test(sgio, retry_v3_read_rounds)
 	struct kround k = { 0 };
 	const struct sg_io_hdr *out;
 
-	rig_init_retry(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	script_good(g.ft, 4096);
 
 	/* round 1: nothing yet; ask for the header */
-	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "round 1", IOVS({ &c.h, SCSI_V3_HDR_LEN }), NO_IOVS);
 	kernel_retry(rep, &k);
 
 	/* round 2: the header, out_len 0; ask for everything */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "round 2", IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.cdb, 10 }),
 		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.data, 4096 },
 			  { c.m.sense, sizeof(c.m.sense) }));
@@ -245,7 +270,7 @@ Test(sgio, retry_v3_read_rounds)
 	cr_assert(eq(sz, k.out_len, SCSI_V3_HDR_LEN + 4096 + sizeof(c.m.sense)));
 
 	/* round 3: runs the command once; header, data, no sense */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(zero(int, rep->result));
 	cr_assert(eq(sz, rep->n_iov, 2), "GOOD status: no sense iovec");
@@ -292,8 +317,7 @@ Test(sgio, retry_v3_read_check_condition)
 	unsigned rounds;
 	const struct sg_io_hdr *out;
 
-	rig_init_retry(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	script_check(g.ft, 512, 3584);
 	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
 	cr_expect(eq(u32, rounds, 3));
@@ -334,15 +358,15 @@ Test(sgio, retry_v3_write_data_reaches_target)
 		c.m.data[i] = fake_pattern(i + 11);
 	script_good(g.ft, 0);
 
-	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	rep = retry_round(&g, &c, &k);
 	kernel_retry(rep, &k);
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	/* no data comes back from a write */
 	expect_round(rep, "the plan",
 		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.cdb, 10 }, { c.m.data, 2048 }),
 		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.sense, sizeof(c.m.sense) }));
 	kernel_retry(rep, &k);
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(eq(sz, rep->n_iov, 1));
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
@@ -362,8 +386,7 @@ Test(sgio, retry_v3_iovec_plan_lists_each_segment)
 	struct fake_reply *rep;
 	struct kround k = { 0 };
 
-	rig_init_retry(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	uiov[0] = (struct sg_iovec){ c.m.data + 6000, 1000 };
 	uiov[1] = (struct sg_iovec){ c.m.data, 2000 };
 	uiov[2] = (struct sg_iovec){ c.m.data + 3000, 1096 };
@@ -371,15 +394,15 @@ Test(sgio, retry_v3_iovec_plan_lists_each_segment)
 	c.h.v3.dxferp = uiov;
 	script_good(g.ft, 4096);
 
-	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	rep = retry_round(&g, &c, &k);
 	kernel_retry(rep, &k);
 	/* round 2: the header names an sg_iovec array; fetch it */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "round 2", IOVS({ &c.h, SCSI_V3_HDR_LEN }, { uiov, sizeof(uiov) }),
 		     NO_IOVS);
 	kernel_retry(rep, &k);
 	/* round 3: the plan */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "the plan",
 		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { uiov, sizeof(uiov) }, { c.m.cdb, 10 }),
 		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.data + 6000, 1000 }, { c.m.data, 2000 },
@@ -387,7 +410,7 @@ Test(sgio, retry_v3_iovec_plan_lists_each_segment)
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
 	kernel_retry(rep, &k);
 	/* round 4: run, then the data lands segment by segment */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(eq(u32, g.ft->seen.data_len, 4096));
 	kernel_scatter(rep, &k);
@@ -440,21 +463,21 @@ Test(sgio, retry_v4_read_rounds)
 	client_v4(&c, false, 4096);
 	script_check(g.ft, 4096, 96);
 
-	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "round 1", IOVS({ &c.h, SCSI_V3_HDR_LEN }), NO_IOVS);
 	kernel_retry(rep, &k);
 	/* round 2: 88 bytes say 'Q'; ask for the whole v4 header */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "round 2", IOVS({ &c.h, SCSI_V4_HDR_LEN }), NO_IOVS);
 	kernel_retry(rep, &k);
 	/* round 3: the plan */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "the plan", IOVS({ &c.h, SCSI_V4_HDR_LEN }, { c.m.cdb, 10 }),
 		     IOVS({ &c.h, SCSI_V4_HDR_LEN }, { c.m.data, 4096 },
 			  { c.m.sense, sizeof(c.m.sense) }));
 	kernel_retry(rep, &k);
 	/* round 4 */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(zero(int, rep->result));
 	cr_assert(eq(sz, rep->n_iov, 3));
@@ -514,8 +537,7 @@ Test(sgio, retry_over_the_exchange_limit_is_enomem)
 	struct fake_reply *rep;
 	unsigned rounds;
 
-	rig_init_retry(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	c.h.v3.dxfer_len = 200 << 10; /* dxferp is never used */
 	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
@@ -534,8 +556,7 @@ Test(sgio, retry_too_many_iovecs_is_enomem)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init_retry(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	c.h.v3.iovec_count = RETRY_MAX_IOVS + 1;
 	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
@@ -545,15 +566,11 @@ Test(sgio, retry_too_many_iovecs_is_enomem)
 	rig_fini(&g);
 }
 
-/* Play rounds 1 and 2 of a v3 READ; k then holds what round 3 carries. */
+/* Play rounds 1 and 2 of a v3 READ (k zeroed); k then holds what round 3 carries. */
 static void retry_to_final(struct rig *g, struct client *c, struct kround *k)
 {
-	struct fake_reply *rep;
-
-	rep = round_trip(g, SG_IO, false, &c->h, NULL, 0, 0);
-	kernel_retry(rep, k);
-	rep = round_trip(g, SG_IO, false, &c->h, k->in, k->in_len, k->out_len);
-	kernel_retry(rep, k);
+	kernel_retry(retry_round(g, c, k), k);
+	kernel_retry(retry_round(g, c, k), k);
 }
 
 struct mismatch_case {
@@ -580,8 +597,7 @@ ParameterizedTest(struct mismatch_case *tc, sgio, retry_final_round_not_matching
 	struct kround k = { 0 };
 	unsigned char in[512] = { 0 };
 
-	rig_init_retry(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	script_good(g.ft, 4096);
 	retry_to_final(&g, &c, &k);
 	cr_assert(lt(sz, k.in_len + 1, sizeof(in)));
@@ -604,13 +620,12 @@ Test(sgio, retry_header_changed_between_rounds_is_einval)
 	struct kround k = { 0 };
 	struct sg_io_hdr *h;
 
-	rig_init_retry(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	retry_to_final(&g, &c, &k);
 	/* another thread of the client grew the transfer after round 2 */
 	h = (struct sg_io_hdr *)k.in;
 	h->dxfer_len = 8192;
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EINVAL));
 	rig_stop(&g);
@@ -626,13 +641,12 @@ Test(sgio, retry_bad_interface_id_is_einval)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init_retry(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	c.h.v3.interface_id = 'Z';
 	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EINVAL));
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_expect(eq(int, rep->err, EINVAL), "on the direct path too");
 	rig_fini(&g);
 }
@@ -643,8 +657,7 @@ Test(sgio, retry_target_errno_is_the_reply)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init_retry(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	script_good(g.ft, 4096);
 	g.ft->script.ret = -EIO;
 	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
@@ -663,10 +676,9 @@ Test(sgio, direct_v3_read_in_one_request)
 	struct fake_reply *rep;
 	const struct sg_io_hdr *h = &c.h.v3;
 
-	rig_init(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	script_check(g.ft, 1000, 3096);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
 	cr_expect(zero(sz, rep->len));
@@ -700,7 +712,7 @@ Test(sgio, direct_v4_read_in_one_request)
 	rig_init(&g, 2, O_RDWR);
 	client_v4(&c, false, 4096);
 	script_check(g.ft, 2048, 2048);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
@@ -729,7 +741,7 @@ Test(sgio, direct_v3_write)
 	for (size_t i = 0; i < 4096; i++)
 		c.m.data[i] = fake_pattern(i + 1);
 	script_good(g.ft, 0);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
 	cr_assert(eq(sz, g.ft->seen.data_out_len, 4096));
@@ -754,7 +766,7 @@ Test(sgio, direct_v3_iovec_read)
 	c.h.v3.iovec_count = 2;
 	c.h.v3.dxferp = uiov;
 	script_good(g.ft, 3000);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(is_pattern(c.m.data + 4000, 0, 1000));
 	cr_expect(is_pattern(c.m.data, 1000, 2000));
@@ -772,12 +784,11 @@ Test(sgio, direct_moves_more_than_the_retry_limit)
 
 	cr_assert(not(eq(ptr, buf, NULL)));
 	memset(buf, FAKE_UNTOUCHED, len);
-	rig_init(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	c.h.v3.dxfer_len = len;
 	c.h.v3.dxferp = buf;
 	script_good(g.ft, len);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(is_pattern(buf, 0, len));
 	rig_fini(&g);
@@ -790,10 +801,9 @@ Test(sgio, direct_over_target_limit_is_target_errno)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	c.h.v3.dxfer_len = g.d.max_xfer + 1;
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, g.d.max_xfer_errno));
 	rig_stop(&g);
@@ -829,13 +839,13 @@ Test(sgio, direct_v3_past_sg_scatter_is_enomem)
 	c.h.v3.dxfer_len = reach - 511; /* rounded up to 512, as sg does: fits */
 	c.h.v3.dxferp = NULL;		/* sg's reserve: no client memory */
 	script_good(g.ft, 4096);
-	cr_expect(eq(int, round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0)->kind, FAKE_IOCTL));
+	cr_expect(eq(int, direct_sg_io(&g, &c)->kind, FAKE_IOCTL));
 	big = calloc(1, reach + 1);
 	cr_assert(not(eq(ptr, big, NULL)));
 	client_v4(&c, false, 4096);
 	c.h.v4.din_xferp = (uintptr_t)big; /* v4 is bsg's: no scatter bound */
 	c.h.v4.din_xfer_len = reach + 1;
-	cr_expect(eq(int, round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0)->kind, FAKE_IOCTL));
+	cr_expect(eq(int, direct_sg_io(&g, &c)->kind, FAKE_IOCTL));
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_target_calls(g.ft), 2), "only the refused one never ran");
 	rig_fini(&g);
@@ -940,10 +950,9 @@ Test(sgio, direct_bad_cdb_pointer_is_efault)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	c.h.v3.cmdp = (unsigned char *)8;
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EFAULT));
 	rig_stop(&g);
@@ -973,12 +982,11 @@ Test(sgio, direct_bad_data_pointer_is_efault_after_running)
 	struct fake_reply *rep;
 	struct sg_io_hdr before;
 
-	rig_init(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	c.h.v3.dxferp = (void *)8;
 	before = c.h.v3;
 	script_good(g.ft, 4096);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EFAULT));
 	cr_expect(zero(int, memcmp(&c.h.v3, &before, sizeof(before))),
@@ -993,17 +1001,16 @@ Test(sgio, v3_without_a_data_pointer_runs_and_moves_no_data)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	c.h.v3.dxferp = NULL;
 	script_good(g.ft, 4096);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL), "data-in without dxferp: success, as sg");
 	cr_expect(zero(int, c.h.v3.status));
 	cr_expect(eq(u32, g.ft->seen.data_len, 4096), "the device still moved 4096 bytes");
 	client_v3(&c, SG_DXFER_TO_DEV, 8192);
 	c.h.v3.dxferp = NULL;
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL), "data-out without dxferp: success, as sg");
 	cr_expect(eq(sz, g.ft->seen.data_out_len, 8192));
 	cr_expect(fake_all_bytes(g.ft->seen.data_out, 8192, 0), "zeroes, no daemon memory");
@@ -1017,12 +1024,11 @@ Test(sgio, direct_target_errno_is_the_reply)
 	struct fake_reply *rep;
 	struct sg_io_hdr before;
 
-	rig_init(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	before = c.h.v3;
 	script_good(g.ft, 4096);
 	g.ft->script.ret = -EIO;
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EIO));
 	cr_expect(fake_all_bytes(c.m.data, sizeof(c.m.data), FAKE_UNTOUCHED));
@@ -1040,8 +1046,7 @@ Test(sgio, interrupt_while_running_answers_eintr_at_once)
 	struct sg_io_hdr before;
 	fuse_req_t req;
 
-	rig_init(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	before = c.h.v3;
 	script_check(g.ft, 4096, 0);
 	fake_target_set_block(g.ft, true);
@@ -1109,8 +1114,7 @@ Test(sgio, interrupt_before_submission_never_runs)
 	struct fake_reply *rep;
 	fuse_req_t req;
 
-	rig_init(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	script_good(g.ft, 4096);
 	req = fake_req_new(g.fs);
 	/* the INTERRUPT arrived before the callback was registered */
@@ -1134,8 +1138,7 @@ Test(sgio, interrupt_on_retry_path_final_round)
 	struct kround k = { 0 };
 	fuse_req_t req;
 
-	rig_init_retry(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	script_good(g.ft, 4096);
 	retry_to_final(&g, &c, &k);
 	fake_target_set_block(g.ft, true);
@@ -1159,10 +1162,9 @@ Test(sgio, interrupt_after_reply_is_ignored)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	script_good(g.ft, 4096);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	fake_interrupt(rep->req);
 	rig_stop(&g);
@@ -1213,7 +1215,7 @@ Test(sgio, each_opener_uses_its_own_channel)
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	script_good(g.ft, 4096);
 
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(eq(int, g.ft->seen.chan, atomic_load(&g.o->chan)));
 	cr_expect(ge(int, atomic_load(&g.o->chan), 0), "opened by its first command");
@@ -1994,13 +1996,12 @@ Test(sgio, retry_v3_without_a_data_pointer_reply_fits_the_plan)
 	struct kround k = { 0 };
 	unsigned rounds = 0;
 
-	rig_init_retry(&g, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	c.h.v3.dxferp = NULL;
 	script_good(g.ft, 4096);
 	for (;;) {
 		cr_assert(lt(u32, rounds, 8));
-		rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+		rep = retry_round(&g, &c, &k);
 		rounds++;
 		if (rep->kind != FAKE_RETRY)
 			break;
@@ -2043,7 +2044,7 @@ Test(sgio, retry_v3_write_without_a_data_pointer_sends_zeroes)
 			rep = round_trip(&g, SG_IO, false, &c.h, in, k.in_len, k.out_len);
 			free(in);
 		} else {
-			rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+			rep = retry_round(&g, &c, &k);
 		}
 		rounds++;
 		if (rep->kind != FAKE_RETRY)
