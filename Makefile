@@ -50,8 +50,8 @@ TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 # below: the unit tests, the TSan run and the VM suites' ASan daemon; never
 # in the daemon's own build
 LOCK_CHECKS := -DCUSE_BSG_LOCK_CHECKS
-UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async filter caps gate verdict peers notify udev \
-	ident \
+UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async sgv4 filter caps gate verdict peers notify \
+	udev ident \
 	creds log list \
 	bsgadd policy options sigwatch share target show intr lat)
 # any TSan report fails the run (the driver sets the same defaults itself)
@@ -197,8 +197,11 @@ build/unit/test_notify: build/san/tests/unit/test_notify.o $(call san,notify)
 build/unit/test_udev: build/san/tests/unit/test_udev.o $(call san,udev)
 	$(UNIT_LINK) $(shell $(PKG_CONFIG) --libs libudev) -pthread -o $@
 
+# the end-to-end tests' doubles, and the rig they share (tests/unit/rig.h)
+UNIT_RIG := build/san/tests/unit/fake.o build/san/tests/unit/rig.o
+
 # SG_IO end to end against a fake target and a fake libfuse reply layer
-build/unit/test_sgio: build/san/tests/unit/test_sgio.o build/san/tests/unit/fake.o $(SAN_MODULES)
+build/unit/test_sgio: build/san/tests/unit/test_sgio.o $(UNIT_RIG) $(SAN_MODULES)
 	$(UNIT_LINK) -lsgutils2 -pthread -o $@
 
 # the interrupt protocol against the fake libfuse, the signal watcher real
@@ -211,7 +214,13 @@ build/unit/test_ident: build/san/tests/unit/test_ident.o $(call san,ident creds)
 
 # write()/read()/poll() end to end, the same way; malloc wrapped, so that a
 # test can fail one
-build/unit/test_async: build/san/tests/unit/test_async.o build/san/tests/unit/fake.o $(SAN_MODULES)
+build/unit/test_async: build/san/tests/unit/test_async.o $(UNIT_RIG) build/san/tests/unit/malloc_fault.o \
+	$(SAN_MODULES)
+	$(UNIT_LINK) -lsgutils2 -pthread -Wl,--wrap=malloc -o $@
+
+# the sg v4 ioctls end to end, the same way, malloc wrapped too
+build/unit/test_sgv4: build/san/tests/unit/test_sgv4.o $(UNIT_RIG) build/san/tests/unit/malloc_fault.o \
+	$(SAN_MODULES)
 	$(UNIT_LINK) -lsgutils2 -pthread -Wl,--wrap=malloc -o $@
 
 # ThreadSanitizer: the threaded modules again, under build/tsan, and a plain
@@ -460,6 +469,7 @@ FUZZERS := filter scsi creds mrq bsgadd options
 FUZZ_BINS := $(addprefix build/fuzz_,$(FUZZERS))
 FUZZ_RUNS := $(addprefix fuzz-,$(FUZZERS))
 
+$(FUZZ_BINS): tests/fuzz/fuzz.h
 build/fuzz_filter: src/filter.c src/filter.h
 build/fuzz_scsi: src/scsi.c src/scsi.h
 build/fuzz_creds: src/creds.c src/creds.h
@@ -513,7 +523,7 @@ format-check:
 # it follow the suites' libraries)
 SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl dist/completion/cuse_bsg dist/completion/cuse-bsgctl \
 	debian/cuse-bsg.postinst debian/cuse-bsg.prerm debian/cuse-bsg.postrm tests/repro-check.sh tests/user-check.sh tests/mkroot tests/root-make \
-	tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
+	tests/check-lib.sh tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
 	shellcheck $(SHELL_SCRIPTS)

@@ -5,14 +5,7 @@
 set -uo pipefail
 
 MAKE=${MAKE:-make}
-PASSED=0 FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
-check() {
-    local name=$1
-    shift
-    if "$@"; then pass "$name"; else fail "$name"; fi
-}
+. "$(dirname "$0")/check-lib.sh"
 
 D=$(mktemp -d /tmp/cuse-bsg-install.XXXXXX)
 trap 'rm -rf "$D"' EXIT
@@ -60,16 +53,8 @@ rc=$?
 [ -z "$out" ] || echo "$out"
 check "systemd-analyze verify cuse-bsg@sg0.service" test $rc -eq 0 -a -z "$out"
 
-for man in $(printf '%s\n' "$@" | grep '/man8/'); do
-    out=$(groff -man -ww -z "$D$man" 2>&1)
-    [ -z "$out" ] || echo "$out"
-    check "groff -man -ww: no warnings in ${man##*/}" test -z "$out"
-    out=$(MANWIDTH=80 man -l -Tutf8 "$D$man" 2>&1 >/dev/null)
-    check "man -l renders ${man##*/} without a word" test -z "$out"
-done
-
-# the man pages of the other sections (cuse_bsg.policy.5), the same way
-for page in $(printf '%s\n' "$@" | grep '/man[1-7]/'); do
+# section 8's man pages, then the other sections' (cuse_bsg.policy.5)
+for page in $(printf '%s\n' "$@" | grep '/man8/') $(printf '%s\n' "$@" | grep '/man[1-7]/'); do
     out=$(groff -man -ww -z "$D$page" 2>&1)
     [ -z "$out" ] || echo "$out"
     check "groff -man -ww: no warnings in ${page##*/}" test -z "$out"

@@ -6,9 +6,7 @@
 set -uo pipefail
 
 a=$1 b=$2
-PASSED=0 FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/check-lib.sh"
 
 # what differs between two .debs: their members, then the files they hold
 explain() {

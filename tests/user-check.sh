@@ -9,9 +9,7 @@ set -uo pipefail
 NAME=${CUSE_BSG_BUILD_USER:-cuse-bsg-build}
 USER_PATH=/usr/local/bin:/usr/bin:/bin
 LOGS=$PWD/build/user-check
-PASSED=0 FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/check-lib.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "user-check: run it as root: it creates the user $NAME" >&2; exit 1; }
 if ! id "$NAME" >/dev/null 2>&1; then

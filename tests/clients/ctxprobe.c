@@ -79,6 +79,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "client.h"
+
 #define BLOCK	512
 #define PAGE	4096
 #define NOBODY	65534
@@ -99,30 +101,11 @@
 #define SG_IOSUBMIT_V3	_IOWR(0x22, 0x45, struct sg_io_hdr)
 #define SG_IORECEIVE_V3 _IOWR(0x22, 0x46, struct sg_io_hdr)
 
-static void die(const char *msg)
-{
-	perror(msg);
-	exit(1);
-}
-
-static const char *err_name(int err)
-{
-	const char *s = strerrorname_np(err);
-
-	return s ? s : "E?";
-}
-
 /* ---- the completion and the memory it names ---- */
 
 static uint8_t *ctx_map(void)
 {
-	uint8_t *p = mmap(CTX_ADDR, PAGE, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-
-	if (p != CTX_ADDR)
-		die("mmap at the fixed address");
-	memset(p, PATTERN, PAGE);
-	return p;
+	return map_fixed(CTX_ADDR, PAGE, PATTERN);
 }
 
 static const char *ctx_buf(const uint8_t *p)
@@ -231,17 +214,6 @@ static void reap(pid_t pid)
 
 	if (waitpid(pid, &status, __WALL) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 		die("child");
-}
-
-static pid_t fork_flushed(void)
-{
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		die("fork");
-	return pid;
 }
 
 /* ---- change: one change of the thread's credentials, then read() ---- */

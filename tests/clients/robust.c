@@ -48,6 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define CLIENT_FAIL_STATUS 2
+#include "client.h"
 #include "tasks.h"
 
 #define BLOCK	 512
@@ -59,12 +61,6 @@
 
 static const char *dev;
 
-static void die(const char *msg)
-{
-	perror(msg);
-	exit(2);
-}
-
 static long ms_since(const struct timespec *t0)
 {
 	struct timespec t;
@@ -73,38 +69,16 @@ static long ms_since(const struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-static void read10(uint8_t *cdb, uint32_t lba)
-{
-	memset(cdb, 0, 10);
-	cdb[0] = 0x28;
-	cdb[5] = lba;
-	cdb[8] = 1;
-}
-
+/* A READ of block pack_id (sg's pack_id too). */
 static void v3_read(struct sg_io_hdr *h, uint8_t *cdb, uint8_t *buf, int pack_id)
 {
-	memset(h, 0, sizeof(*h));
-	h->interface_id = 'S';
-	read10(cdb, pack_id);
-	h->cmdp = cdb;
-	h->cmd_len = 10;
-	h->dxfer_direction = SG_DXFER_FROM_DEV;
-	h->dxferp = buf;
-	h->dxfer_len = BLOCK;
-	h->timeout = 60000;
+	v3_read10(h, cdb, buf, BLOCK, pack_id, 60000);
 	h->pack_id = pack_id;
 }
 
 static void v4_read(struct sg_io_v4 *h, uint8_t *cdb, uint8_t *buf)
 {
-	memset(h, 0, sizeof(*h));
-	h->guard = 'Q';
-	read10(cdb, 0);
-	h->request = (uintptr_t)cdb;
-	h->request_len = 10;
-	h->din_xferp = (uintptr_t)buf;
-	h->din_xfer_len = BLOCK;
-	h->timeout = 60000;
+	v4_read10(h, cdb, buf, BLOCK, 0, 60000);
 }
 
 /* ---- signal: a call that waits, and a signal ---- */
@@ -313,10 +287,7 @@ static int do_signal(const char *call, const char *action)
 	pid_t pid;
 	int st;
 
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		die("fork");
+	pid = fork_flushed();
 	if (!pid)
 		exit(child_main(call, action));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -491,10 +462,7 @@ static int do_churn(int n, int secs)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: robust signal|flood|churn DEV ...\n");
-		return 2;
-	}
+	need_args(argc, 3, "robust signal|flood|churn DEV ...");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	dev = argv[2];
 	if (!strcmp(argv[1], "signal") && argc == 5)

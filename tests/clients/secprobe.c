@@ -121,6 +121,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
+
 #ifndef SG_SCSI_RESET_TARGET /* missing from glibc's <scsi/sg.h> */
 #define SG_SCSI_RESET_TARGET	  4
 #define SG_SCSI_RESET_NO_ESCALATE 0x100
@@ -142,19 +144,6 @@
 #define CTX_DATA 512 /* the data-in the header names */
 
 static bool use_v4; /* -4: SG_IO with struct sg_io_v4, as bsg wants */
-
-static void die(const char *msg)
-{
-	perror(msg);
-	exit(1);
-}
-
-static const char *err_name(int err)
-{
-	const char *s = strerrorname_np(err);
-
-	return s ? s : "E?";
-}
 
 /* "what ok" or "what errno=ENAME": the one line the suite compares. */
 static void result(const char *what, int err)
@@ -240,14 +229,6 @@ static void v3_init(struct sg_io_hdr *h, const uint8_t *cdb, unsigned cdb_len, i
 	h->dxferp = len ? buf : NULL;
 	h->dxfer_len = len;
 	h->timeout = 20000;
-}
-
-static void read10(uint8_t *cdb, uint32_t lba)
-{
-	memset(cdb, 0, 10);
-	cdb[0] = 0x28;
-	cdb[2] = lba >> 24, cdb[3] = lba >> 16, cdb[4] = lba >> 8, cdb[5] = lba;
-	cdb[8] = 1;
 }
 
 /* READ(16) of len bytes from LBA 0: past a small disk's end, so it ends at once. */
@@ -373,10 +354,7 @@ static void run_cmd(char **argv)
 	pid_t pid;
 	int status;
 
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		die("fork");
+	pid = fork_flushed();
 	if (pid == 0) {
 		execvp(argv[0], argv);
 		die(argv[0]);
@@ -432,45 +410,53 @@ static void drop_to_nobody(void)
 		die("drop to nobody");
 }
 
-static void send_fds(int sock, const int *fds, int n)
-{
-	char data = 'x';
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { &data, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-
-	memset(&u, 0, sizeof(u));
-	m.msg_control = u.buf;
-	m.msg_controllen = CMSG_SPACE(n * sizeof(int));
-	c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(n * sizeof(int));
-	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
-	if (sendmsg(sock, &m, 0) < 0)
-		die("sendmsg");
-}
-
-static void recv_fds(int sock, int *fds, int n)
-{
+/* A message of one byte, data, with room for 2 descriptors. */
+struct fds_msg {
 	char data;
 	union {
 		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct iovec iov = { &data, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct iovec iov;
+	struct msghdr m;
+};
+
+static void fds_msg_init(struct fds_msg *f, char data)
+{
+	memset(f, 0, sizeof(*f));
+	f->data = data;
+	f->iov = (struct iovec){ &f->data, 1 };
+	f->m = (struct msghdr){ .msg_iov = &f->iov,
+				.msg_iovlen = 1,
+				.msg_control = f->u.buf,
+				.msg_controllen = sizeof(f->u.buf) };
+}
+
+static void send_fds(int sock, const int *fds, int n)
+{
+	struct fds_msg f;
 	struct cmsghdr *c;
 
-	m.msg_control = u.buf;
-	m.msg_controllen = sizeof(u.buf);
-	if (recvmsg(sock, &m, 0) < 0)
+	fds_msg_init(&f, 'x');
+	f.m.msg_controllen = CMSG_SPACE(n * sizeof(int));
+	c = CMSG_FIRSTHDR(&f.m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+	if (sendmsg(sock, &f.m, 0) < 0)
+		die("sendmsg");
+}
+
+static void recv_fds(int sock, int *fds, int n)
+{
+	struct fds_msg f;
+	struct cmsghdr *c;
+
+	fds_msg_init(&f, 0);
+	if (recvmsg(sock, &f.m, 0) < 0)
 		die("recvmsg");
-	c = CMSG_FIRSTHDR(&m);
+	c = CMSG_FIRSTHDR(&f.m);
 	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(n * sizeof(int)))
 		die("no descriptors received");
 	memcpy(fds, CMSG_DATA(c), n * sizeof(int));
@@ -498,10 +484,7 @@ static int passfd(int argc, char **argv)
 	(void)argc;
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
 		die("socketpair");
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		die("fork");
+	pid = fork_flushed();
 	if (pid == 0) {
 		close(sv[0]);
 		passfd_child(sv[1]);
@@ -519,13 +502,7 @@ static int passfd(int argc, char **argv)
 
 static uint8_t *ctx_map(void)
 {
-	uint8_t *p = mmap(CTX_ADDR, PAGE, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-
-	if (p != CTX_ADDR)
-		die("mmap at the fixed address");
-	memset(p, PATTERN, PAGE);
-	return p;
+	return map_fixed(CTX_ADDR, PAGE, PATTERN);
 }
 
 static bool ctx_intact(const uint8_t *p)
@@ -539,7 +516,7 @@ static bool ctx_intact(const uint8_t *p)
 /* The header of READ(10) LBA 0, its data-in at the fixed address. */
 static void ctx_header(uint8_t *p, struct sg_io_hdr *h)
 {
-	read10(p + CTX_CDB, 0);
+	read10(p + CTX_CDB, 0, 1);
 	v3_init(h, p + CTX_CDB, 10, SG_DXFER_FROM_DEV, p + CTX_DATA, BLOCK);
 	h->pack_id = 7;
 }
@@ -641,10 +618,7 @@ static int ctx_fork(int fd, uint8_t *p, bool write_it)
 	pid_t pid;
 	int status;
 
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		die("fork");
+	pid = fork_flushed();
 	if (pid == 0) {
 		if (!write_it) {
 			ctx_read(fd, p);
@@ -712,7 +686,7 @@ static int ctx_iosubmit(int fd, uint8_t *p)
 {
 	struct sg_io_v4 h = { .guard = 'Q', .timeout = 20000, .flags = SGV4_FLAG_IMMED };
 
-	read10(p + CTX_CDB, 0);
+	read10(p + CTX_CDB, 0, 1);
 	h.request = (uintptr_t)(p + CTX_CDB);
 	h.request_len = 10;
 	h.din_xferp = (uintptr_t)(p + CTX_DATA);
@@ -849,10 +823,7 @@ static int orphan_child_probe(int argc, char **argv)
 	/* nothing below may wait: a completion taken by the child is gone */
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
 		die("O_NONBLOCK");
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		die("fork");
+	pid = fork_flushed();
 	if (pid == 0)
 		orphan_child(fd, p);
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
@@ -963,10 +934,7 @@ static pid_t uffd_keeper(int uffd, uint8_t *page)
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		die("fork");
+	pid = fork_flushed();
 	if (pid > 0) {
 		sigprocmask(SIG_UNBLOCK, &set, NULL);
 		return pid;
@@ -1237,7 +1205,7 @@ static void parity_null_dxferp(const char *dev)
 	uint8_t cdb[10];
 	struct sg_io_hdr h;
 
-	read10(cdb, 0);
+	read10(cdb, 0, 1);
 	v3_init(&h, cdb, 10, SG_DXFER_FROM_DEV, NULL, BLOCK);
 	h.dxferp = NULL;
 	result("null-dxferp", ioctl(fd, SG_IO, &h) < 0 ? errno : 0);
@@ -1252,7 +1220,7 @@ static void parity_iovec_over(const char *dev)
 	uint8_t cdb[10];
 	struct sg_io_hdr h;
 
-	read10(cdb, 0);
+	read10(cdb, 0, 1);
 	v3_init(&h, cdb, 10, SG_DXFER_FROM_DEV, iov, BLOCK);
 	h.iovec_count = 2; /* 1024 bytes of iovecs for a 512-byte transfer */
 	if (ioctl(fd, SG_IO, &h) < 0)
@@ -1350,7 +1318,7 @@ static void parity_dxfer_len(const char *dev, uint32_t len, const char *what)
 	uint8_t cdb[10];
 	struct sg_io_hdr h;
 
-	read10(cdb, 0);
+	read10(cdb, 0, 1);
 	v3_init(&h, cdb, 10, SG_DXFER_FROM_DEV, big_region(len), len);
 	result(what, ioctl(fd, SG_IO, &h) < 0 ? errno : 0);
 	close(fd);
@@ -1366,7 +1334,7 @@ static void parity_iovec_kernel(const char *dev)
 	uint8_t cdb[10];
 	struct sg_io_hdr h;
 
-	read10(cdb, 0);
+	read10(cdb, 0, 1);
 	v3_init(&h, cdb, 10, SG_DXFER_FROM_DEV, iov, BLOCK);
 	h.iovec_count = 2;
 	result("iovec-kernel-addr", ioctl(fd, SG_IO, &h) < 0 ? errno : 0);
@@ -1396,7 +1364,7 @@ static void parity_dxferp_wrap(const char *dev, uintptr_t addr, const char *what
 	struct sg_io_hdr h;
 	char name[64];
 
-	read10(cdb, 0);
+	read10(cdb, 0, 1);
 	v3_init(&h, cdb, 10, SG_DXFER_FROM_DEV, (void *)addr, 2 * PAGE);
 	snprintf(name, sizeof(name), "sgio-%s", what);
 	result(name, ioctl(fd, SG_IO, &h) < 0 ? errno : 0);
@@ -1459,7 +1427,7 @@ static void keep_cmd(int fd, const char *what, uint32_t lba, uint32_t len, bool 
 	int err = 0;
 
 	memset(buf, PATTERN, len);
-	read10(cdb, lba);
+	read10(cdb, lba, 1);
 	cdb[7] = keep_blocks >> 8, cdb[8] = keep_blocks;
 	v3_init(&h, cdb, 10, SG_DXFER_FROM_DEV, buf, len);
 	h.sbp = sense;
@@ -1545,7 +1513,7 @@ static int parity_v4(int argc, char **argv)
 	uint8_t cdb[10];
 
 	(void)argc;
-	read10(cdb, 0);
+	read10(cdb, 0, 1);
 	h.request = (uintptr_t)cdb;
 	h.response = (uintptr_t)sense;
 	h.max_response_len = sizeof(sense);

@@ -39,37 +39,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
+
 #define BLOCK	  512
 #define WINDOW	  16 /* sg's queue depth */
 #define MAX_ARRAY 256
 
 static int fd;
 
-static void die(const char *msg)
-{
-	perror(msg);
-	exit(1);
-}
-
-static void read10(uint8_t *cdb, uint32_t lba, uint16_t blocks)
-{
-	memset(cdb, 0, 10);
-	cdb[0] = 0x28;
-	cdb[2] = lba >> 24, cdb[3] = lba >> 16, cdb[4] = lba >> 8, cdb[5] = lba;
-	cdb[7] = blocks >> 8, cdb[8] = blocks;
-}
-
 static void v3_read(struct sg_io_hdr *h, uint8_t *cdb, uint8_t *buf, uint32_t lba)
 {
-	memset(h, 0, sizeof(*h));
-	h->interface_id = 'S';
-	read10(cdb, lba, 1);
-	h->cmdp = cdb;
-	h->cmd_len = 10;
-	h->dxfer_direction = SG_DXFER_FROM_DEV;
-	h->dxferp = buf;
-	h->dxfer_len = BLOCK;
-	h->timeout = 20000;
+	v3_read10(h, cdb, buf, BLOCK, lba, 20000);
 }
 
 /* Replies carry our pid in usr_ptr: another process's reply is a failure. */
@@ -132,14 +112,7 @@ static int isolate(long n, bool tur)
 
 static void v4_read(struct sg_io_v4 *h, uint8_t *cdb, uint8_t *buf, uint32_t lba)
 {
-	memset(h, 0, sizeof(*h));
-	h->guard = 'Q';
-	read10(cdb, lba, 1);
-	h->request = (uintptr_t)cdb;
-	h->request_len = 10;
-	h->din_xferp = (uintptr_t)buf;
-	h->din_xfer_len = BLOCK;
-	h->timeout = 20000;
+	v4_read10(h, cdb, buf, BLOCK, lba, 20000);
 	h->usr_ptr = lba;
 }
 
@@ -358,12 +331,8 @@ static int keep_orphan(long ms, int keep)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: sgasync "
-				"isolate|v4-array|orphan|hold|fork|write-errno|nonblock|gone "
-				"DEV [N]\n");
-		return 2;
-	}
+	need_args(argc, 3,
+		  "sgasync isolate|v4-array|orphan|hold|fork|write-errno|nonblock|gone DEV [N]");
 	fd = strncmp(argv[2], "fd:", 3) ? open(argv[2], O_RDWR) : atoi(argv[2] + 3);
 	if (fd < 0)
 		die(argv[2]);

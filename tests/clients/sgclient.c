@@ -37,16 +37,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
+
 #define BLOCK	512
 #define BAD_PTR ((void *)16)
 
 static int fd;
-
-static void die(const char *msg)
-{
-	perror(msg);
-	exit(1);
-}
 
 static uint32_t crc32(const uint8_t *p, size_t n)
 {
@@ -60,12 +56,12 @@ static uint32_t crc32(const uint8_t *p, size_t n)
 	return ~c;
 }
 
-static void read10(uint8_t *cdb, uint32_t lba, uint16_t blocks, uint8_t op)
+/* A READ(10), or a WRITE(10) if write. */
+static void rw10(uint8_t *cdb, uint32_t lba, uint16_t blocks, bool write)
 {
-	memset(cdb, 0, 10);
-	cdb[0] = op;
-	cdb[2] = lba >> 24, cdb[3] = lba >> 16, cdb[4] = lba >> 8, cdb[5] = lba;
-	cdb[7] = blocks >> 8, cdb[8] = blocks;
+	read10(cdb, lba, blocks);
+	if (write)
+		cdb[0] = 0x2a;
 }
 
 static void v4_init(struct sg_io_v4 *h, uint8_t *cdb, unsigned cdb_len, uint8_t *sense)
@@ -124,7 +120,7 @@ static int v4_rw(char **argv, bool write)
 		die("calloc");
 	if (write && fread(buf, 1, len, stdin) != len)
 		die("short input");
-	read10(cdb, lba, blocks, write ? 0x2a : 0x28);
+	rw10(cdb, lba, blocks, write);
 	v4_init(&h, cdb, sizeof(cdb), sense);
 	if (write) {
 		h.dout_xferp = (uintptr_t)buf;
@@ -152,26 +148,20 @@ static uint8_t *ro_page;
 
 static void v3_base(struct sg_io_hdr *h, uint8_t *cdb, uint8_t *buf, uint8_t *sense)
 {
-	memset(h, 0, sizeof(*h));
-	h->interface_id = 'S';
-	read10(cdb, 0, 1, 0x28);
-	h->cmdp = cdb;
-	h->cmd_len = 10;
-	h->dxfer_direction = SG_DXFER_FROM_DEV;
-	h->dxferp = buf;
-	h->dxfer_len = BLOCK;
+	v3_read10(h, cdb, buf, BLOCK, 0, 20000);
 	h->sbp = sense;
 	h->mx_sb_len = 64;
-	h->timeout = 20000;
 }
 
-#define V3(fn_name, ...)                                                         \
+/* A case: its header of type made by base, then what the case changes in it. */
+#define BAD_CASE(fn_name, type, base, ...)                                       \
 	static void fn_name(void *p, uint8_t *cdb, uint8_t *buf, uint8_t *sense) \
 	{                                                                        \
-		struct sg_io_hdr *h = p;                                         \
-		v3_base(h, cdb, buf, sense);                                     \
+		type *h = p;                                                     \
+		base(h, cdb, buf, sense);                                        \
 		__VA_ARGS__;                                                     \
 	}
+#define V3(fn_name, ...) BAD_CASE(fn_name, struct sg_io_hdr, v3_base, __VA_ARGS__)
 
 static struct sg_iovec iov2[2];
 
@@ -186,8 +176,8 @@ V3(v3_dxfer_256m, h->dxfer_len = 256u << 20)
 V3(v3_bad_cdb_ptr, h->cmdp = BAD_PTR)
 V3(v3_bad_data_ptr, h->dxferp = BAD_PTR)
 V3(v3_ro_data_ptr, h->dxferp = ro_page)
-V3(v3_bad_sense_ptr, read10(cdb, 0x7ffffff0, 1, 0x28); h->sbp = BAD_PTR)
-V3(v3_beyond_capacity, read10(cdb, 0x7ffffff0, 1, 0x28))
+V3(v3_bad_sense_ptr, read10(cdb, 0x7ffffff0, 1); h->sbp = BAD_PTR)
+V3(v3_beyond_capacity, read10(cdb, 0x7ffffff0, 1))
 V3(v3_bad_direction, h->dxfer_direction = -7)
 V3(v3_unknown_dir_no_data, h->dxfer_direction = -7; h->dxfer_len = 0)
 V3(v3_hipri_flag, h->flags = 0x800)
@@ -196,24 +186,18 @@ V3(v3_iovec_bad_ptr, h->iovec_count = 2; h->dxferp = BAD_PTR)
 V3(v3_iovec_zero, iov2[0].iov_len = iov2[1].iov_len = 0; h->iovec_count = 2; h->dxferp = iov2)
 V3(v3_iovec_read, iov2[0] = (struct sg_iovec){ buf, 200 };
    iov2[1] = (struct sg_iovec){ buf + 200, 312 }; h->iovec_count = 2; h->dxferp = iov2)
-V3(v3_no_sense_room, read10(cdb, 0x7ffffff0, 1, 0x28); h->mx_sb_len = 0)
-V3(v3_short_sense, read10(cdb, 0x7ffffff0, 1, 0x28); h->mx_sb_len = 8)
+V3(v3_no_sense_room, read10(cdb, 0x7ffffff0, 1); h->mx_sb_len = 0)
+V3(v3_short_sense, read10(cdb, 0x7ffffff0, 1); h->mx_sb_len = 8)
 
 static void v4_base(struct sg_io_v4 *h, uint8_t *cdb, uint8_t *buf, uint8_t *sense)
 {
-	read10(cdb, 0, 1, 0x28);
+	read10(cdb, 0, 1);
 	v4_init(h, cdb, 10, sense);
 	h->din_xferp = (uintptr_t)buf;
 	h->din_xfer_len = BLOCK;
 }
 
-#define V4(fn_name, ...)                                                         \
-	static void fn_name(void *p, uint8_t *cdb, uint8_t *buf, uint8_t *sense) \
-	{                                                                        \
-		struct sg_io_v4 *h = p;                                          \
-		v4_base(h, cdb, buf, sense);                                     \
-		__VA_ARGS__;                                                     \
-	}
+#define V4(fn_name, ...) BAD_CASE(fn_name, struct sg_io_v4, v4_base, __VA_ARGS__)
 
 V4(v4_ok, (void)0)
 V4(v4_guard, h->guard = 'X')
@@ -224,10 +208,10 @@ V4(v4_request_len_40, h->request_len = 40)
 V4(v4_bad_request_ptr, h->request = (uintptr_t)BAD_PTR)
 V4(v4_bad_din_ptr, h->din_xferp = (uintptr_t)BAD_PTR)
 V4(v4_ro_din_ptr, h->din_xferp = (uintptr_t)ro_page)
-V4(v4_bad_response_ptr, read10(cdb, 0x7ffffff0, 1, 0x28); h->response = (uintptr_t)BAD_PTR)
-V4(v4_beyond_capacity, read10(cdb, 0x7ffffff0, 1, 0x28))
-V4(v4_short_response, read10(cdb, 0x7ffffff0, 1, 0x28); h->max_response_len = 8)
-V4(v4_write_read_back, read10(cdb, 1, 1, 0x2a); h->din_xfer_len = 0; h->din_xferp = 0;
+V4(v4_bad_response_ptr, read10(cdb, 0x7ffffff0, 1); h->response = (uintptr_t)BAD_PTR)
+V4(v4_beyond_capacity, read10(cdb, 0x7ffffff0, 1))
+V4(v4_short_response, read10(cdb, 0x7ffffff0, 1); h->max_response_len = 8)
+V4(v4_write_read_back, rw10(cdb, 1, 1, true); h->din_xfer_len = 0; h->din_xferp = 0;
    memset(buf, 0xa5, BLOCK); h->dout_xferp = (uintptr_t)buf; h->dout_xfer_len = BLOCK)
 
 static const struct bad_case v3_cases[] = {
@@ -404,7 +388,7 @@ static int read_loop(char **argv)
 
 	if (bytes < BLOCK || bytes % BLOCK || bytes > (1 << 24))
 		die("read-loop: BYTES must be a multiple of 512, at most 16 MiB");
-	read10(cdb, 0, bytes / BLOCK, 0x28);
+	read10(cdb, 0, bytes / BLOCK);
 	return loop(strtol(argv[3], NULL, 0), cdb, sizeof(cdb), bytes);
 }
 
@@ -534,12 +518,8 @@ static int ioctls(void)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr,
-			"usage: sgclient v4-inquiry|v4-read|v4-write|errors-v3|errors-v4|tur "
-			"DEV [ARGS]\n");
-		return 2;
-	}
+	need_args(argc, 3,
+		  "sgclient v4-inquiry|v4-read|v4-write|errors-v3|errors-v4|tur DEV [ARGS]");
 	fd = open(argv[2], (getenv("SGCLIENT_RDONLY") ? O_RDONLY : O_RDWR) | O_NONBLOCK);
 	if (fd < 0)
 		die(argv[2]);

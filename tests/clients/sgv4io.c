@@ -44,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
+
 /* sg 4.0.47's uapi <scsi/sg.h> (sg3_utils' testing/uapi_sg.h) */
 #define SG_IOSUBMIT		_IOWR(0x22, 0x41, struct sg_io_v4)
 #define SG_IORECEIVE		_IOWR(0x22, 0x42, struct sg_io_v4)
@@ -58,20 +60,6 @@
 #define MAX_REQS 256
 
 static int fd;
-
-static void die(const char *msg)
-{
-	perror(msg);
-	exit(1);
-}
-
-static void read10(uint8_t *cdb, uint32_t lba, uint16_t blocks)
-{
-	memset(cdb, 0, 16);
-	cdb[0] = 0x28;
-	cdb[2] = lba >> 24, cdb[3] = lba >> 16, cdb[4] = lba >> 8, cdb[5] = lba;
-	cdb[7] = blocks >> 8, cdb[8] = blocks;
-}
 
 /* One READ(10) of 4 KiB (8 blocks of 512) at 4 KiB block i, into buf. */
 static struct sg_io_v4 v4_read(uint8_t *cdb, uint8_t *buf, uint8_t *sense, uint32_t i, int id)
@@ -479,12 +467,9 @@ static int open_dev(const char *dev)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr,
-			"usage: sgv4io probe|batch|barray|nonblock|bypack|mix|fork|abort|intr|"
-			"block|busy|load DEV [ARGS]\n");
-		return 2;
-	}
+	need_args(argc, 3,
+		  "sgv4io probe|batch|barray|nonblock|bypack|mix|fork|abort|intr|block|busy|load "
+		  "DEV [ARGS]");
 	fd = open_dev(argv[2]);
 	if (!strcmp(argv[1], "probe"))
 		return probe();

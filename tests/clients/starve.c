@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "tasks.h"
 
 #define BSG_IOC_ADD 0x8900
@@ -153,21 +154,13 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* A READ(10) of block 0. */
 static struct sg_io_hdr read_hdr(unsigned char *cdb, void *buf, int pack_id)
 {
-	struct sg_io_hdr h = {
-		.interface_id = 'S',
-		.dxfer_direction = SG_DXFER_FROM_DEV,
-		.cmd_len = 10,
-		.cmdp = cdb,
-		.dxfer_len = 512,
-		.dxferp = buf,
-		.timeout = 20000,
-		.pack_id = pack_id,
-	};
+	struct sg_io_hdr h;
 
-	cdb[0] = 0x28; /* READ(10) of block 0 */
-	cdb[8] = 1;
+	v3_read10(&h, cdb, buf, 512, 0, 20000);
+	h.pack_id = pack_id;
 	return h;
 }
 

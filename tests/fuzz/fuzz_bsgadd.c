@@ -21,15 +21,7 @@
 #include <sys/stat.h>
 
 #include "bsgadd.h"
-
-/* abort(), naming the broken promise for the crash report */
-#define check(cond) ((cond) ? (void)0 : fail(__LINE__, #cond))
-
-static void fail(int line, const char *what)
-{
-	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-	abort();
-}
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,25 +16,7 @@
 #include <string.h>
 
 #include "creds.h"
-
-/* abort(), naming the broken promise for the crash report */
-#define check(cond) ((cond) ? (void)0 : fail(__LINE__, #cond))
-
-static void fail(int line, const char *what)
-{
-	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-	abort();
-}
-
-static char *dup_exact(const void *p, size_t n)
-{
-	char *q = malloc(n);
-
-	check(q != NULL || n == 0);
-	if (n)
-		memcpy(q, p, n);
-	return q;
-}
+#include "fuzz.h"
 
 static int is_blank(char c)
 {

@@ -13,15 +13,7 @@
 #include <string.h>
 
 #include "filter.h"
-
-/* abort(), naming the broken promise for the crash report */
-#define check(cond) ((cond) ? (void)0 : fail(__LINE__, #cond))
-
-static void fail(int line, const char *what)
-{
-	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-	abort();
-}
+#include "fuzz.h"
 
 /* The policy in the file format: one line per opcode that is not default. */
 static size_t unparse(const struct filter_policy *p, char *buf, size_t size)

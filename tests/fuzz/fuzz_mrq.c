@@ -24,16 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "scsi.h"
-
-/* abort(), naming the broken promise for the crash report */
-#define check(cond) ((cond) ? (void)0 : fail(__LINE__, #cond))
-
-static void fail(int line, const char *what)
-{
-	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-	abort();
-}
 
 /* n bytes of the input at *p into dst, zeros past its end. */
 static void take(const uint8_t **p, size_t *left, void *dst, size_t n)

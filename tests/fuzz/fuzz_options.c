@@ -14,15 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "options.h"
-
-#define check(cond) ((cond) ? (void)0 : fail(__LINE__, #cond))
-
-static void fail(int line, const char *what)
-{
-	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-	abort();
-}
 
 static const struct opt_range rules[] = {
 	{ "--threads", OPT_DECIMAL, 1, 64 },

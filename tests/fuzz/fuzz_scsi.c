@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "scsi.h"
 
 /* The output fields of a target's v3 or v4 header, as the input gives them. */
@@ -50,15 +51,6 @@ struct answer {
 	uint8_t peri_type;
 };
 
-/* abort(), naming the broken promise for the crash report */
-#define check(cond) ((cond) ? (void)0 : fail(__LINE__, #cond))
-
-static void fail(int line, const char *what)
-{
-	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-	abort();
-}
-
 /* n bytes of the input into dst, zeros past its end. */
 static void take(struct input *in, void *dst, size_t n)
 {
@@ -69,17 +61,6 @@ static void take(struct input *in, void *dst, size_t n)
 	memset((char *)dst + k, 0, n - k);
 	in->p += k;
 	in->left -= k;
-}
-
-/* A heap copy of exactly n bytes (malloc(0) too: any read of it is caught). */
-static void *dup_exact(const void *p, size_t n)
-{
-	void *q = malloc(n);
-
-	check(q != NULL || n == 0);
-	if (n)
-		memcpy(q, p, n);
-	return q;
 }
 
 static size_t hdr_len(int version)

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "fake.h"
+#include "ioctl.h"
+#include "ioctx.h"
 
 struct fuse_req {
 	struct fake_session *s;
@@ -114,12 +116,7 @@ fuse_req_t fake_req_new(struct fake_session *s)
 
 unsigned fake_req_replies(fuse_req_t req)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&req->s->lock);
-	n = req->replies;
-	pthread_mutex_unlock(&req->s->lock);
-	return n;
+	return fake_locked(&req->s->lock, &req->replies);
 }
 
 struct fake_reply *fake_req_wait(fuse_req_t req)
@@ -194,22 +191,12 @@ struct fake_reply *fake_wait_reply(struct fake_session *s)
 
 unsigned fake_reply_count(struct fake_session *s)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&s->lock);
-	n = s->n_replies;
-	pthread_mutex_unlock(&s->lock);
-	return n;
+	return fake_locked(&s->lock, &s->n_replies);
 }
 
 unsigned fake_misuse_count(struct fake_session *s)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&s->lock);
-	n = s->misuse;
-	pthread_mutex_unlock(&s->lock);
-	return n;
+	return fake_locked(&s->lock, &s->misuse);
 }
 
 static struct fake_reply *reply_new(fuse_req_t req, enum fake_kind kind)
@@ -386,28 +373,12 @@ void fuse_pollhandle_destroy(struct fuse_pollhandle *ph)
 
 unsigned fake_notify_count(struct fake_session *s)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&s->lock);
-	n = s->notifies;
-	pthread_mutex_unlock(&s->lock);
-	return n;
+	return fake_locked(&s->lock, &s->notifies);
 }
 
 bool fake_wait_notify(struct fake_session *s, unsigned n)
 {
-	struct timespec deadline;
-	int err = 0;
-	bool ok;
-
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += FAKE_WAIT_SECONDS;
-	pthread_mutex_lock(&s->lock);
-	while (s->notifies <= n && err != ETIMEDOUT)
-		err = pthread_cond_timedwait(&s->cond, &s->lock, &deadline);
-	ok = s->notifies > n;
-	pthread_mutex_unlock(&s->lock);
-	return ok;
+	return fake_wait_count(&s->lock, &s->cond, CLOCK_MONOTONIC, &s->notifies, n + 1);
 }
 
 unsigned fake_pollhandles_live(struct fake_session *s)
@@ -653,19 +624,8 @@ void fake_target_set_block(struct fake_target *t, bool block)
 
 bool fake_target_wait_entered(struct fake_target *t, unsigned n)
 {
-	struct timespec deadline;
-	int err = 0;
-	bool ok;
-
 	/* t->cond uses CLOCK_REALTIME: it was initialised without attributes */
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += FAKE_WAIT_SECONDS;
-	pthread_mutex_lock(&t->lock);
-	while (t->entered < n && err != ETIMEDOUT)
-		err = pthread_cond_timedwait(&t->cond, &t->lock, &deadline);
-	ok = t->entered >= n;
-	pthread_mutex_unlock(&t->lock);
-	return ok;
+	return fake_wait_count(&t->lock, &t->cond, CLOCK_REALTIME, &t->entered, n);
 }
 
 void fake_target_release(struct fake_target *t)
@@ -694,22 +654,12 @@ void fake_target_open(struct fake_target *t, unsigned tag)
 
 unsigned fake_target_calls(struct fake_target *t)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&t->lock);
-	n = t->calls;
-	pthread_mutex_unlock(&t->lock);
-	return n;
+	return fake_locked(&t->lock, &t->calls);
 }
 
 unsigned fake_target_chans_open(struct fake_target *t)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&t->lock);
-	n = t->chans_open;
-	pthread_mutex_unlock(&t->lock);
-	return n;
+	return fake_locked(&t->lock, &t->chans_open);
 }
 
 void fake_script_check_condition(struct fake_target *t)
@@ -730,6 +680,33 @@ bool fake_all_bytes(const unsigned char *p, size_t n, unsigned char v)
 		if (p[i] != v)
 			return false;
 	return true;
+}
+
+unsigned fake_locked(pthread_mutex_t *lock, const unsigned *v)
+{
+	unsigned n;
+
+	pthread_mutex_lock(lock);
+	n = *v;
+	pthread_mutex_unlock(lock);
+	return n;
+}
+
+bool fake_wait_count(pthread_mutex_t *lock, pthread_cond_t *cond, clockid_t clock,
+		     const unsigned *v, unsigned n)
+{
+	struct timespec deadline;
+	int err = 0;
+	bool ok;
+
+	clock_gettime(clock, &deadline);
+	deadline.tv_sec += FAKE_WAIT_SECONDS;
+	pthread_mutex_lock(lock);
+	while (*v < n && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(cond, lock, &deadline);
+	ok = *v >= n;
+	pthread_mutex_unlock(lock);
+	return ok;
 }
 
 uint8_t fake_pattern(size_t i)
@@ -826,4 +803,19 @@ void fake_set_cap(unsigned cap, bool on)
 void fake_set_rawio(bool on)
 {
 	fake_set_cap(CAP_SYS_RAWIO, on);
+}
+
+fuse_req_t fake_ioctl_on(fuse_req_t req, struct opener *o, pid_t tid, unsigned cmd, void *arg)
+{
+	struct ioctx x = {
+		.req = req,
+		.o = o,
+		.arg = (uintptr_t)arg,
+		.tid = tid,
+		.direct = true,
+	};
+
+	req->ctx.pid = tid;
+	ioctl_dispatch(&x, cmd, 0);
+	return req;
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include <fuse3/fuse_lowlevel.h>
 
@@ -214,6 +215,15 @@ void fake_script_check_condition(struct fake_target *t);
 /* Whether all n bytes at p are v. */
 bool fake_all_bytes(const unsigned char *p, size_t n, unsigned char v);
 
+/* *v, read under lock (a count that other threads change under it). */
+unsigned fake_locked(pthread_mutex_t *lock, const unsigned *v);
+/*
+ * Wait on cond (its clock: clock) until *v, protected by lock, reaches n;
+ * false after FAKE_WAIT_SECONDS.
+ */
+bool fake_wait_count(pthread_mutex_t *lock, pthread_cond_t *cond, clockid_t clock,
+		     const unsigned *v, unsigned n);
+
 /*
  * The calling thread's effective CAP_SYS_RAWIO off or back on (from its
  * permitted set): the daemon asks the caller's, at each command.
@@ -260,5 +270,13 @@ struct sg_io_hdr fake_v3_hdr(struct fake_cmd *m, int dxfer_direction, unsigned l
 
 /* The same in v4: len bytes out if write, else in; request_extra is pack_id. */
 struct sg_io_v4 fake_v4_hdr(struct fake_cmd *m, bool write, unsigned len, int pack_id);
+
+struct opener;
+
+/*
+ * cmd on arg on the direct path, as cb_ioctl() calls it for thread tid (and
+ * fuse_req_ctx(req) says tid too) on open file o: req, answered whenever.
+ */
+fuse_req_t fake_ioctl_on(fuse_req_t req, struct opener *o, pid_t tid, unsigned cmd, void *arg);
 
 #endif /* CUSE_BSG_TESTS_FAKE_H */

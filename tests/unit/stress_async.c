@@ -53,7 +53,6 @@
 #include "fake.h"
 #include "guard.h"
 #include "ioctl.h"
-#include "ioctx.h"
 #include "opener.h"
 #include "policy.h"
 #include "sgio.h"
@@ -680,26 +679,20 @@ static bool sgio_good(const struct sgio_client *c, unsigned tag)
  */
 static void sgio_one(struct actor *a, struct sgio_client *c, unsigned tag)
 {
-	struct ioctx x = {
-		.req = new_req(a),
-		.o = a->o,
-		.arg = (uintptr_t)&c->h,
-		.tid = gettid(),
-		.direct = true,
-	};
+	fuse_req_t req = new_req(a);
 	unsigned how = rnd(a) % 4;
 	struct fake_reply *rep;
 
 	sgio_client_init(c, tag, rnd(a) % 2);
 	if (how == 0)
-		fake_interrupt(x.req);
-	ioctl_dispatch(&x, SG_IO, 0);
+		fake_interrupt(req);
+	fake_ioctl_on(req, a->o, gettid(), SG_IO, &c->h);
 	if (how == 1 || how == 2) {
 		jitter(a);
-		fake_interrupt(x.req);
+		fake_interrupt(req);
 	}
 	a->interrupts += how < 3;
-	rep = reply_of(a, x.req, "SG_IO");
+	rep = reply_of(a, req, "SG_IO");
 	if (!rep)
 		return;
 	if (is_err(rep, EINTR)) {
@@ -763,22 +756,15 @@ static unsigned running(struct opener *o);
 
 static int v4_call(struct actor *a, unsigned cmd, struct sg_io_v4 *arg, bool interrupt)
 {
-	struct ioctx x = {
-		.req = new_req(a),
-		.o = a->o,
-		.arg = (uintptr_t)arg,
-		.tid = gettid(),
-		.direct = true,
-	};
+	fuse_req_t req = fake_ioctl_on(new_req(a), a->o, gettid(), cmd, arg);
 	struct fake_reply *rep;
 
-	ioctl_dispatch(&x, cmd, 0);
 	if (interrupt) {
 		jitter(a);
-		fake_interrupt(x.req);
+		fake_interrupt(req);
 		a->interrupts++;
 	}
-	rep = reply_of(a, x.req, "sg v4 ioctl");
+	rep = reply_of(a, req, "sg v4 ioctl");
 	if (!rep)
 		return -ETIMEDOUT;
 	return rep->kind == FAKE_ERR ? -rep->err : rep->result;
@@ -984,24 +970,18 @@ static void observe_one(struct actor *a, unsigned idx)
 	static const unsigned cmds[] = { SG_GET_REQUEST_TABLE, SG_GET_NUM_WAITING, SG_GET_PACK_ID };
 	struct sg_req_info table[SG_MAX_QUEUE];
 	unsigned op = rnd(a) % 4;
-	struct ioctx x = {
-		.req = new_req(a),
-		.o = a->sm[idx].o,
-		.arg = (uintptr_t)table,
-		.tid = gettid(),
-		.direct = true,
-	};
+	fuse_req_t req = new_req(a);
+	struct opener *o = a->sm[idx].o;
 	struct fake_reply *rep;
 
 	if (op == 3) {
-		async_poll(x.req, x.o, NULL);
-		rep = reply_of(a, x.req, "poll");
+		async_poll(req, o, NULL);
+		rep = reply_of(a, req, "poll");
 		if (rep && rep->kind != FAKE_POLL)
 			fail(a->st, "poll answered kind %d", rep->kind);
 		return;
 	}
-	ioctl_dispatch(&x, cmds[op], 0);
-	rep = reply_of(a, x.req, "ioctl");
+	rep = reply_of(a, fake_ioctl_on(req, o, gettid(), cmds[op], table), "ioctl");
 	if (rep && (rep->kind != FAKE_IOCTL || rep->result))
 		fail(a->st, "ioctl 0x%x answered kind %d errno %d", cmds[op], rep->kind, rep->err);
 	else if (rep && cmds[op] == SG_GET_REQUEST_TABLE)

@@ -2,7 +2,7 @@
 /*
  * The asynchronous interface end to end: async_write(), async_read() and
  * async_poll() with a real pool, the fake target and the fake libfuse
- * (tests/fake.c).  The client is this process: the daemon moves CDBs, data
+ * (the rig of rig.h).  The client is this process: the daemon moves CDBs, data
  * and sense with process_vm_readv/writev on the thread a fake request names,
  * which is the test's own unless fake_req_ctx() says otherwise.  The order
  * in which commands complete is chosen with the fake target's gate (a call
@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse3/fuse_lowlevel.h>
-#include <linux/userfaultfd.h>
 #include <poll.h>
 #include <sched.h>
 #include <scsi/scsi.h>
@@ -40,251 +39,15 @@
 #include "guard.h"
 #include "ioctl.h"
 #include "ioctx.h"
+#include "malloc_fault.h"
 #include "opener.h"
 #include "policy.h"
+#include "rig.h"
 #include "root.h"
 #include "sgio.h"
 #include "share.h"
 
-#define V3 SCSI_V3_HDR_LEN
-#define V4 SCSI_V4_HDR_LEN
-
 TestSuite(async, .timeout = 60);
-
-/* ---- the rig: a daemon with a real pool, the fake target, one opener ---- */
-
-struct rig {
-	struct fake_session *fs;
-	struct fake_target *ft;
-	struct bsgdev d;
-	struct opener *o; /* NULL once released: cmdq_release() may free it */
-};
-
-static void rig_init(struct rig *g, unsigned threads, int open_flags)
-{
-	memset(g, 0, sizeof(*g));
-	g->fs = fake_session_new();
-	g->ft = fake_target_new();
-	g->d.name = "fake";
-	g->d.target = &g->ft->base;
-	g->d.direct = true;
-	g->d.max_xfer = g->ft->base.info.max_xfer;
-	g->d.max_xfer_errno = g->ft->base.info.max_xfer_errno;
-	cr_assert(zero(int, pool_new(threads, &g->d.pool)));
-	bsgdev_init(&g->d);
-	/* as cb_open() does */
-	cr_assert(zero(int, opener_new(&g->d, open_flags, false, gettid(), NULL, &g->o)));
-	cr_assert(eq(int, atomic_load(&g->o->chan), -1), "no channel until a command runs");
-}
-
-/* The file's last reference is gone, as cb_release() says. */
-static void rig_release(struct rig *g)
-{
-	cmdq_release(g->o);
-	g->o = NULL;
-}
-
-/* Let every held call finish, then join the workers: nothing runs after this. */
-static void rig_stop(struct rig *g)
-{
-	async_bsgdev_fini(&g->d);
-	fake_target_set_gate(g->ft, false);
-	fake_target_release(g->ft);
-	pool_free(g->d.pool);
-	g->d.pool = NULL;
-}
-
-static void rig_fini(struct rig *g)
-{
-	if (g->o)
-		rig_release(g);
-	rig_stop(g);
-	cr_expect(zero(u32, fake_misuse_count(g->fs)), "a call on a request already answered");
-	cr_expect(zero(u32, fake_target_chans_open(g->ft)), "the channel is closed exactly once");
-	cr_expect(zero(u32, fake_pollhandles_live(g->fs)), "a poll handle was never destroyed");
-	target_free(&g->ft->base);
-	fake_session_free(g->fs);
-}
-
-static unsigned long stat_get(struct rig *g, enum stat_id id)
-{
-	return atomic_load(&g->d.stats[id]);
-}
-
-/* ---- the calls, as the CUSE callbacks make them ---- */
-
-static fuse_req_t call_write(struct rig *g, const void *buf, size_t size, int flags)
-{
-	fuse_req_t req = fake_req_new(g->fs);
-
-	async_write(req, g->o, buf, size, flags);
-	return req;
-}
-
-static fuse_req_t call_read(struct rig *g, size_t size, int flags)
-{
-	fuse_req_t req = fake_req_new(g->fs);
-
-	async_read(req, g->o, size, flags);
-	return req;
-}
-
-static struct fake_reply *reply_of(fuse_req_t req)
-{
-	struct fake_reply *rep = fake_req_wait(req);
-
-	cr_assert(not(eq(ptr, rep, NULL)), "no reply within %d s", FAKE_WAIT_SECONDS);
-	return rep;
-}
-
-/* A write that must succeed: the count it answered. */
-static size_t write_ok(struct rig *g, const void *buf, size_t size, int flags)
-{
-	struct fake_reply *rep = reply_of(call_write(g, buf, size, flags));
-
-	cr_assert(eq(int, rep->kind, FAKE_WRITE), "write answered %s %d",
-		  rep->kind == FAKE_ERR ? "errno" : "kind",
-		  rep->kind == FAKE_ERR ? rep->err : (int)rep->kind);
-	return rep->count;
-}
-
-/* The errno a call answered, or 0 for any other reply. */
-static int err_of(fuse_req_t req)
-{
-	struct fake_reply *rep = reply_of(req);
-
-	return rep->kind == FAKE_ERR ? rep->err : 0;
-}
-
-/* A read that must return headers: their bytes. */
-static struct fake_reply *read_ok(struct rig *g, size_t size, int flags)
-{
-	struct fake_reply *rep = reply_of(call_read(g, size, flags));
-
-	cr_assert(eq(int, rep->kind, FAKE_BUF), "read answered errno %d",
-		  rep->kind == FAKE_ERR ? rep->err : -1);
-	return rep;
-}
-
-static unsigned poll_once(struct rig *g, struct fuse_pollhandle *ph)
-{
-	fuse_req_t req = fake_req_new(g->fs);
-	struct fake_reply *rep;
-
-	async_poll(req, g->o, ph);
-	rep = reply_of(req);
-	cr_assert(eq(int, rep->kind, FAKE_POLL));
-	return rep->revents;
-}
-
-/*
- * Wait until n completions are waiting.  The poll handle is registered
- * before the count is looked at, so a completion after the look notifies it.
- */
-static void wait_done(struct rig *g, unsigned n)
-{
-	for (;;) {
-		unsigned seen = fake_notify_count(g->fs);
-
-		poll_once(g, fake_pollhandle_new(g->fs));
-		if (cmdq_num_waiting(g->o) >= (int)n)
-			return;
-		cr_assert(fake_wait_notify(g->fs, seen), "%u completions never arrived", n);
-	}
-}
-
-/* An ioctl on the direct path, as cb_ioctl() makes it: its result or -errno. */
-static int call_ioctl(struct rig *g, unsigned cmd, void *arg)
-{
-	struct ioctx x = {
-		.req = fake_req_new(g->fs),
-		.o = g->o,
-		.arg = (uintptr_t)arg,
-		.tid = gettid(),
-		.direct = true,
-	};
-	struct fake_reply *rep;
-
-	ioctl_dispatch(&x, cmd, 0);
-	rep = reply_of(x.req);
-	if (rep->kind == FAKE_ERR)
-		return -rep->err;
-	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
-	return rep->result;
-}
-
-static int ioctl_get(struct rig *g, unsigned cmd)
-{
-	int val = -12345;
-
-	cr_assert(zero(int, call_ioctl(g, cmd, &val)));
-	return val;
-}
-
-static void ioctl_set(struct rig *g, unsigned cmd, int val)
-{
-	cr_assert(zero(int, call_ioctl(g, cmd, &val)));
-}
-
-/* ---- clients and scripts ---- */
-
-/* A READ of len bytes with tag and pack_id; b is set up too. */
-static struct sg_io_hdr v3_read(struct fake_cmd *b, unsigned tag, unsigned len, int pack_id)
-{
-	fake_cmd_init(b, false, tag, 8);
-	return fake_v3_hdr(b, SG_DXFER_FROM_DEV, len, pack_id);
-}
-
-static struct sg_io_v4 v4_read(struct fake_cmd *b, unsigned tag, unsigned len, int pack_id)
-{
-	fake_cmd_init(b, false, tag, 8);
-	return fake_v4_hdr(b, false, len, pack_id);
-}
-
-/* n READs of 512 bytes, command i with tag and pack_id first + i, each written alone. */
-static void write_v3_reads(struct rig *g, struct fake_cmd *b, int n, int first)
-{
-	for (int i = 0; i < n; i++) {
-		struct sg_io_hdr h = v3_read(&b[i], first + i, 512, first + i);
-
-		cr_assert(eq(sz, write_ok(g, &h, V3, 0), V3), "write %d", i);
-	}
-}
-
-/* GOOD, data_in_len bytes of the pattern XORed with the call's tag. */
-static void script_good(struct fake_target *t, size_t data_in_len)
-{
-	fake_script_good(t, data_in_len, 0, true);
-}
-
-/* CHECK CONDITION, fixed sense: ILLEGAL REQUEST, LBA OUT OF RANGE (18 bytes) */
-static void script_check(struct fake_target *t, size_t data_in_len, int32_t resid)
-{
-	script_good(t, data_in_len);
-	t->script.resid = resid;
-	fake_script_check_condition(t);
-}
-
-/* The fake target's data-in for a call with this tag (script_good). */
-static bool is_data_in(const unsigned char *p, size_t n, unsigned tag)
-{
-	return fake_is_pattern(p, 0, n, tag);
-}
-
-static const struct sg_io_hdr *v3_out(const struct fake_reply *rep)
-{
-	cr_assert(eq(sz, rep->len, V3), "a v3 read returns one header");
-	return (const struct sg_io_hdr *)rep->data;
-}
-
-static struct sg_io_v4 v4_out(const struct fake_reply *rep, unsigned i)
-{
-	struct sg_io_v4 h;
-
-	cr_assert(le(sz, (i + 1) * V4, rep->len));
-	memcpy(&h, rep->data + i * V4, sizeof(h));
-	return h;
-}
 
 /* ---- write, then read: one command ---- */
 
@@ -449,6 +212,13 @@ static int handoff_queue_sg_io(struct target *t, struct target_queue *q, struct 
 	return 0;
 }
 
+/* A write() of size bytes at buf through the hand-off: its request is handoff.write. */
+static void handoff_write(struct rig *g, const void *buf, size_t size)
+{
+	handoff.write = fake_req_new(g->fs);
+	async_write(handoff.write, g->o, buf, size, 0);
+}
+
 /* The rig's target with the hand-off queue (ops: the caller's, to outlive the rig's use). */
 static void handoff_install(struct rig *g, struct target_ops *ops)
 {
@@ -474,8 +244,7 @@ Test(async, write_is_answered_before_its_commands_reach_the_target)
 	handoff_install(&g, &ops); /* no libfuse worker may run a command: the queue */
 
 	h = v3_read(&b, 1, 512, 7);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	handoff_write(&g, &h, V3);
 	cr_expect(eq(u32, handoff.n, 1));
 	cr_expect(eq(u32, handoff.answers[0], 1), "the write was answered first");
 	cr_expect(eq(int, reply_of(handoff.write)->kind, FAKE_WRITE));
@@ -484,8 +253,7 @@ Test(async, write_is_answered_before_its_commands_reach_the_target)
 	for (int i = 0; i < 3; i++)
 		v4[i] = v4_read(&b, 2, 512, 10 + i);
 	handoff.n = 0;
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)v4, sizeof(v4), 0);
+	handoff_write(&g, v4, sizeof(v4));
 	cr_expect(eq(u32, handoff.n, 3));
 	for (int i = 0; i < 3; i++)
 		cr_expect(eq(u32, handoff.answers[i], 1), "v4 header %d: after the answer", i);
@@ -881,10 +649,8 @@ Test(async, nonblocking_read_with_nothing_done_is_eagain)
 	rig_init(&g, 2, O_RDWR);
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "nothing written");
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 1, 512, 1);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "one still running");
 	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
 	fake_target_release(g.ft);
@@ -902,10 +668,8 @@ Test(async, blocking_read_parks_until_a_command_completes)
 
 	rig_init(&g, 2, O_RDWR);
 	script_check(g.ft, 4096, 0);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 6, 4096, 61);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, V3, 0);
 	cr_expect(zero(u32, fake_req_replies(r)), "parked, without a reply");
 	fake_target_release(g.ft);
@@ -920,6 +684,18 @@ Test(async, blocking_read_parks_until_a_command_completes)
 	rig_fini(&g);
 }
 
+/*
+ * The file's v4 queue two deep (cmd_q) and full: h[0] and h[1], READs 1
+ * and 2 of b, written; h[2], READ 3, ready for a write that must wait.
+ */
+static void queue_full(struct rig *g, struct fake_cmd *b, struct sg_io_v4 *h)
+{
+	atomic_store(&g->o->cmd_q, 2);
+	for (int i = 0; i < 3; i++)
+		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
+	write_ok(g, h, 2 * V4, 0);
+}
+
 /* ---- interrupts ---- */
 
 Test(async, parked_read_interrupted_gets_eintr_once)
@@ -931,10 +707,8 @@ Test(async, parked_read_interrupted_gets_eintr_once)
 
 	rig_init(&g, 2, O_RDWR);
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 1, 512, 1);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, V3, 0);
 	cr_assert(zero(u32, fake_req_replies(r)));
 	fake_interrupt(r);
@@ -1017,10 +791,8 @@ Test(async, copy_into_a_parked_reader_waits_for_its_users_share)
 	rig_init(&g, 2, O_RDWR);
 	share_rig_init(&g, &sr);
 	script_check(g.ft, 4096, 0);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 6, 4096, 62);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, V3, 0);
 	cr_assert(zero(u32, fake_req_replies(r)), "parked, without a reply");
 	fake_target_release(g.ft);
@@ -1066,8 +838,7 @@ Test(async, a_written_command_runs_on_its_writers_thread_within_the_budget)
 	r = call_read(&g, V3, 0);
 	cr_assert(zero(u32, fake_req_replies(r)), "parked, without a reply");
 	h = v3_read(&b, 1, 512, 21);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	handoff_write(&g, &h, V3);
 	cr_expect(eq(u32, handoff.here, 1), "run here, blocking");
 	cr_expect(zero(u32, handoff.n), "not through the queue");
 	cr_expect(eq(u32, handoff.here_answers, 1), "after the write's answer");
@@ -1079,19 +850,16 @@ Test(async, a_written_command_runs_on_its_writers_thread_within_the_budget)
 	/* a call's several commands: here, one after another, on a fast device only */
 	for (int i = 0; i < 3; i++)
 		v4[i] = v4_read(&b, 4, 512, 30 + i);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)v4, sizeof(v4), 0);
+	handoff_write(&g, v4, sizeof(v4));
 	cr_expect(eq(u32, handoff.here, 4), "three more here: the device is fast");
 	cr_expect(eq(sz, read_ok(&g, 3 * V4, 0)->len, 3 * V4));
 	atomic_store(&g.d.target_us, 5000); /* 5 ms a command: the device gets them at once */
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)v4, sizeof(v4), 0);
+	handoff_write(&g, v4, sizeof(v4));
 	cr_expect(eq(u32, handoff.n, 3), "a slow device's: through the queue");
 	cr_expect(eq(u32, handoff.here, 4));
 	cr_expect(eq(sz, read_ok(&g, 3 * V4, 0)->len, 3 * V4));
 	h = v3_read(&b, 5, 512, 24);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	handoff_write(&g, &h, V3);
 	cr_expect(eq(u32, handoff.n, 4), "a call's one command too: the queue, no thread held");
 	cr_expect(eq(u32, handoff.here, 4));
 	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 24));
@@ -1101,8 +869,7 @@ Test(async, a_written_command_runs_on_its_writers_thread_within_the_budget)
 
 	atomic_store(&g.d.inline_busy, 1); /* another worker runs a command */
 	h = v3_read(&b, 2, 512, 22);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	handoff_write(&g, &h, V3);
 	cr_expect(eq(u32, handoff.n, 1), "past the budget: the queue");
 	cr_expect(eq(u32, handoff.here, 1));
 	atomic_store(&g.d.inline_busy, 0);
@@ -1111,8 +878,7 @@ Test(async, a_written_command_runs_on_its_writers_thread_within_the_budget)
 	share_set_current(NULL);
 	share_end(&mine);
 	h = v3_read(&b, 3, 512, 23);
-	handoff.write = fake_req_new(g.fs);
-	async_write(handoff.write, g.o, (const char *)&h, V3, 0);
+	handoff_write(&g, &h, V3);
 	cr_expect(eq(u32, handoff.n, 2), "not the file's thread: the queue");
 	cr_expect(eq(u32, handoff.here, 1));
 	cr_expect(eq(int, v3_out(read_ok(&g, V3, 0))->pack_id, 23));
@@ -1130,10 +896,8 @@ Test(async, copy_parked_for_its_share_is_dropped_when_the_file_goes)
 	rig_init(&g, 2, O_RDWR);
 	share_rig_init(&g, &sr);
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 1, 512, 1);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, V3, 0);
 	fake_target_release(g.ft);
 	share_wait_counts(&sr, 1, 1);
@@ -1204,11 +968,8 @@ Test(async, parked_write_interrupted_gets_eintr_once)
 
 	rig_init(&g, 2, O_RDWR);
 	script_good(g.ft, 512);
-	atomic_store(&g.o->cmd_q, 2);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
 	fake_target_set_gate(g.ft, true);
-	write_ok(&g, h, 2 * V4, 0);
+	queue_full(&g, b, h);
 	w = call_write(&g, &h[2], V4, 0);
 	cr_assert(zero(u32, fake_req_replies(w)));
 	fake_interrupt(w);
@@ -1284,21 +1045,6 @@ Test(async, interrupt_after_the_answer_is_ignored)
 
 /* ---- signals that end nothing: a stop, the freezer ---- */
 
-/* The signal judge the rig's daemon asks (bsgdev.signal_ends): what the test says. */
-static atomic_bool signal_ends_now;
-
-static bool judge_fake(pid_t tid)
-{
-	(void)tid;
-	return atomic_load(&signal_ends_now);
-}
-
-static void rig_judged(struct rig *g, bool ends)
-{
-	atomic_store(&signal_ends_now, ends);
-	g->d.signal_ends = judge_fake;
-}
-
 Test(async, parked_read_stopped_waits_on_and_takes_its_completion)
 {
 	struct rig g;
@@ -1309,10 +1055,8 @@ Test(async, parked_read_stopped_waits_on_and_takes_its_completion)
 	rig_init(&g, 2, O_RDWR);
 	rig_judged(&g, false);
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 1, 512, 1);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, V3, 0);
 	fake_interrupt(r); /* SIGSTOP: FUSE interrupts, sg's read would go on */
 	cr_expect(zero(u32, fake_req_replies(r)), "no EINTR for a signal that ends nothing");
@@ -1333,7 +1077,7 @@ Test(async, parked_read_watched_gets_eintr_once_a_signal_ends_it)
 	r = call_read(&g, V3, 0);
 	fake_interrupt(r);
 	cr_expect(zero(u32, fake_req_replies(r)));
-	atomic_store(&signal_ends_now, true); /* then SIGUSR1 with a handler, or SIGKILL */
+	rig_judged(&g, true); /* then SIGUSR1 with a handler, or SIGKILL */
 	cr_expect(eq(int, err_of(r), EINTR), "the watcher answers it");
 	cr_expect(eq(ulong, stat_get(&g, STAT_INTERRUPT), 1));
 	rig_stop(&g);
@@ -1352,7 +1096,7 @@ Test(async, interrupt_before_parking_is_watched_too)
 	fake_interrupt(r);
 	async_read(r, g.o, V3, 0);
 	cr_expect(zero(u32, fake_req_replies(r)), "parked, not answered");
-	atomic_store(&signal_ends_now, true);
+	rig_judged(&g, true);
 	cr_expect(eq(int, err_of(r), EINTR));
 	rig_fini(&g);
 }
@@ -1367,10 +1111,7 @@ Test(async, stopped_writer_waits_for_room_and_is_taken)
 	rig_init(&g, 2, O_RDWR);
 	rig_judged(&g, false);
 	script_good(g.ft, 512);
-	atomic_store(&g.o->cmd_q, 2);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
-	write_ok(&g, h, 2 * V4, 0);
+	queue_full(&g, b, h);
 	w = call_write(&g, &h[2], V4, 0);
 	fake_interrupt(w);
 	cr_expect(zero(u32, fake_req_replies(w)));
@@ -1378,66 +1119,6 @@ Test(async, stopped_writer_waits_for_room_and_is_taken)
 	cr_expect(eq(int, reply_of(w)->kind, FAKE_WRITE), "the write goes in after the stop");
 	cr_expect(eq(sz, read_ok(&g, V4, 0)->len, V4));
 	cr_expect(eq(sz, read_ok(&g, V4, 0)->len, V4));
-	rig_fini(&g);
-}
-
-Test(async, stopped_sg_io_completes)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_hdr h;
-	struct ioctx x;
-
-	rig_init(&g, 2, O_RDWR);
-	rig_judged(&g, false);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	h = v3_read(&b, 1, 512, 1);
-	x = (struct ioctx){
-		.req = fake_req_new(g.fs),
-		.o = g.o,
-		.arg = (uintptr_t)&h,
-		.tid = gettid(),
-		.direct = true,
-	};
-	ioctl_dispatch(&x, SG_IO, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
-	fake_interrupt(x.req);
-	cr_expect(zero(u32, fake_req_replies(x.req)));
-	fake_target_open(g.ft, 1);
-	cr_expect(eq(int, reply_of(x.req)->kind, FAKE_IOCTL), "answered with its result");
-	cr_expect(is_data_in(b.data, 512, 1));
-	rig_fini(&g);
-}
-
-Test(async, watched_sg_io_gets_eintr_and_its_result_is_dropped)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_hdr h;
-	struct ioctx x;
-
-	rig_init(&g, 2, O_RDWR);
-	rig_judged(&g, false);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	h = v3_read(&b, 1, 512, 1);
-	x = (struct ioctx){
-		.req = fake_req_new(g.fs),
-		.o = g.o,
-		.arg = (uintptr_t)&h,
-		.tid = gettid(),
-		.direct = true,
-	};
-	ioctl_dispatch(&x, SG_IO, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
-	fake_interrupt(x.req);
-	atomic_store(&signal_ends_now, true);
-	cr_expect(eq(int, err_of(x.req), EINTR));
-	fake_target_open(g.ft, 1);
-	rig_stop(&g);
-	cr_expect(eq(u32, fake_req_replies(x.req), 1));
-	cr_expect(fake_all_bytes(b.data, 512, FAKE_UNTOUCHED), "nothing copied after EINTR");
 	rig_fini(&g);
 }
 
@@ -1451,11 +1132,8 @@ Test(async, blocked_write_past_the_opener_bound_gets_enomem)
 
 	rig_init(&g, 2, O_RDWR);
 	script_good(g.ft, 512);
-	atomic_store(&g.o->cmd_q, 2);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
 	fake_target_set_gate(g.ft, true);
-	write_ok(&g, h, 2 * V4, 0);
+	queue_full(&g, b, h);
 	g.d.opener_mem_max = atomic_load(&g.o->mem_used) + V4 - 1;
 	cr_expect(eq(int, err_of(call_write(&g, &h[2], V4, 0)), ENOMEM), "no room to copy it");
 	g.d.opener_mem_max = 0;
@@ -1477,11 +1155,8 @@ Test(async, blocked_write_charge_is_given_back)
 	rig_init(&g, 2, O_RDWR);
 	g.d.mem = &mem;
 	script_good(g.ft, 512);
-	atomic_store(&g.o->cmd_q, 2);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
 	fake_target_set_gate(g.ft, true);
-	write_ok(&g, h, 2 * V4, 0);
+	queue_full(&g, b, h);
 	before = atomic_load(&mem.used);
 	w = call_write(&g, &h[2], V4, 0);
 	cr_expect(eq(ulong, (unsigned long)(atomic_load(&mem.used) - before), V4),
@@ -1700,10 +1375,8 @@ Test(async, parked_read_too_small_is_einval_when_served)
 
 	rig_init(&g, 1, O_RDWR);
 	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
 	h = v3_read(&b, 1, 512, 1);
-	write_ok(&g, &h, V3, 0);
-	cr_assert(fake_target_wait_entered(g.ft, 1));
+	write_held(&g, &h);
 	r = call_read(&g, 40, 0);
 	cr_assert(zero(u32, fake_req_replies(r)));
 	fake_target_release(g.ft);
@@ -1807,38 +1480,6 @@ Test(async, a_deeper_queue_opens_more_channels_and_closes_them_when_idle)
 
 /* ---- the access policy ---- */
 
-/* SG_IO on the direct path: 0, or the errno it was answered with. */
-static int sg_io_errno(struct rig *g, struct sg_io_hdr *h)
-{
-	return -call_ioctl(g, SG_IO, h);
-}
-
-Test(async, policy_without_rawio_reads_but_writes_only_when_open_for_writing)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_hdr h;
-
-	unit_need_root("needs root: SG_IO on the direct path takes CAP_SYS_PTRACE");
-	rig_init(&g, 1, O_RDONLY);
-	script_good(g.ft, 512);
-	fake_set_rawio(false); /* a caller without CAP_SYS_RAWIO */
-	h = v3_read(&b, 1, 512, 1);
-	cr_expect(zero(int, sg_io_errno(&g, &h)), "READ(10) on a read-only file");
-	fake_cmd_init(&b, true, 2, 8);
-	h = fake_v3_hdr(&b, SG_DXFER_TO_DEV, 512, 2);
-	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "WRITE(10) on a read-only file");
-	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "the refused one never ran");
-	cr_expect(eq(ulong, stat_get(&g, STAT_REFUSED), 1));
-	g.o->open_flags = O_RDWR;
-	cr_expect(zero(int, sg_io_errno(&g, &h)), "WRITE(10) on a file open for writing");
-	b.cdb[0] = 0x3b; /* WRITE BUFFER: in neither of the kernel's lists */
-	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "WRITE BUFFER needs CAP_SYS_RAWIO");
-	fake_set_rawio(true);
-	cr_expect(zero(int, sg_io_errno(&g, &h)), "and with it, it runs");
-	rig_fini(&g);
-}
-
 Test(async, policy_deny_refuses_a_write_too_and_leaves_the_queue_empty)
 {
 	struct rig g;
@@ -1859,149 +1500,6 @@ Test(async, policy_deny_refuses_a_write_too_and_leaves_the_queue_empty)
 	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "SG_IO alike");
 	rig_fini(&g);
 	policy_free(g.d.policy);
-}
-
-Test(async, a_replaced_policy_applies_to_the_next_command)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_hdr h;
-	struct filter_policy deny, allow;
-	char why[128];
-	const char text[] = "deny READ_10\n";
-
-	rig_init(&g, 1, O_RDWR);
-	script_good(g.ft, 512);
-	filter_init(&allow);
-	cr_assert(zero(int, filter_parse(text, strlen(text), &deny, why, sizeof(why))));
-	cr_assert(zero(int, policy_new(&allow, &g.d.policy)));
-	g.d.policy_kernel = POLICY_KERNEL_OWN;
-	h = v3_read(&b, 1, 512, 1);
-	cr_expect(zero(int, sg_io_errno(&g, &h)), "the kernel's rule: READ(10) runs");
-	policy_replace(g.d.policy, &deny);
-	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "then denied, by the new policy");
-	policy_replace(g.d.policy, &allow);
-	cr_expect(zero(int, sg_io_errno(&g, &h)), "and back");
-	cr_expect(eq(u32, fake_target_calls(g.ft), 2));
-	rig_fini(&g);
-	policy_free(g.d.policy);
-}
-
-/* ---- SG_SET_KEEP_ORPHAN ---- */
-
-/* A SG_IO on the pool, held at the fake's gate, then interrupted. */
-static fuse_req_t interrupted_sg_io(struct rig *g, struct sg_io_hdr *h)
-{
-	struct ioctx x = {
-		.req = fake_req_new(g->fs),
-		.o = g->o,
-		.arg = (uintptr_t)h,
-		.tid = gettid(),
-		.direct = true,
-	};
-
-	ioctl_dispatch(&x, SG_IO, 0);
-	cr_assert(fake_target_wait_entered(g->ft, 1));
-	fake_interrupt(x.req);
-	cr_assert(eq(int, err_of(x.req), EINTR), "the caller is answered at once");
-	return x.req;
-}
-
-Test(async, keep_orphan_leaves_an_interrupted_sg_io_for_read)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_hdr h;
-	fuse_req_t req;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
-	h = v3_read(&b, 1, 512, 77);
-	req = interrupted_sg_io(&g, &h);
-	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "still running");
-	fake_target_open(g.ft, 1);
-	wait_done(&g, 1);
-	const struct sg_io_hdr *out = v3_out(read_ok(&g, V3, 0));
-
-	cr_expect(eq(int, out->pack_id, 77), "the interrupted command's header");
-	cr_expect(zero(int, out->status));
-	cr_expect(is_data_in(b.data, 512, 1), "its data-in, into the reader");
-	cr_expect(eq(u32, fake_req_replies(req), 1), "the SG_IO was answered once, with EINTR");
-	rig_fini(&g);
-}
-
-Test(async, without_keep_orphan_an_interrupted_sg_io_is_dropped)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_hdr h;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	h = v3_read(&b, 1, 512, 77);
-	interrupted_sg_io(&g, &h);
-	fake_target_open(g.ft, 1);
-	rig_stop(&g);
-	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
-	cr_expect(zero(int, cmdq_num_waiting(g.o)));
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
-		  "nothing copied after EINTR");
-	rig_fini(&g);
-}
-
-/*
- * An SG_IO from a context other than the opener's (here: the opener's
- * credentials differ) is not kept when interrupted: only the opener's
- * context may take a completion, so it would be nobody's, or worse.
- */
-Test(async, keep_orphan_keeps_only_the_openers_context_sg_io)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_hdr h;
-	uint32_t uid;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
-	uid = g.o->ident.c.uid[0];
-	g.o->ident.c.uid[0] ^= 1; /* the file was opened by another real uid */
-	h = v3_read(&b, 1, 512, 77);
-	interrupted_sg_io(&g, &h);
-	fake_target_open(g.ft, 1);
-	rig_stop(&g);
-	g.o->ident.c.uid[0] = uid;
-	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
-	cr_expect(zero(int, cmdq_num_waiting(g.o)), "dropped, as without SG_SET_KEEP_ORPHAN");
-	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
-		  "nothing copied after EINTR");
-	rig_fini(&g);
-}
-
-Test(async, keep_orphan_result_is_freed_if_the_file_goes_first)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_hdr h;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
-	h = v3_read(&b, 1, 512, 5);
-	interrupted_sg_io(&g, &h);
-	rig_release(&g);
-	cr_expect(eq(u32, fake_target_chans_open(g.ft), 1), "the kept command holds the opener");
-	fake_target_open(g.ft, 1);
-	rig_stop(&g);
-	cr_expect(zero(u32, fake_target_chans_open(g.ft)), "freed with its last command");
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
-	rig_fini(&g);
 }
 
 /* ---- release ---- */
@@ -2835,10 +2333,7 @@ Test(async, slot_freed_just_before_a_write_parks_still_answers_it)
 	rig_init(&g, 2, O_RDWR);
 	win.g = &g;
 	script_good(g.ft, 512);
-	atomic_store(&g.o->cmd_q, 2);
-	for (int i = 0; i < 3; i++)
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
-	write_ok(&g, h, 2 * V4, 0);
+	queue_full(&g, b, h);
 	wait_done(&g, 2);
 
 	w = fake_req_new(g.fs);
@@ -3007,59 +2502,6 @@ Test(async, past_the_daemons_memory_bound_a_command_gets_enomem)
 
 /* ---- a client's memory that stalls ---- */
 
-/*
- * A page of this process registered with userfaultfd and never served
- * until stall_release(): like a client's FUSE-backed or userfaultfd
- * mapping, any copy into it waits in the kernel.
- */
-struct stall {
-	int uffd;
-	unsigned char *page;
-};
-
-static void stall_init(struct stall *s)
-{
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg;
-
-	/*
-	 * Not UFFD_USER_MODE_ONLY, which a user may have: a fault of the
-	 * kernel's own copy (process_vm_writev()) in such a page gives EFAULT
-	 * at once instead of waiting, and waiting is what is tested.
-	 */
-	s->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	unit_skip_unless(s->uffd >= 0 || errno != EPERM,
-			 "needs root: a userfaultfd that stalls the kernel's copies "
-			 "(or vm.unprivileged_userfaultfd=1)");
-	cr_assert(ge(int, s->uffd, 0), "userfaultfd: %s", strerror(errno));
-	cr_assert(zero(int, ioctl(s->uffd, UFFDIO_API, &api)));
-	s->page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	cr_assert(s->page != MAP_FAILED);
-	reg = (struct uffdio_register){ .range = { (uintptr_t)s->page, 4096 },
-					.mode = UFFDIO_REGISTER_MODE_MISSING };
-	cr_assert(zero(int, ioctl(s->uffd, UFFDIO_REGISTER, &reg)));
-}
-
-/* The page comes: a copy stalled in it goes on, and ends well. */
-static void stall_wake(struct stall *s)
-{
-	struct uffdio_zeropage z = { .range = { (uintptr_t)s->page, 4096 } };
-
-	cr_assert(zero(int, ioctl(s->uffd, UFFDIO_ZEROPAGE, &z)));
-}
-
-static void stall_fini(struct stall *s)
-{
-	close(s->uffd);
-	munmap(s->page, 4096);
-}
-
-static void stall_release(struct stall *s)
-{
-	stall_wake(s);
-	stall_fini(s);
-}
-
 /* A second open file of g's daemon. */
 static struct opener *second_opener(struct rig *g)
 {
@@ -3067,19 +2509,6 @@ static struct opener *second_opener(struct rig *g)
 
 	cr_assert(zero(int, opener_new(&g->d, O_RDWR, false, gettid(), NULL, &o)));
 	return o;
-}
-
-static void wait_unstuck(struct opener *o)
-{
-	struct timespec start, now;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (atomic_load(&o->stuck)) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		cr_assert(lt(long, now.tv_sec - start.tv_sec, FAKE_WAIT_SECONDS),
-			  "the stalled copy never returned");
-		sched_yield();
-	}
 }
 
 /*
@@ -3248,826 +2677,6 @@ Test(async, after_the_watchdog_answers_no_further_copy_reaches_the_client)
 	rig_fini(&g);
 }
 
-/* ---- the sg v4 ioctls: SG_IOSUBMIT, SG_IORECEIVE, SG_IOABORT ---- */
-
-/* An ioctl on the direct path by thread tid, left to be answered whenever. */
-/* req, made by the test (a hook set on it first), with cmd on arg by tid: req. */
-static fuse_req_t ioctl_on(struct rig *g, fuse_req_t req, pid_t tid, unsigned cmd, void *arg)
-{
-	struct ioctx x = {
-		.req = req,
-		.o = g->o,
-		.arg = (uintptr_t)arg,
-		.tid = tid,
-		.direct = true,
-	};
-
-	fake_req_ctx(x.req)->pid = tid;
-	ioctl_dispatch(&x, cmd, 0);
-	return x.req;
-}
-
-static fuse_req_t ioctl_as(struct rig *g, pid_t tid, unsigned cmd, void *arg)
-{
-	return ioctl_on(g, fake_req_new(g->fs), tid, cmd, arg);
-}
-
-/* Its answer: the result, or -errno. */
-static int ioctl_result(fuse_req_t req)
-{
-	struct fake_reply *rep = reply_of(req);
-
-	if (rep->kind == FAKE_ERR)
-		return -rep->err;
-	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
-	return rep->result;
-}
-
-/* A control object naming n requests at hdrs, and room for m completions at rsp. */
-static struct sg_io_v4 mrq_ctl(struct sg_io_v4 *hdrs, unsigned n, struct sg_io_v4 *rsp, unsigned m,
-			       uint32_t flags)
-{
-	return (struct sg_io_v4){
-		.guard = 'Q',
-		.flags = SGV4_FLAG_MULTIPLE_REQS | flags,
-		.dout_xferp = (uintptr_t)hdrs,
-		.dout_xfer_len = n * V4,
-		.din_xferp = (uintptr_t)rsp,
-		.din_xfer_len = m * V4,
-	};
-}
-
-static struct sg_io_v4 rcv_hdr(int pack_id, uint32_t flags)
-{
-	return (struct sg_io_v4){ .guard = 'Q', .request_extra = pack_id, .flags = flags };
-}
-
-Test(async, iosubmit_one_yields_its_tag_and_ioreceive_returns_it)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_v4 h, r;
-
-	rig_init(&g, 2, O_RDWR);
-	script_check(g.ft, 4096, 0);
-	h = v4_read(&b, 7, 4096, 70);
-	h.flags = SGV4_FLAG_YIELD_TAG;
-	h.generated_tag = 12345;
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
-	cr_expect(not(eq(u64, h.generated_tag, 12345)), "the tag is written back");
-	r = rcv_hdr(-1, 0);
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
-	cr_expect(eq(i32, r.guard, 'Q'));
-	cr_expect(eq(u32, r.request_extra, 70), "its pack_id");
-	cr_expect(eq(u64, r.usr_ptr, FAKE_USR_PTR(70)));
-	cr_expect(eq(u64, r.generated_tag, h.generated_tag), "the tag SG_IOSUBMIT gave");
-	cr_expect(eq(u32, r.device_status, 2), "CHECK CONDITION");
-	cr_expect(eq(u32, r.response_len, 18));
-	cr_expect(eq(u32, r.info & SG_INFO_MRQ_FINI, 0), "not through a control object");
-	cr_expect(is_data_in(b.data, 4096, 7), "data-in copied during SG_IORECEIVE");
-	cr_expect(zero(int, memcmp(b.sense, g.ft->script.sense, 18)));
-	cr_expect(eq(int, err_of(call_read(&g, V4, O_NONBLOCK)), EAGAIN), "taken once");
-	rig_fini(&g);
-}
-
-Test(async, iosubmit_array_and_ioreceive_array_in_one_call_each)
-{
-	enum { N = 5, ROOM = 8 };
-	static const unsigned order[N] = { 4, 2, 5, 1, 3 };
-	struct fake_cmd b[N + 1];
-	struct sg_io_v4 h[N], rsp[ROOM], ctl;
-	struct rig g;
-	fuse_req_t r;
-	unsigned seen[N + 1] = { 0 };
-
-	rig_init(&g, N, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	for (unsigned i = 0; i < N; i++)
-		h[i] = v4_read(&b[i + 1], i + 1, 512, 10 + i + 1);
-	ctl = mrq_ctl(h, N, NULL, 0, SGV4_FLAG_IMMED);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &ctl)));
-	cr_expect(eq(u32, ctl.info, N), "all submitted");
-	cr_expect(eq(i32, ctl.dout_resid, 0));
-	cr_assert(fake_target_wait_entered(g.ft, N));
-
-	/* blocking: waits until as many are done as are outstanding (5 < room 8) */
-	memset(rsp, 0xa5, sizeof(rsp));
-	ctl = mrq_ctl(NULL, 0, rsp, ROOM, 0);
-	r = ioctl_as(&g, gettid(), SG_IORECEIVE, &ctl);
-	for (unsigned i = 0; i < N; i++) {
-		cr_expect(zero(u32, fake_req_replies(r)), "still waiting after %u", i);
-		fake_target_open(g.ft, order[i]);
-		wait_done(&g, i == N - 1 ? 0 : i + 1);
-	}
-	cr_assert(zero(int, ioctl_result(r)));
-	cr_expect(eq(u32, ctl.info, N), "five received");
-	cr_expect(eq(i32, ctl.din_resid, ROOM - N));
-	for (unsigned i = 0; i < N; i++) {
-		unsigned tag = rsp[i].request_extra - 10;
-
-		cr_assert(le(u32, tag, N));
-		if (i == 0)
-			cr_expect(eq(u32, tag, order[0]), "completion order");
-		cr_expect(eq(u32, rsp[i].info & SG_INFO_MRQ_FINI, SG_INFO_MRQ_FINI));
-		cr_expect(is_data_in(b[tag].data, 512, tag), "command %u's data", tag);
-		seen[tag]++;
-	}
-	for (unsigned t = 1; t <= N; t++)
-		cr_expect(eq(u32, seen[t], 1), "command %u once", t);
-	cr_expect(fake_all_bytes((unsigned char *)&rsp[N], (ROOM - N) * V4, 0xa5),
-		  "nothing past what was received");
-	rig_fini(&g);
-}
-
-Test(async, ioreceive_without_blocking_is_eagain_and_an_array_enodata_or_none)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_v4 h, r, rsp[4], ctl;
-
-	rig_init(&g, 2, O_RDWR);
-	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "nothing submitted");
-	ctl = mrq_ctl(NULL, 0, rsp, 4, SGV4_FLAG_IMMED);
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &ctl), -ENODATA),
-		  "an array: nothing outstanding");
-	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
-	h = v4_read(&b, 1, 512, 1);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
-	cr_assert(fake_target_wait_entered(g.ft, 1));
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "one running");
-	ctl = mrq_ctl(NULL, 0, rsp, 4, SGV4_FLAG_IMMED);
-	cr_expect(zero(int, call_ioctl(&g, SG_IORECEIVE, &ctl)), "an array takes none");
-	cr_expect(zero(u32, ctl.info));
-	cr_expect(eq(i32, ctl.din_resid, 4));
-	fake_target_release(g.ft);
-	r = rcv_hdr(-1, 0);
-	cr_expect(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
-	cr_expect(eq(u32, r.request_extra, 1));
-	rig_fini(&g);
-}
-
-Test(async, ioreceive_by_pack_id_or_tag_under_force_pack_id)
-{
-	enum { N = 3 };
-	struct fake_cmd b[N + 1];
-	struct sg_io_v4 h[N + 1], r;
-	struct rig g;
-	fuse_req_t req;
-
-	rig_init(&g, N, O_RDWR);
-	script_good(g.ft, 512);
-	ioctl_set(&g, SG_SET_FORCE_PACK_ID, 1);
-	fake_target_set_gate(g.ft, true);
-	for (unsigned t = 1; t <= N; t++) {
-		h[t] = v4_read(&b[t], t, 512, 100 + t);
-		h[t].flags = SGV4_FLAG_YIELD_TAG;
-		cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h[t])));
-	}
-	cr_assert(fake_target_wait_entered(g.ft, N));
-	fake_target_open(g.ft, 1);
-	wait_done(&g, 1);
-	r = rcv_hdr(102, 0);
-	req = ioctl_as(&g, gettid(), SG_IORECEIVE, &r);
-	cr_expect(zero(u32, fake_req_replies(req)), "102 is not done: waits, 101 is not taken");
-	fake_target_open(g.ft, 2);
-	cr_assert(zero(int, ioctl_result(req)));
-	cr_expect(eq(u32, r.request_extra, 102));
-	cr_expect(is_data_in(b[2].data, 512, 2));
-
-	struct sg_extended_info sei = { .sei_wr_mask = SG_SEIM_CTL_FLAGS,
-					.sei_rd_mask = SG_SEIM_CTL_FLAGS,
-					.ctl_flags_wr_mask = SG_CTL_FLAGM_TAG_FOR_PACK_ID,
-					.ctl_flags_rd_mask = SG_CTL_FLAGM_TAG_FOR_PACK_ID,
-					.ctl_flags = SG_CTL_FLAGM_TAG_FOR_PACK_ID };
-
-	cr_assert(zero(int, call_ioctl(&g, SG_SET_GET_EXTENDED, &sei)));
-	cr_expect(eq(u32, sei.ctl_flags, SG_CTL_FLAGM_TAG_FOR_PACK_ID), "read back");
-	fake_target_open(g.ft, 3);
-	wait_done(&g, 2);
-	r = rcv_hdr(-1, 0);
-	r.request_tag = h[3].generated_tag;
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
-	cr_expect(eq(u32, r.request_extra, 103), "by its tag");
-	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-	r.request_tag = h[3].generated_tag;
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "that tag is taken");
-	r.request_tag = (uint64_t)-1;
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "tag -1: any");
-	cr_expect(eq(u32, r.request_extra, 101));
-	rig_fini(&g);
-}
-
-Test(async, ioctls_and_write_read_share_the_queue)
-{
-	struct fake_cmd b[3];
-	struct sg_io_v4 h[3], r;
-	struct fake_reply *rep;
-	struct rig g;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	h[0] = v4_read(&b[0], 1, 512, 1);
-	h[1] = v4_read(&b[1], 2, 512, 2);
-	h[2] = v4_read(&b[2], 3, 512, 3);
-	write_ok(&g, &h[0], V4, 0);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h[1])));
-	write_ok(&g, &h[2], V4, 0);
-	wait_done(&g, 3);
-	/* completion order is the pool's: which one goes where is open, all go once */
-	r = rcv_hdr(-1, 0);
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "one, by ioctl");
-	rep = read_ok(&g, 2 * V4, 0);
-	cr_expect(eq(sz, rep->len, 2 * V4), "the other two, by read()");
-	cr_expect(eq(u32,
-		     1u << r.request_extra | 1u << v4_out(rep, 0).request_extra |
-			     1u << v4_out(rep, 1).request_extra,
-		     0xeu),
-		  "each of the three once, written or submitted");
-	for (int i = 0; i < 3; i++)
-		cr_expect(is_data_in(b[i].data, 512, i + 1));
-	rig_fini(&g);
-}
-
-Test(async, parked_ioreceive_interrupted_gets_eintr_and_leaves_the_completion)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_v4 h, r, rsp[2], ctl;
-	fuse_req_t req;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
-	h = v4_read(&b, 1, 512, 1);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
-	cr_assert(fake_target_wait_entered(g.ft, 1));
-	r = rcv_hdr(-1, 0);
-	req = ioctl_as(&g, gettid(), SG_IORECEIVE, &r);
-	cr_assert(zero(u32, fake_req_replies(req)));
-	fake_interrupt(req);
-	cr_expect(eq(int, ioctl_result(req), -EINTR));
-	ctl = mrq_ctl(NULL, 0, rsp, 2, 0);
-	req = ioctl_as(&g, gettid(), SG_IORECEIVE, &ctl);
-	cr_assert(zero(u32, fake_req_replies(req)));
-	fake_interrupt(req);
-	cr_expect(eq(int, ioctl_result(req), -EINTR), "an array's wait alike");
-
-	fake_target_release(g.ft);
-	wait_done(&g, 1);
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
-		  "nothing to the interrupted");
-	r = rcv_hdr(-1, 0);
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
-	cr_expect(eq(u32, r.request_extra, 1));
-	rig_stop(&g);
-	cr_expect(eq(u32, fake_req_replies(req), 1));
-	rig_fini(&g);
-}
-
-Test(async, ioabort_of_a_held_command_ends_it_unrun_and_others_as_they_end)
-{
-	struct fake_cmd b[2];
-	struct sg_io_v4 h[2], r, a;
-	struct rig g;
-
-	rig_init(&g, 2, O_RDWR);
-	g.d.max_running = 1;
-	g.d.slots_shared = true; /* one channel: the second is held back */
-	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
-	h[0] = v4_read(&b[0], 1, 512, 1);
-	h[1] = v4_read(&b[1], 2, 512, 2);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h[0])));
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h[1])));
-	cr_assert(fake_target_wait_entered(g.ft, 1));
-	a = rcv_hdr(2, 0);
-	cr_expect(zero(int, call_ioctl(&g, SG_IOABORT, &a)), "held back: aborted");
-	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "it completes at once");
-	cr_expect(eq(u32, r.request_extra, 2));
-	cr_expect(eq(u32, r.transport_status, SCSI_DID_ABORT));
-	cr_expect(eq(u32, r.driver_status, SCSI_DRIVER_SOFT));
-	cr_expect(eq(u32, r.info & SG_INFO_ABORTED, SG_INFO_ABORTED));
-	cr_expect(fake_all_bytes(b[1].data, sizeof(b[1].data), FAKE_UNTOUCHED) ||
-			  fake_all_bytes(b[1].data, 512, 0),
-		  "no device data");
-	a = rcv_hdr(1, 0);
-	cr_expect(zero(int, call_ioctl(&g, SG_IOABORT, &a)), "at the device: marked");
-	a = rcv_hdr(99, 0);
-	cr_expect(eq(int, call_ioctl(&g, SG_IOABORT, &a), -ENODATA), "no such pack_id");
-	fake_target_release(g.ft);
-	r = rcv_hdr(-1, 0);
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
-	cr_expect(eq(u32, r.request_extra, 1));
-	cr_expect(eq(u32, r.device_status, 0), "it ran to its end");
-	cr_expect(eq(u32, r.info & SG_INFO_ABORTED, SG_INFO_ABORTED));
-	cr_expect(is_data_in(b[0].data, 512, 1));
-	rig_stop(&g);
-	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "the aborted one never reached the target");
-	rig_fini(&g);
-}
-
-Test(async, ioctl_mistakes_get_the_sg_v4_errnos)
-{
-	struct rig g;
-	struct fake_cmd b;
-	struct sg_io_v4 h, ctl, hs[2];
-	struct sg_io_hdr h3;
-
-	rig_init(&g, 1, O_RDONLY);
-	h = v4_read(&b, 1, 512, 1);
-	h.guard = 'S';
-	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &h), -EPERM), "guard");
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &h), -EPERM), "guard");
-	h3 = v3_read(&b, 1, 512, 1);
-	h3.interface_id = 'Q';
-	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT_V3, &h3), -EPERM), "interface_id");
-	h = rcv_hdr(1, 0);
-	cr_expect(eq(int, call_ioctl(&g, SG_IOABORT, &h), -EPERM), "abort on a read-only file");
-	g.o->open_flags = O_RDWR;
-	cr_expect(eq(int, call_ioctl(&g, SG_IOABORT, &h), -ENODATA));
-	h = v4_read(&b, 1, 512, 1);
-	h.request_len = 40;
-	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &h), -EINVAL), "a bad header: SG_IO's errno");
-	hs[0] = v4_read(&b, 1, 512, 1);
-	hs[1] = hs[0];
-	hs[1].guard = 'S';
-	ctl = mrq_ctl(hs, 2, NULL, 0, SGV4_FLAG_IMMED);
-	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &ctl), -ERANGE), "one bad: none taken");
-	hs[1] = hs[0];
-	hs[1].flags = SGV4_FLAG_COMPLETE_B4;
-	ctl = mrq_ctl(hs, 2, NULL, 0, 0);
-	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &ctl), -EOPNOTSUPP),
-		  "one before the next, in a blocking array");
-	ctl = mrq_ctl(NULL, 0, hs, 2, 0);
-	ctl.din_xfer_len = 100;
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &ctl), -ERANGE), "room not in headers");
-	hs[0].flags = SGV4_FLAG_MULTIPLE_REQS;
-	cr_expect(eq(int, sg_io_errno(&g, (struct sg_io_hdr *)&hs[0]), ERANGE),
-		  "SG_IO of an array");
-	rig_stop(&g);
-	cr_expect(zero(u32, fake_target_calls(g.ft)));
-	g.d.direct = false;
-	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &h), -EINVAL), "no direct path");
-	rig_fini(&g);
-}
-
-Test(async, iosubmit_array_stops_where_a_request_is_refused)
-{
-	struct fake_cmd b[3];
-	struct sg_io_v4 hs[3], ctl, r;
-	struct rig g;
-
-	fake_set_rawio(false); /* before the open: the opener's context is the caller's */
-	rig_init(&g, 2, O_RDONLY);
-	script_good(g.ft, 512);
-	hs[0] = v4_read(&b[0], 1, 512, 1);
-	hs[1] = v4_read(&b[1], 2, 512, 2);
-	fake_cmd_init(&b[2], true, 3, 1);
-	hs[2] = fake_v4_hdr(&b[2], true, 512, 3); /* WRITE(10) on a read-only file */
-	hs[1].flags = 0;
-	ctl = mrq_ctl(hs, 3, NULL, 0, SGV4_FLAG_IMMED);
-	ctl.din_xfer_len = V4; /* asks for why, in spare_out */
-	ctl.din_xferp = (uintptr_t)&r;
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &ctl)));
-	cr_expect(eq(u32, ctl.info, 2), "two taken");
-	cr_expect(eq(i32, ctl.dout_resid, 1));
-	cr_expect(eq(u32, ctl.spare_out, EPERM), "the third refused");
-	wait_done(&g, 2);
-	cr_expect(eq(u32, fake_target_calls(g.ft), 2));
-	fake_set_rawio(true);
-	rig_fini(&g);
-}
-
-/*
- * A child process, sharing the file as a forked child or a process it was
- * passed to does: as its read() would, its SG_IORECEIVE gets EPERM (the
- * context is not the opener's) and takes nothing of this process's
- * (their addresses are this process's).
- */
-Test(async, ioreceive_from_another_process_is_eperm)
-{
-	struct fake_cmd b;
-	struct sg_io_v4 h, r;
-	struct rig g;
-	int pipefd[2];
-	pid_t child;
-	char c;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	h = v4_read(&b, 1, 512, 1);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
-	wait_done(&g, 1);
-	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-	cr_assert(zero(int, pipe(pipefd)));
-	child = fork();
-	cr_assert(ge(int, child, 0));
-	if (child == 0) {
-		close(pipefd[1]);
-		(void)!read(pipefd[0], &c, 1); /* blocked, as in its ioctl */
-		_exit(0);
-	}
-	close(pipefd[0]);
-	cr_expect(eq(int, ioctl_result(ioctl_as(&g, child, SG_IORECEIVE, &r)), -EPERM),
-		  "the child sees nothing of ours");
-	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED) ||
-			  fake_all_bytes(b.data, 512, FAKE_UNTOUCHED),
-		  "nothing copied for it");
-	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-	cr_expect(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "ours is still there");
-	cr_expect(eq(u32, r.request_extra, 1));
-	close(pipefd[1]);
-	waitpid(child, NULL, 0);
-	rig_fini(&g);
-}
-
-/*
- * The identity read() and write() require holds for each of the ioctls
- * too: the same process after a change of credentials (or an execve(),
- * which keeps its id) gets EPERM, and nothing is run or copied.
- */
-Test(async, ioctls_from_another_context_are_eperm)
-{
-	struct fake_cmd b;
-	struct sg_io_hdr h3, r3 = { .interface_id = 'S', .flags = SGV4_FLAG_IMMED };
-	struct sg_io_v4 h, r, a = { .guard = 'Q', .request_extra = 1 }, ctl, rsp[2];
-	struct rig g;
-	uint32_t uid;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	h = v4_read(&b, 1, 512, 1);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h)));
-	wait_done(&g, 1);
-	uid = g.o->ident.c.uid[0];
-	g.o->ident.c.uid[0] ^= 1; /* the file was opened by another real uid */
-	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EPERM));
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE_V3, &r3), -EPERM));
-	ctl = mrq_ctl(NULL, 0, rsp, 2, SGV4_FLAG_IMMED);
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &ctl), -EPERM), "an array too");
-	cr_expect(eq(int, call_ioctl(&g, SG_IOABORT, &a), -EPERM));
-	h = v4_read(&b, 2, 512, 2);
-	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT, &h), -EPERM));
-	h3 = v3_read(&b, 3, 512, 3);
-	cr_expect(eq(int, call_ioctl(&g, SG_IOSUBMIT_V3, &h3), -EPERM));
-	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "only the first ran");
-	cr_expect(eq(int, cmdq_num_waiting(g.o), 1), "its completion is still there");
-	g.o->ident.c.uid[0] = uid;
-	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-	cr_expect(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "for the opener's context");
-	cr_expect(eq(u32, r.request_extra, 1));
-	rig_fini(&g);
-}
-
-Test(async, release_with_ioctl_commands_running_and_a_parked_receive)
-{
-	struct fake_cmd b[3];
-	struct sg_io_v4 hs[3], ctl, rsp[3];
-	struct rig g;
-	fuse_req_t req;
-
-	rig_init(&g, 3, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
-	for (int i = 0; i < 3; i++)
-		hs[i] = v4_read(&b[i], i + 1, 512, i + 1);
-	ctl = mrq_ctl(hs, 3, NULL, 0, SGV4_FLAG_IMMED);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &ctl)));
-	cr_assert(fake_target_wait_entered(g.ft, 3));
-	ctl = mrq_ctl(NULL, 0, rsp, 3, 0);
-	req = ioctl_as(&g, gettid(), SG_IORECEIVE, &ctl);
-	fake_interrupt(req); /* the kernel ends a dying client's call so */
-	cr_expect(eq(int, ioctl_result(req), -EINTR));
-	rig_release(&g);
-	fake_target_release(g.ft);
-	rig_stop(&g);
-	for (int i = 0; i < 3; i++)
-		cr_expect(fake_all_bytes(b[i].data, sizeof(b[i].data), FAKE_UNTOUCHED),
-			  "no user memory touched after release");
-	rig_fini(&g);
-}
-
-Test(async, iosubmit_v3_and_ioreceive_v3_take_v3_headers_only)
-{
-	struct fake_cmd b[2];
-	struct sg_io_hdr h3, r3;
-	struct sg_io_v4 h4, r4;
-	struct rig g;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	h4 = v4_read(&b[0], 1, 512, 1);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h4)));
-	h3 = v3_read(&b[1], 2, 512, 2);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT_V3, &h3)));
-	wait_done(&g, 2);
-	r3 = (struct sg_io_hdr){ .interface_id = 'S' };
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE_V3, &r3)),
-		  "the v3 one, though not the oldest");
-	cr_expect(eq(int, r3.pack_id, 2));
-	cr_expect(eq(ptr, r3.usr_ptr, h3.usr_ptr));
-	cr_expect(is_data_in(b[1].data, 512, 2));
-	r3 = (struct sg_io_hdr){ .interface_id = 'S', .flags = SGV4_FLAG_IMMED };
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE_V3, &r3), -EAGAIN), "no v3 one left");
-	r4 = rcv_hdr(-1, 0);
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r4)));
-	cr_expect(eq(u32, r4.request_extra, 1));
-	rig_fini(&g);
-}
-
-Test(async, blocking_array_waits_for_all_and_answers_each_at_its_place)
-{
-	enum { N = 3 };
-	struct fake_cmd b[N];
-	struct sg_io_v4 hs[N], rsp[N + 1], ctl, r;
-	struct rig g;
-	fuse_req_t req;
-
-	rig_init(&g, N, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	for (unsigned i = 0; i < N; i++)
-		hs[i] = v4_read(&b[i], i + 1, 512, 20 + i);
-	memset(rsp, 0xa5, sizeof(rsp));
-	ctl = mrq_ctl(hs, N, rsp, N + 1, 0); /* no IMMED: sg's "variable blocking" */
-	req = ioctl_as(&g, gettid(), SG_IOSUBMIT, &ctl);
-	cr_assert(fake_target_wait_entered(g.ft, N));
-	fake_target_open(g.ft, 3);
-	fake_target_open(g.ft, 1);
-	wait_done(&g, 2); /* done, but the array's own */
-	cr_expect(zero(u32, fake_req_replies(req)), "one is still running");
-	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "no one else sees them");
-	cr_expect(eq(int, err_of(call_read(&g, V4, O_NONBLOCK)), EAGAIN), "nor read()");
-	fake_target_open(g.ft, 2);
-	cr_assert(zero(int, ioctl_result(req)));
-	cr_expect(eq(u32, ctl.info, N), "all completed");
-	cr_expect(zero(i32, ctl.dout_resid));
-	cr_expect(eq(i32, ctl.din_resid, 0));
-	for (unsigned i = 0; i < N; i++) {
-		cr_expect(eq(u32, rsp[i].request_extra, 20 + i), "at its request's place");
-		cr_expect(eq(u32, rsp[i].info & SG_INFO_MRQ_FINI, SG_INFO_MRQ_FINI));
-		cr_expect(is_data_in(b[i].data, 512, i + 1));
-	}
-	cr_expect(fake_all_bytes((unsigned char *)&rsp[N], V4, 0xa5), "nothing past the array");
-	rig_fini(&g);
-}
-
-/* The opener's commands still marked as a blocking array's (on_reply hook). */
-struct marked {
-	struct opener *o;
-	int n;
-};
-
-static void count_marked(void *arg)
-{
-	struct marked *m = arg;
-	struct cmd *c;
-
-	pthread_mutex_lock(&m->o->lock);
-	m->n = 0;
-	list_for_each_entry(c, &m->o->cmds, node)
-		m->n += c->mrq != 0;
-	pthread_mutex_unlock(&m->o->lock);
-}
-
-/*
- * Failing allocations: the binary is linked with --wrap=malloc, and a
- * thread that arms this counts its mallocs and fails the one at fail_at
- * (counted from 1; 0 fails none), for a path a failing malloc takes.
- */
-static __thread struct {
-	bool armed;
-	unsigned seen, fail_at;
-} malloc_fault;
-
-void *__real_malloc(size_t size);
-void *__wrap_malloc(size_t size);
-
-/* Any thread's next malloc of this size fails (0: none); see malloc_fault_size(). */
-static _Atomic size_t malloc_fault_of_size;
-
-void *__wrap_malloc(size_t size)
-{
-	size_t want = size;
-
-	if (size && atomic_compare_exchange_strong(&malloc_fault_of_size, &want, 0)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (malloc_fault.armed && ++malloc_fault.seen == malloc_fault.fail_at) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __real_malloc(size);
-}
-
-static void malloc_fault_arm(unsigned fail_at)
-{
-	malloc_fault.seen = 0;
-	malloc_fault.fail_at = fail_at;
-	malloc_fault.armed = true;
-}
-
-/* The next malloc of size bytes, on any thread, fails; 0 disarms. */
-static void malloc_fault_size(size_t size)
-{
-	atomic_store(&malloc_fault_of_size, size);
-}
-
-/* The mallocs made since malloc_fault_arm(), and no more failures. */
-static unsigned malloc_fault_disarm(void)
-{
-	malloc_fault.armed = false;
-	return malloc_fault.seen;
-}
-
-/*
- * A blocking array's SG_IOSUBMIT, its n commands held by the target: the
- * call, parked; m counts at its answer (on_reply hook) the commands still
- * the array's.
- */
-static fuse_req_t blocking_array(struct rig *g, struct fake_cmd *b, struct sg_io_v4 *hs, unsigned n,
-				 struct sg_io_v4 *ctl, struct marked *m)
-{
-	fuse_req_t req = fake_req_new(g->fs);
-
-	for (unsigned i = 0; i < n; i++)
-		hs[i] = v4_read(&b[i], i + 1, 512, i + 1);
-	*ctl = mrq_ctl(hs, n, hs, n, 0);
-	m->o = g->o;
-	m->n = -1;
-	fake_req_on_reply(req, count_marked, m); /* before: it may be answered at once */
-	return ioctl_on(g, req, gettid(), SG_IOSUBMIT, ctl);
-}
-
-Test(async, blocking_array_without_memory_to_wait_leaves_its_completions_to_any_receive)
-{
-	enum { N = 2 };
-	struct fake_cmd b[3][N];
-	struct sg_io_v4 hs[3][N], ctl[3], r;
-	struct marked m[3];
-	unsigned mallocs;
-	struct rig g;
-	fuse_req_t req;
-
-	rig_init(&g, 3 * N, O_RDWR); /* a thread for each command the target holds */
-	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
-	/* a first array makes what a file makes once; it is interrupted */
-	req = blocking_array(&g, b[0], hs[0], N, &ctl[0], &m[0]);
-	cr_assert(fake_target_wait_entered(g.ft, N));
-	fake_interrupt(req);
-	cr_assert(eq(int, ioctl_result(req), -EINTR));
-	/* the second counts the mallocs of such a call: the last parks it */
-	malloc_fault_arm(0);
-	req = blocking_array(&g, b[1], hs[1], N, &ctl[1], &m[1]);
-	mallocs = malloc_fault_disarm();
-	cr_assert(fake_target_wait_entered(g.ft, 2 * N));
-	cr_assert(zero(u32, fake_req_replies(req)), "parked");
-	fake_interrupt(req);
-	cr_assert(eq(int, ioctl_result(req), -EINTR));
-	/* the third finds no memory to park in */
-	malloc_fault_arm(mallocs);
-	req = blocking_array(&g, b[2], hs[2], N, &ctl[2], &m[2]);
-	cr_assert(eq(u32, malloc_fault_disarm(), mallocs));
-	cr_assert(eq(int, ioctl_result(req), -ENOMEM), "the call is answered at once");
-	cr_expect(zero(int, m[2].n), "%d commands still the array's at the ENOMEM", m[2].n);
-	cr_assert(fake_target_wait_entered(g.ft, 3 * N));
-	fake_target_release(g.ft);
-	/* every command, the third array's too, is any receive's */
-	for (unsigned i = 0; i < 3 * N; i++) {
-		r = rcv_hdr(-1, 0);
-		cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "%u", i);
-	}
-	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-	cr_expect(eq(int, call_ioctl(&g, SG_IORECEIVE, &r), -EAGAIN), "no more");
-	for (unsigned i = 0; i < N; i++)
-		cr_expect(is_data_in(b[2][i].data, 512, i + 1), "the third array's data, %u", i);
-	rig_fini(&g);
-}
-
-Test(async, interrupted_blocking_array_leaves_its_completions_to_any_receive)
-{
-	struct marked m = { .n = -1 };
-	struct fake_cmd b[2];
-	struct sg_io_v4 hs[2], ctl, r;
-	struct rig g;
-	fuse_req_t req;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_block(g.ft, true);
-	hs[0] = v4_read(&b[0], 1, 512, 1);
-	hs[1] = v4_read(&b[1], 2, 512, 2);
-	ctl = mrq_ctl(hs, 2, hs, 2, 0);
-	req = ioctl_as(&g, gettid(), SG_IOSUBMIT, &ctl);
-	cr_assert(fake_target_wait_entered(g.ft, 2));
-	cr_assert(zero(u32, fake_req_replies(req)));
-	m.o = g.o;
-	fake_req_on_reply(req, count_marked, &m);
-	fake_interrupt(req);
-	cr_expect(eq(int, ioctl_result(req), -EINTR));
-	/* once answered, the client may close the file: nothing is left to do */
-	cr_expect(zero(int, m.n), "%d commands still the array's when its EINTR went", m.n);
-	fake_target_release(g.ft);
-	for (int i = 0; i < 2; i++) {
-		r = rcv_hdr(-1, 0);
-		cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "%d", i);
-		cr_expect(is_data_in(b[r.request_extra - 1].data, 512, r.request_extra));
-	}
-	rig_fini(&g);
-}
-
-/*
- * Kept orphans take places in the file's queue, as sg's SG_IO takes one of
- * the file's 16 requests (sg_add_request(): EDOM when none is free): past
- * the bound an interrupted SG_IO is dropped, not kept, so that no file
- * holds more than its queue (each with its struct cmd and up to 1024 iovec
- * segments, charged nowhere).
- */
-Test(async, keep_orphan_keeps_no_more_than_the_files_queue)
-{
-	enum { N = 24 };
-	struct rig g;
-	struct fake_cmd b[N];
-	struct sg_io_hdr h[N];
-
-	rig_init(&g, N, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
-	for (int i = 0; i < N; i++) {
-		struct ioctx x = {
-			.req = fake_req_new(g.fs),
-			.o = g.o,
-			.tid = gettid(),
-			.direct = true,
-		};
-
-		h[i] = v3_read(&b[i], 1, 512, 100 + i);
-		x.arg = (uintptr_t)&h[i];
-		ioctl_dispatch(&x, SG_IO, 0);
-		if (!fake_target_wait_entered(g.ft, i + 1))
-			break; /* refused (EDOM), as sg's 17th */
-		fake_interrupt(x.req);
-		cr_assert(eq(int, err_of(x.req), EINTR));
-	}
-	fake_target_open(g.ft, 1);
-	rig_stop(&g);
-	cr_expect(le(int, cmdq_num_waiting(g.o), SG_MAX_QUEUE),
-		  "%d completions kept on a file whose queue holds %d", cmdq_num_waiting(g.o),
-		  SG_MAX_QUEUE);
-	rig_fini(&g);
-}
-
-/*
- * A kept SG_IO orphan (SG_SET_KEEP_ORPHAN) gets a generated_tag of its own
- * on the file's list: without one (cmd_new()'s zero) it answered for the
- * tag SG_IOSUBMIT gave the file's first command, and SG_IORECEIVE (and
- * SG_IOABORT) by that tag took the wrong command.
- */
-Test(async, kept_orphan_does_not_answer_for_another_commands_tag)
-{
-	struct rig g;
-	struct fake_cmd b1, b2;
-	struct sg_io_v4 h1, h2, r;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	fake_target_set_gate(g.ft, true);
-	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
-	ioctl_set(&g, SG_SET_FORCE_PACK_ID, 1);
-	atomic_store(&g.o->prefer_tag, 1); /* SG_CTL_FLAGM_TAG_FOR_PACK_ID */
-
-	h1 = v4_read(&b1, 1, 512, 77);
-	(void)interrupted_sg_io(&g, (struct sg_io_hdr *)&h1); /* kept for read() */
-	fake_target_open(g.ft, 1);
-	wait_done(&g, 1);
-
-	h2 = v4_read(&b2, 2, 512, 88);
-	h2.flags = SGV4_FLAG_YIELD_TAG;
-	h2.generated_tag = 12345;
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h2)));
-	cr_assert(ne(u64, h2.generated_tag, 12345), "a tag yielded");
-	fake_target_open(g.ft, 2);
-	wait_done(&g, 2);
-
-	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-	r.request_tag = h2.generated_tag;
-	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
-	cr_expect(eq(u32, r.request_extra, 88),
-		  "SG_IORECEIVE by the tag SG_IOSUBMIT yielded returns another command (the kept "
-		  "SG_IO orphan, pack_id %u)",
-		  r.request_extra);
-	rig_fini(&g);
-}
-
 /* ---- the resolver reads no client's memory on the thread every opener shares ---- */
 
 struct uffd_reader {
@@ -4201,145 +2810,6 @@ Test(async, stalled_iovec_page_holds_no_thread_other_readers_need)
 	rig_stop(&g);
 	pool_free(g.d.serve);
 	g.d.serve = NULL;
-	rig_fini(&g);
-}
-
-/*
- * An SG_IORECEIVE that finds no memory, at any of its mallocs, is answered
- * ENOMEM and loses no completion: each is there for the next receive.
- */
-Test(async, receive_without_memory_loses_no_completion)
-{
-	enum { N = 32 };
-	struct fake_cmd b[N];
-	struct sg_io_v4 h[N], r;
-	unsigned mallocs, left = N;
-	struct rig g;
-	fuse_req_t req;
-	int err;
-
-	rig_init(&g, 2, O_RDWR);
-	script_good(g.ft, 512);
-	for (unsigned i = 0; i < N; i++) {
-		h[i] = v4_read(&b[i], i + 1, 512, i + 1);
-		cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h[i])), "%u", i);
-	}
-	wait_done(&g, N);
-	/* one receive, its mallocs counted */
-	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-	req = fake_req_new(g.fs);
-	malloc_fault_arm(0);
-	ioctl_on(&g, req, gettid(), SG_IORECEIVE, &r);
-	mallocs = malloc_fault_disarm();
-	cr_assert(zero(int, ioctl_result(req)));
-	left--;
-	cr_assert(gt(u32, mallocs, 0), "a receive allocates");
-	cr_assert(lt(u32, mallocs, left), "a completion for each malloc to fail");
-	/* each of them failing in turn */
-	for (unsigned k = 1; k <= mallocs; k++) {
-		r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-		req = fake_req_new(g.fs);
-		malloc_fault_arm(k);
-		ioctl_on(&g, req, gettid(), SG_IORECEIVE, &r);
-		malloc_fault_disarm();
-		err = ioctl_result(req);
-		if (!err)
-			left--;
-		else
-			cr_expect(eq(int, err, -ENOMEM), "malloc %u", k);
-		cr_expect(eq(int, cmdq_num_waiting(g.o), (int)left), "malloc %u: a completion lost",
-			  k);
-	}
-	while (left) {
-		r = rcv_hdr(-1, SGV4_FLAG_IMMED);
-		cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)), "%u left", left);
-		cr_expect(is_data_in(b[r.request_extra - 1].data, 512, r.request_extra));
-		left--;
-	}
-	rig_fini(&g);
-}
-
-struct stalled_submit {
-	struct rig *g;
-	fuse_req_t req;
-	struct sg_io_v4 h;
-};
-
-static void *stalled_submit_thread(void *arg)
-{
-	struct stalled_submit *ss = arg;
-
-	ioctl_on(ss->g, ss->req, gettid(), SG_IOSUBMIT, &ss->h);
-	return NULL;
-}
-
-static unsigned queued_of(struct opener *o)
-{
-	unsigned n;
-
-	pthread_mutex_lock(&o->lock);
-	n = o->queued;
-	pthread_mutex_unlock(&o->lock);
-	return n;
-}
-
-/*
- * A blocking array's SG_IORECEIVE counts the file's commands it waits for,
- * one of them a command whose SG_IOSUBMIT is still reading its CDB (from a
- * page that stalls).  That submit ends without its command (the watchdog
- * answered it EFAULT), and the command leaves the queue unrun: the array,
- * which now has every command it can get, is answered then, not left
- * parked until some other completion or a signal.
- */
-Test(async, an_undone_submit_lets_a_parked_array_receive_go)
-{
-	struct fake_cmd b1, b2;
-	struct sg_io_v4 h1, rsp[2], ctl;
-	struct stalled_submit ss;
-	struct fake_reply *rep;
-	struct stall st;
-	struct rig g;
-	fuse_req_t req;
-	pthread_t t;
-
-	stall_init(&st);
-	rig_init(&g, 2, O_RDWR);
-	cr_assert(zero(int, watchdog_new(300, "fake", &g.d.wd)));
-	cr_assert(zero(int, pool_new_elastic(8, &g.d.serve)));
-	script_good(g.ft, 512);
-	h1 = v4_read(&b1, 1, 512, 1);
-	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h1)));
-	wait_done(&g, 1);
-	ss = (struct stalled_submit){ .g = &g, .req = fake_req_new(g.fs) };
-	ss.h = v4_read(&b2, 2, 512, 2);
-	ss.h.request = (uintptr_t)st.page;
-	cr_assert(zero(int, pthread_create(&t, NULL, stalled_submit_thread, &ss)));
-	while (queued_of(g.o) < 2)
-		sched_yield(); /* its command counted, its CDB not read */
-	ctl = mrq_ctl(NULL, 0, rsp, 2, 0);
-	req = ioctl_as(&g, gettid(), SG_IORECEIVE, &ctl);
-	cr_assert(zero(u32, fake_req_replies(req)), "parked: two commands, one done");
-	rep = fake_req_wait(ss.req);
-	cr_assert(not(eq(ptr, rep, NULL)));
-	cr_assert(eq(int, ioctl_result(ss.req), -EFAULT), "the submit, past the bound");
-	cr_assert(zero(u32, fake_req_replies(req)), "still parked: the command is still counted");
-	stall_release(&st);
-	pthread_join(t, NULL);
-	wait_unstuck(g.o);
-	rep = fake_req_wait(req);
-	cr_expect(not(eq(ptr, rep, NULL)),
-		  "the array's receive is answered once the command is gone");
-	if (rep) {
-		cr_expect(zero(int, ioctl_result(req)));
-		cr_expect(eq(u32, rsp[0].request_extra, 1), "the one completion");
-	} else {
-		fake_interrupt(req);
-	}
-	cr_expect(eq(u32, queued_of(g.o), 0));
-	cr_expect(pool_free_within(g.d.serve, 1000), "every elastic thread came back");
-	g.d.serve = NULL;
-	cr_expect(zero(u32, watchdog_free(g.d.wd)));
-	g.d.wd = NULL;
 	rig_fini(&g);
 }
 

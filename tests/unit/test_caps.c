@@ -4,10 +4,10 @@
 #include <criterion/new/assert.h>
 #include <linux/capability.h>
 #include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "caps.h"
+#include "child.h"
 
 static uint64_t status_field(const char *name)
 {
@@ -39,14 +39,11 @@ static int child_limits(uint64_t keep)
 
 static int run_child(uint64_t keep)
 {
-	int status;
 	pid_t pid = fork();
 
 	if (pid == 0)
 		_exit(child_limits(keep));
-	cr_assert(gt(int, pid, 0));
-	cr_assert(eq(int, waitpid(pid, &status, 0), pid));
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return unit_child_status(pid);
 }
 
 TestSuite(caps, .timeout = 10);

@@ -12,9 +12,9 @@
 #include <linux/capability.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "gate.h"
 #include "gate_bpf.h"
 
@@ -100,14 +100,11 @@ static int child_unprivileged(enum gate_mode mode)
 
 static int run_child(enum gate_mode mode)
 {
-	int status;
 	pid_t pid = fork();
 
 	if (pid == 0)
 		_exit(child_unprivileged(mode));
-	cr_assert(gt(int, pid, 0));
-	cr_assert(eq(int, waitpid(pid, &status, 0), pid));
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return unit_child_status(pid);
 }
 
 Test(gate, auto_falls_back_to_procfs_when_the_load_fails)

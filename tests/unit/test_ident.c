@@ -303,17 +303,24 @@ static void exec_child_end(struct exec_child *e)
 	waitpid(e->pid, NULL, 0);
 }
 
+/* e started, read into id by st, and found the same on two looks. */
+static void exec_child_seen(struct exec_child *e, bool keep, struct ident_cache *st,
+			    struct ident *id)
+{
+	exec_child_start(e, keep);
+	ident_cache_init(st);
+	cr_assert(zero(int, ident_read(st, e->pid, id)));
+	expect_same(st, e->pid, id);
+	expect_same(st, e->pid, id);
+}
+
 Test(ident, a_new_program_is_refused)
 {
 	struct ident_cache st;
 	struct ident id;
 	struct exec_child e;
 
-	exec_child_start(&e, false);
-	ident_cache_init(&st);
-	cr_assert(zero(int, ident_read(&st, e.pid, &id)));
-	expect_same(&st, e.pid, &id);
-	expect_same(&st, e.pid, &id);
+	exec_child_seen(&e, false, &st, &id);
 	/* the program matched as read after its address space's descriptor was
 	 * opened: from now on that descriptor is probed instead, and an execve
 	 * is seen all the same */
@@ -338,11 +345,7 @@ Test(ident, a_new_program_is_refused_while_its_old_address_space_lives_on)
 	struct ident id;
 	struct exec_child e;
 
-	exec_child_start(&e, true);
-	ident_cache_init(&st);
-	cr_assert(zero(int, ident_read(&st, e.pid, &id)));
-	expect_same(&st, e.pid, &id);
-	expect_same(&st, e.pid, &id);
+	exec_child_seen(&e, true, &st, &id);
 	cr_assert(st.mm_matched, "its program matched: probed from now on");
 	exec_child_exec(&e, true);
 	expect_refused(&st, e.pid, &id, "a new program");

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "bsgdev.h"
+#include "count.h"
 #include "fake.h"
 #include "intr.h"
 #include "list.h"
@@ -27,9 +28,7 @@ TestSuite(intr, .timeout = 30);
 /* A call whose end function counts, and answers EINTR if answer says so. */
 struct call {
 	struct intr in;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned ends; /* protected by lock */
+	struct count ends;
 	bool answer;
 };
 
@@ -45,12 +44,9 @@ static void call_end(struct intr *in)
 {
 	struct call *c = container_of(in, struct call, in);
 
-	pthread_mutex_lock(&c->lock);
-	c->ends++;
 	if (c->answer)
 		fuse_reply_err(in->req, EINTR);
-	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
+	count_add(&c->ends);
 }
 
 struct rig {
@@ -68,8 +64,7 @@ static void rig_init(struct rig *g, bool watched, bool answer)
 	g->d.signal_ends = watched ? judge_fake : NULL;
 	atomic_store(&ends_now, false);
 	g->req = fake_req_new(g->fs);
-	pthread_mutex_init(&g->c.lock, NULL);
-	pthread_cond_init(&g->c.cond, NULL);
+	g->c.ends = (struct count)COUNT_INIT;
 	g->c.answer = answer;
 	intr_init(&g->c.in, call_end, &g->d, g->req, fake_req_ctx(g->req)->pid);
 }
@@ -78,38 +73,22 @@ static void rig_fini(struct rig *g)
 {
 	sigwatch_free(atomic_exchange(&g->d.sigwatch, NULL));
 	cr_expect(zero(u32, fake_misuse_count(g->fs)), "a request used after its answer");
-	pthread_cond_destroy(&g->c.cond);
-	pthread_mutex_destroy(&g->c.lock);
 	fake_session_free(g->fs);
 }
 
 static unsigned ends_of(struct call *c)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&c->lock);
-	n = c->ends;
-	pthread_mutex_unlock(&c->lock);
-	return n;
+	return fake_locked(&c->ends.lock, &c->ends.n);
 }
 
 /* Wait until c was ended n times; false after FAKE_WAIT_SECONDS. */
 static bool wait_ends(struct call *c, unsigned n)
 {
-	struct timespec t;
-	bool ok;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	t.tv_sec += FAKE_WAIT_SECONDS;
-	pthread_mutex_lock(&c->lock);
-	while (c->ends < n && pthread_cond_timedwait(&c->cond, &c->lock, &t) == 0)
-		;
-	ok = c->ends >= n;
-	pthread_mutex_unlock(&c->lock);
-	return ok;
+	return fake_wait_count(&c->ends.lock, &c->ends.cond, CLOCK_REALTIME, &c->ends.n, n);
 }
 
-static void expect_eintr(struct rig *g)
+/* The call was answered EINTR, once; then the rig's end. */
+static void rig_fini_eintr(struct rig *g)
 {
 	struct fake_reply *rep = fake_req_wait(g->req);
 
@@ -117,6 +96,22 @@ static void expect_eintr(struct rig *g)
 	cr_expect(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EINTR));
 	cr_expect(eq(u32, fake_req_replies(g->req), 1));
+	rig_fini(g);
+}
+
+/* A watched call, armed, then interrupted by a signal that ends nothing (a stop, say). */
+static void rig_stopped(struct rig *g, bool answer)
+{
+	rig_init(g, true, answer);
+	intr_arm(&g->c.in);
+	fake_interrupt(g->req);
+}
+
+/* The judge says the signal ends the call now: the watcher ends it. */
+static void signal_ends_it(struct rig *g)
+{
+	atomic_store(&ends_now, true);
+	cr_assert(wait_ends(&g->c, 1), "the watcher never ended the call");
 }
 
 Test(intr, an_interrupt_before_the_registration_is_answered_after_it)
@@ -127,8 +122,7 @@ Test(intr, an_interrupt_before_the_registration_is_answered_after_it)
 	fake_interrupt(g.req); /* no callback yet: libfuse calls it at registration */
 	cr_expect(intr_arm(&g.c.in), "the early interrupt is reported");
 	cr_expect(eq(u32, ends_of(&g.c), 1));
-	expect_eintr(&g);
-	rig_fini(&g); /* misuse 0: not answered inside fuse_req_interrupt_func() */
+	rig_fini_eintr(&g); /* misuse 0: not answered inside fuse_req_interrupt_func() */
 }
 
 Test(intr, an_interrupt_after_the_registration_is_answered_in_the_callback)
@@ -140,23 +134,18 @@ Test(intr, an_interrupt_after_the_registration_is_answered_in_the_callback)
 	cr_expect(zero(u32, ends_of(&g.c)));
 	fake_interrupt(g.req);
 	cr_expect(eq(u32, ends_of(&g.c), 1));
-	expect_eintr(&g);
-	rig_fini(&g);
+	rig_fini_eintr(&g);
 }
 
 Test(intr, a_signal_that_ends_nothing_is_watched_until_one_does)
 {
 	struct rig g;
 
-	rig_init(&g, true, true);
-	intr_arm(&g.c.in);
-	fake_interrupt(g.req); /* a stop signal, say */
+	rig_stopped(&g, true);
 	cr_expect(zero(u32, ends_of(&g.c)), "a signal that ends nothing ended the call");
 	cr_expect(zero(u32, fake_req_replies(g.req)));
-	atomic_store(&ends_now, true); /* then one with a handler */
-	cr_assert(wait_ends(&g.c, 1), "the watcher never ended the call");
-	expect_eintr(&g);
-	rig_fini(&g);
+	signal_ends_it(&g); /* then one with a handler */
+	rig_fini_eintr(&g);
 }
 
 Test(intr, an_early_interrupt_that_ends_nothing_is_watched_too)
@@ -167,34 +156,27 @@ Test(intr, an_early_interrupt_that_ends_nothing_is_watched_too)
 	fake_interrupt(g.req);
 	cr_expect(intr_arm(&g.c.in));
 	cr_expect(zero(u32, ends_of(&g.c)));
-	atomic_store(&ends_now, true);
-	cr_assert(wait_ends(&g.c, 1), "the watcher never ended the call");
-	expect_eintr(&g);
-	rig_fini(&g);
+	signal_ends_it(&g);
+	rig_fini_eintr(&g);
 }
 
 Test(intr, a_second_interrupt_leaves_a_watched_call_to_the_watcher)
 {
 	struct rig g;
 
-	rig_init(&g, true, true);
-	intr_arm(&g.c.in);
-	fake_interrupt(g.req); /* a stop: watched */
+	rig_stopped(&g, true); /* watched */
 	atomic_store(&ends_now, true);
 	fake_interrupt(g.req); /* FUSE sends none; it must not end the call under the watcher */
 	cr_assert(wait_ends(&g.c, 1), "the watcher never ended the call");
-	expect_eintr(&g);
-	rig_fini(&g); /* the watcher gone: ended once, answered once */
-	cr_expect(eq(u32, g.c.ends, 1));
+	rig_fini_eintr(&g); /* the watcher gone: ended once, answered once */
+	cr_expect(eq(u32, g.c.ends.n, 1));
 }
 
 Test(intr, a_settled_call_is_ended_by_nothing)
 {
 	struct rig g;
 
-	rig_init(&g, true, false);
-	intr_arm(&g.c.in);
-	fake_interrupt(g.req); /* watched */
+	rig_stopped(&g, false); /* watched */
 	intr_settle(&g.c.in);
 	atomic_store(&ends_now, true);
 	sigwatch_free(atomic_exchange(&g.d.sigwatch, NULL)); /* fires every entry left */
@@ -207,14 +189,11 @@ Test(intr, a_call_armed_again_judges_the_one_interrupt_anew)
 {
 	struct rig g;
 
-	rig_init(&g, true, false);
-	intr_arm(&g.c.in);
-	fake_interrupt(g.req);
+	rig_stopped(&g, false);
 	intr_settle(&g.c.in); /* taken off, not answered: parked again below */
 	cr_expect(zero(u32, ends_of(&g.c)));
 	cr_expect(intr_arm(&g.c.in), "FUSE sends no second interrupt: the first is judged");
-	atomic_store(&ends_now, true);
-	cr_assert(wait_ends(&g.c, 1), "the watcher never ended the call");
+	signal_ends_it(&g);
 	cr_expect(eq(u32, ends_of(&g.c), 1));
 	intr_settle(&g.c.in);
 	fuse_reply_err(g.req, EINTR);

@@ -16,49 +16,31 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "count.h"
 #include "pool.h"
 
 TestSuite(pool, .timeout = 20);
 
 /* A gate items can wait at, and a counter of how many have arrived. */
 struct gate {
+	struct count arrived;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool open;	  /* protected by lock */
-	unsigned arrived; /* protected by lock */
+	bool open; /* protected by lock */
 };
 
 static void gate_init(struct gate *g)
 {
-	pthread_mutex_init(&g->lock, NULL);
-	pthread_cond_init(&g->cond, NULL);
-	g->open = false;
-	g->arrived = 0;
+	*g = (struct gate){ .arrived = COUNT_INIT,
+			    .lock = PTHREAD_MUTEX_INITIALIZER,
+			    .cond = PTHREAD_COND_INITIALIZER };
 }
 
 static void gate_pass(struct gate *g)
 {
+	count_add(&g->arrived);
 	pthread_mutex_lock(&g->lock);
-	g->arrived++;
-	pthread_cond_broadcast(&g->cond);
 	while (!g->open)
-		pthread_cond_wait(&g->cond, &g->lock);
-	pthread_mutex_unlock(&g->lock);
-}
-
-/* Count an arrival without waiting for the gate to open. */
-static void gate_arrive(struct gate *g)
-{
-	pthread_mutex_lock(&g->lock);
-	g->arrived++;
-	pthread_cond_broadcast(&g->cond);
-	pthread_mutex_unlock(&g->lock);
-}
-
-static void gate_wait_arrived(struct gate *g, unsigned n)
-{
-	pthread_mutex_lock(&g->lock);
-	while (g->arrived < n)
 		pthread_cond_wait(&g->cond, &g->lock);
 	pthread_mutex_unlock(&g->lock);
 }
@@ -132,6 +114,31 @@ static void item_init(struct item *it, unsigned id, struct log *l, struct gate *
 	it->gate = g;
 }
 
+/* A pool of one worker, held at g on items[0] (log l, started here): it runs when this returns. */
+static struct pool *one_worker_held(struct item *items, struct log *l, struct gate *g)
+{
+	struct pool *p;
+
+	log_init(l);
+	gate_init(g);
+	cr_assert(zero(int, pool_new(1, &p)));
+	item_init(&items[0], 0, l, g);
+	pool_submit(p, &items[0].work);
+	count_wait(&g->arrived, 1);
+	return p;
+}
+
+/* n items submitted to p, each to wait at g (started here) once it runs. */
+static void submit_held(struct pool *p, struct item *it, unsigned n, struct gate *g)
+{
+	gate_init(g);
+	for (unsigned i = 0; i < n; i++) {
+		it[i].gate = g;
+		it[i].work.run = item_run;
+		pool_submit(p, &it[i].work);
+	}
+}
+
 Test(pool, new_zero_threads_is_einval)
 {
 	struct pool *p = (struct pool *)0x1;
@@ -150,15 +157,9 @@ Test(pool, one_worker_runs_items_in_fifo_order)
 	static struct item items[100];
 	static struct log l;
 	struct gate g;
-	struct pool *p;
+	struct pool *p = one_worker_held(items, &l, &g);
 
-	log_init(&l);
-	gate_init(&g);
-	cr_assert(zero(int, pool_new(1, &p)));
-	/* hold the worker on the first item so the rest are all queued together */
-	item_init(&items[0], 0, &l, &g);
-	pool_submit(p, &items[0].work);
-	gate_wait_arrived(&g, 1);
+	/* the worker held on the first item: the rest are all queued together */
 	for (unsigned i = 1; i < 100; i++) {
 		item_init(&items[i], i, &l, NULL);
 		pool_submit(p, &items[i].work);
@@ -209,7 +210,7 @@ Test(pool, four_workers_run_at_once_with_distinct_slots)
 		pool_submit(p, &items[i].work);
 	}
 	/* all four are inside run() at the same time, or this never returns */
-	gate_wait_arrived(&g, 4);
+	count_wait(&g.arrived, 4);
 	cr_expect(zero(u32, pool_backlog(p)));
 	gate_open(&g);
 	pool_free(p);
@@ -238,7 +239,7 @@ int pthread_join(pthread_t thread, void **ret)
 	if (!real_join)
 		real_join = (int (*)(pthread_t, void **))dlsym(RTLD_NEXT, "pthread_join");
 	if (g)
-		gate_arrive(g);
+		count_add(&g->arrived);
 	return real_join(thread, ret);
 }
 
@@ -266,7 +267,7 @@ Test(pool, free_runs_what_is_still_queued)
 	cr_assert(zero(int, pool_new(1, &f.p)));
 	item_init(&items[0], 0, NULL, &g);
 	pool_submit(f.p, &items[0].work);
-	gate_wait_arrived(&g, 1);
+	count_wait(&g.arrived, 1);
 	for (unsigned i = 1; i < 11; i++) {
 		item_init(&items[i], i, NULL, NULL);
 		pool_submit(f.p, &items[i].work);
@@ -275,7 +276,7 @@ Test(pool, free_runs_what_is_still_queued)
 	/* the pool is told to stop while its worker is held with ten items queued */
 	atomic_store(&join_hook, &joining);
 	cr_assert(zero(int, pthread_create(&f.thread, NULL, free_pool, &f)));
-	gate_wait_arrived(&joining, 1);
+	count_wait(&joining.arrived, 1);
 	gate_open(&g);
 	cr_assert(zero(int, pthread_join(f.thread, NULL)));
 	for (unsigned i = 0; i < 11; i++)
@@ -295,7 +296,7 @@ Test(pool, backlog_counts_queued_not_running)
 	cr_expect(zero(u32, pool_backlog(p)));
 	item_init(&items[0], 0, &l, &g);
 	pool_submit(p, &items[0].work);
-	gate_wait_arrived(&g, 1);
+	count_wait(&g.arrived, 1);
 	cr_expect(zero(u32, pool_backlog(p)), "the running item is not backlog");
 	for (unsigned i = 1; i < 4; i++) {
 		item_init(&items[i], i, &l, NULL);
@@ -343,7 +344,7 @@ Test(pool, elastic_runs_the_next_item_while_one_is_held)
 	held.work.run = item_run;
 	next.work.run = item_run;
 	pool_submit(p, &held.work);
-	gate_wait_arrived(&g, 1);
+	count_wait(&g.arrived, 1);
 	pool_submit(p, &next.work);
 	log_wait(&l, 1);
 	cr_expect(eq(u32, atomic_load(&next.runs), 1), "ran while the first was held");
@@ -360,14 +361,9 @@ Test(pool, elastic_makes_no_more_than_max_threads)
 	struct gate g;
 	struct item it[3] = { { .id = 1 }, { .id = 2 }, { .id = 3 } };
 
-	gate_init(&g);
 	cr_assert(zero(int, pool_new_elastic(2, &p)));
-	for (int i = 0; i < 3; i++) {
-		it[i].gate = &g;
-		it[i].work.run = item_run;
-		pool_submit(p, &it[i].work);
-	}
-	gate_wait_arrived(&g, 2);
+	submit_held(p, it, 3, &g);
+	count_wait(&g.arrived, 2);
 	cr_expect(eq(u32, pool_backlog(p), 1), "the third waits for a thread");
 	gate_open(&g);
 	pool_free(p);
@@ -385,15 +381,10 @@ Test(pool, elastic_threads_leave_once_idle)
 	struct gate g;
 	struct log l;
 
-	gate_init(&g);
 	log_init(&l);
 	cr_assert(zero(int, pool_new_elastic(8, &p)));
-	for (int i = 0; i < 6; i++) {
-		it[i].gate = &g;
-		it[i].work.run = item_run;
-		pool_submit(p, &it[i].work);
-	}
-	gate_wait_arrived(&g, 6);
+	submit_held(p, it, 6, &g);
+	count_wait(&g.arrived, 6);
 	cr_expect(eq(u32, pool_threads(p), 6), "one thread per held item");
 	gate_open(&g);
 	while (pool_threads(p) > POOL_KEEP_IDLE)
@@ -432,14 +423,9 @@ Test(pool, elastic_threads_kept_idle_sleep)
 	struct gate g;
 	double cpu;
 
-	gate_init(&g);
 	cr_assert(zero(int, pool_new_elastic(POOL_KEEP_IDLE, &p)));
-	for (int i = 0; i < POOL_KEEP_IDLE; i++) {
-		it[i].gate = &g;
-		it[i].work.run = item_run;
-		pool_submit(p, &it[i].work);
-	}
-	gate_wait_arrived(&g, POOL_KEEP_IDLE);
+	submit_held(p, it, POOL_KEEP_IDLE, &g);
+	count_wait(&g.arrived, POOL_KEEP_IDLE);
 	gate_open(&g);
 	nanosleep(&rest, NULL); /* past the idle bound */
 	cr_expect(eq(u32, pool_threads(p), POOL_KEEP_IDLE), "kept");

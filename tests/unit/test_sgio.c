@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * SG_IO and the informational ioctls end to end: ioctl_dispatch() with a
- * real pool, a fake target and a fake libfuse (tests/fake.c).  The retry
+ * real pool, a fake target and a fake libfuse (the rig of rig.h).  The retry
  * path is driven round by round the way fs/fuse/ioctl.c drives it; the
  * direct path copies with process_vm_readv/writev on this very process, so
  * x.tid is the test's own thread.  Waits use condition variables only.
@@ -22,12 +22,14 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "cmdq.h"
 #include "fake.h"
 #include "ioctl.h"
 #include "ioctx.h"
 #include "midlayer.h"
 #include "opener.h"
 #include "policy.h"
+#include "rig.h"
 #include "root.h"
 #include "sgio.h"
 #include "uaccess.h"
@@ -39,57 +41,6 @@
 
 TestSuite(sgio, .timeout = 30);
 TestSuite(ioctl, .timeout = 30);
-
-/* ---- the rig: a daemon with a real pool and the fake target ---- */
-
-struct rig {
-	struct fake_session *fs;
-	struct fake_target *ft;
-	struct bsgdev d;
-	struct opener *o;
-	pid_t tid;
-};
-
-static void rig_init(struct rig *g, bool direct, unsigned threads, int open_flags)
-{
-	memset(g, 0, sizeof(*g));
-	g->fs = fake_session_new();
-	g->ft = fake_target_new();
-	g->d.name = "fake";
-	g->d.target = &g->ft->base;
-	g->d.direct = direct;
-	/* as main() sets them for each path */
-	g->d.max_xfer = direct ? g->ft->base.info.max_xfer : RETRY_MAX_XFER;
-	g->d.max_xfer_errno = direct ? g->ft->base.info.max_xfer_errno : ENOMEM;
-	cr_assert(zero(int, pool_new(threads, &g->d.pool)));
-	bsgdev_init(&g->d);
-	/* as cb_open() does */
-	cr_assert(zero(int, opener_new(&g->d, open_flags, false, gettid(), NULL, &g->o)));
-	cr_assert(eq(int, atomic_load(&g->o->chan), -1), "no channel until a command runs");
-	g->tid = gettid();
-}
-
-/* Joins the workers: after this no command of the rig can still run. */
-static void rig_stop(struct rig *g)
-{
-	pool_free(g->d.pool);
-	g->d.pool = NULL;
-}
-
-static void rig_fini(struct rig *g)
-{
-	rig_stop(g);
-	cr_expect(zero(u32, fake_misuse_count(g->fs)), "a call on a request already answered");
-	/* the opener's last put releases its channel, kept buffers, status file */
-	opener_put(g->o);
-	target_free(&g->ft->base);
-	fake_session_free(g->fs);
-}
-
-static unsigned long stat_get(struct rig *g, enum stat_id id)
-{
-	return atomic_load(&g->d.stats[id]);
-}
 
 /* ---- the kernel's side of one FUSE_IOCTL request ---- */
 
@@ -103,7 +54,7 @@ static fuse_req_t send_ioctl(struct rig *g, unsigned cmd, unsigned flags, bool d
 		.in_buf = in,
 		.in_len = in_len,
 		.out_len = out_len,
-		.tid = g->tid,
+		.tid = gettid(),
 		.direct = direct,
 	};
 
@@ -214,7 +165,10 @@ struct client {
 
 #define PACK_ID 1234
 
-/* A READ(10), or a WRITE(10) of the pattern, of len bytes in a v3 header. */
+/*
+ * A READ(10), or a WRITE(10) of the pattern, of len bytes in a v3 header;
+ * its tag is 0, so what script_good() returns is the pattern itself.
+ */
 static void client_v3(struct client *c, int dxfer_direction, unsigned len)
 {
 	fake_cmd_init(&c->m, dxfer_direction == SG_DXFER_TO_DEV, 0, len / 512);
@@ -229,16 +183,30 @@ static void client_v4(struct client *c, bool write, unsigned len)
 	c->h.v4 = fake_v4_hdr(&c->m, write, len, PACK_ID);
 }
 
-static void script_good(struct fake_target *t, size_t data_in_len, int32_t resid)
+/* g with 2 workers on the direct path, and c a v3 READ of 4 KiB. */
+static void direct_read_4k(struct rig *g, struct client *c)
 {
-	fake_script_good(t, data_in_len, resid, false);
+	rig_init(g, 2, O_RDWR);
+	client_v3(c, SG_DXFER_FROM_DEV, 4096);
 }
 
-/* CHECK CONDITION, fixed sense: ILLEGAL REQUEST, LBA OUT OF RANGE (18 bytes) */
-static void script_check(struct fake_target *t, size_t data_in_len, int32_t resid)
+/* The same on the retry path. */
+static void retry_read_4k(struct rig *g, struct client *c)
 {
-	script_good(t, data_in_len, resid);
-	fake_script_check_condition(t);
+	rig_init_retry(g, 2, O_RDWR);
+	client_v3(c, SG_DXFER_FROM_DEV, 4096);
+}
+
+/* c's SG_IO on the direct path: its one reply. */
+static struct fake_reply *direct_sg_io(struct rig *g, struct client *c)
+{
+	return round_trip(g, SG_IO, true, &c->h, NULL, 0, 0);
+}
+
+/* The next round of c's SG_IO on the retry path, with what k carries (nothing in the first). */
+static struct fake_reply *retry_round(struct rig *g, struct client *c, const struct kround *k)
+{
+	return round_trip(g, SG_IO, false, &c->h, k->in, k->in_len, k->out_len);
 }
 
 static bool is_pattern(const unsigned char *p, size_t from, size_t n)
@@ -283,17 +251,16 @@ Test(sgio, retry_v3_read_rounds)
 	struct kround k = { 0 };
 	const struct sg_io_hdr *out;
 
-	rig_init(&g, false, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	retry_read_4k(&g, &c);
+	script_good(g.ft, 4096);
 
 	/* round 1: nothing yet; ask for the header */
-	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "round 1", IOVS({ &c.h, SCSI_V3_HDR_LEN }), NO_IOVS);
 	kernel_retry(rep, &k);
 
 	/* round 2: the header, out_len 0; ask for everything */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "round 2", IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.cdb, 10 }),
 		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.data, 4096 },
 			  { c.m.sense, sizeof(c.m.sense) }));
@@ -303,7 +270,7 @@ Test(sgio, retry_v3_read_rounds)
 	cr_assert(eq(sz, k.out_len, SCSI_V3_HDR_LEN + 4096 + sizeof(c.m.sense)));
 
 	/* round 3: runs the command once; header, data, no sense */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(zero(int, rep->result));
 	cr_assert(eq(sz, rep->n_iov, 2), "GOOD status: no sense iovec");
@@ -350,8 +317,7 @@ Test(sgio, retry_v3_read_check_condition)
 	unsigned rounds;
 	const struct sg_io_hdr *out;
 
-	rig_init(&g, false, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	script_check(g.ft, 512, 3584);
 	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
 	cr_expect(eq(u32, rounds, 3));
@@ -386,21 +352,21 @@ Test(sgio, retry_v3_write_data_reaches_target)
 	struct fake_reply *rep;
 	struct kround k = { 0 };
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_TO_DEV, 2048);
 	for (size_t i = 0; i < 2048; i++)
 		c.m.data[i] = fake_pattern(i + 11);
-	script_good(g.ft, 0, 0);
+	script_good(g.ft, 0);
 
-	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	rep = retry_round(&g, &c, &k);
 	kernel_retry(rep, &k);
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	/* no data comes back from a write */
 	expect_round(rep, "the plan",
 		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.cdb, 10 }, { c.m.data, 2048 }),
 		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.sense, sizeof(c.m.sense) }));
 	kernel_retry(rep, &k);
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(eq(sz, rep->n_iov, 1));
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
@@ -420,24 +386,23 @@ Test(sgio, retry_v3_iovec_plan_lists_each_segment)
 	struct fake_reply *rep;
 	struct kround k = { 0 };
 
-	rig_init(&g, false, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	uiov[0] = (struct sg_iovec){ c.m.data + 6000, 1000 };
 	uiov[1] = (struct sg_iovec){ c.m.data, 2000 };
 	uiov[2] = (struct sg_iovec){ c.m.data + 3000, 1096 };
 	c.h.v3.iovec_count = 3;
 	c.h.v3.dxferp = uiov;
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 
-	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	rep = retry_round(&g, &c, &k);
 	kernel_retry(rep, &k);
 	/* round 2: the header names an sg_iovec array; fetch it */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "round 2", IOVS({ &c.h, SCSI_V3_HDR_LEN }, { uiov, sizeof(uiov) }),
 		     NO_IOVS);
 	kernel_retry(rep, &k);
 	/* round 3: the plan */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "the plan",
 		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { uiov, sizeof(uiov) }, { c.m.cdb, 10 }),
 		     IOVS({ &c.h, SCSI_V3_HDR_LEN }, { c.m.data + 6000, 1000 }, { c.m.data, 2000 },
@@ -445,7 +410,7 @@ Test(sgio, retry_v3_iovec_plan_lists_each_segment)
 	cr_expect(zero(u32, fake_target_calls(g.ft)));
 	kernel_retry(rep, &k);
 	/* round 4: run, then the data lands segment by segment */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(eq(u32, g.ft->seen.data_len, 4096));
 	kernel_scatter(rep, &k);
@@ -465,7 +430,7 @@ Test(sgio, retry_v3_iovec_write_truncated_to_dxfer_len)
 	struct fake_reply *rep;
 	unsigned rounds;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_TO_DEV, 2500);
 	for (size_t i = 0; i < sizeof(c.m.data); i++)
 		c.m.data[i] = fake_pattern(i);
@@ -474,7 +439,7 @@ Test(sgio, retry_v3_iovec_write_truncated_to_dxfer_len)
 	uiov[2] = (struct sg_iovec){ c.m.data + 3000, 1096 };
 	c.h.v3.iovec_count = 3;
 	c.h.v3.dxferp = uiov;
-	script_good(g.ft, 0, 0);
+	script_good(g.ft, 0);
 	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(eq(u32, rounds, 4));
@@ -494,25 +459,25 @@ Test(sgio, retry_v4_read_rounds)
 	struct kround k = { 0 };
 	const struct sg_io_v4 *out;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v4(&c, false, 4096);
 	script_check(g.ft, 4096, 96);
 
-	rep = round_trip(&g, SG_IO, false, &c.h, NULL, 0, 0);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "round 1", IOVS({ &c.h, SCSI_V3_HDR_LEN }), NO_IOVS);
 	kernel_retry(rep, &k);
 	/* round 2: 88 bytes say 'Q'; ask for the whole v4 header */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "round 2", IOVS({ &c.h, SCSI_V4_HDR_LEN }), NO_IOVS);
 	kernel_retry(rep, &k);
 	/* round 3: the plan */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	expect_round(rep, "the plan", IOVS({ &c.h, SCSI_V4_HDR_LEN }, { c.m.cdb, 10 }),
 		     IOVS({ &c.h, SCSI_V4_HDR_LEN }, { c.m.data, 4096 },
 			  { c.m.sense, sizeof(c.m.sense) }));
 	kernel_retry(rep, &k);
 	/* round 4 */
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(zero(int, rep->result));
 	cr_assert(eq(sz, rep->n_iov, 3));
@@ -546,11 +511,12 @@ Test(sgio, retry_v4_write)
 	struct fake_reply *rep;
 	unsigned rounds;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v4(&c, true, 1024);
 	for (size_t i = 0; i < 1024; i++)
 		c.m.data[i] = fake_pattern(i + 5);
-	script_good(g.ft, 0, 24);
+	script_good(g.ft, 0);
+	g.ft->script.resid = 24;
 	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL_IOV));
 	cr_expect(eq(u32, rounds, 4));
@@ -571,8 +537,7 @@ Test(sgio, retry_over_the_exchange_limit_is_enomem)
 	struct fake_reply *rep;
 	unsigned rounds;
 
-	rig_init(&g, false, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	c.h.v3.dxfer_len = 200 << 10; /* dxferp is never used */
 	rep = kernel_ioctl(&g, SG_IO, &c.h, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
@@ -591,8 +556,7 @@ Test(sgio, retry_too_many_iovecs_is_enomem)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, false, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	c.h.v3.iovec_count = RETRY_MAX_IOVS + 1;
 	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
@@ -602,15 +566,11 @@ Test(sgio, retry_too_many_iovecs_is_enomem)
 	rig_fini(&g);
 }
 
-/* Play rounds 1 and 2 of a v3 READ; k then holds what round 3 carries. */
+/* Play rounds 1 and 2 of a v3 READ (k zeroed); k then holds what round 3 carries. */
 static void retry_to_final(struct rig *g, struct client *c, struct kround *k)
 {
-	struct fake_reply *rep;
-
-	rep = round_trip(g, SG_IO, false, &c->h, NULL, 0, 0);
-	kernel_retry(rep, k);
-	rep = round_trip(g, SG_IO, false, &c->h, k->in, k->in_len, k->out_len);
-	kernel_retry(rep, k);
+	kernel_retry(retry_round(g, c, k), k);
+	kernel_retry(retry_round(g, c, k), k);
 }
 
 struct mismatch_case {
@@ -637,9 +597,8 @@ ParameterizedTest(struct mismatch_case *tc, sgio, retry_final_round_not_matching
 	struct kround k = { 0 };
 	unsigned char in[512] = { 0 };
 
-	rig_init(&g, false, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	retry_read_4k(&g, &c);
+	script_good(g.ft, 4096);
 	retry_to_final(&g, &c, &k);
 	cr_assert(lt(sz, k.in_len + 1, sizeof(in)));
 	memcpy(in, k.in, k.in_len);
@@ -661,13 +620,12 @@ Test(sgio, retry_header_changed_between_rounds_is_einval)
 	struct kround k = { 0 };
 	struct sg_io_hdr *h;
 
-	rig_init(&g, false, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	retry_to_final(&g, &c, &k);
 	/* another thread of the client grew the transfer after round 2 */
 	h = (struct sg_io_hdr *)k.in;
 	h->dxfer_len = 8192;
-	rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+	rep = retry_round(&g, &c, &k);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EINVAL));
 	rig_stop(&g);
@@ -683,13 +641,12 @@ Test(sgio, retry_bad_interface_id_is_einval)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, false, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	c.h.v3.interface_id = 'Z';
 	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EINVAL));
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_expect(eq(int, rep->err, EINVAL), "on the direct path too");
 	rig_fini(&g);
 }
@@ -700,9 +657,8 @@ Test(sgio, retry_target_errno_is_the_reply)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, false, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	retry_read_4k(&g, &c);
+	script_good(g.ft, 4096);
 	g.ft->script.ret = -EIO;
 	rep = kernel_ioctl(&g, SG_IO, &c.h, NULL);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
@@ -720,10 +676,9 @@ Test(sgio, direct_v3_read_in_one_request)
 	struct fake_reply *rep;
 	const struct sg_io_hdr *h = &c.h.v3;
 
-	rig_init(&g, true, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	script_check(g.ft, 1000, 3096);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
 	cr_expect(zero(sz, rep->len));
@@ -754,10 +709,10 @@ Test(sgio, direct_v4_read_in_one_request)
 	struct fake_reply *rep;
 	const struct sg_io_v4 *h = &c.h.v4;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v4(&c, false, 4096);
 	script_check(g.ft, 2048, 2048);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
 	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
@@ -781,12 +736,12 @@ Test(sgio, direct_v3_write)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_TO_DEV, 4096);
 	for (size_t i = 0; i < 4096; i++)
 		c.m.data[i] = fake_pattern(i + 1);
-	script_good(g.ft, 0, 0);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	script_good(g.ft, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
 	cr_assert(eq(sz, g.ft->seen.data_out_len, 4096));
@@ -804,14 +759,14 @@ Test(sgio, direct_v3_iovec_read)
 	struct sg_iovec uiov[2];
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_FROM_DEV, 3000);
 	uiov[0] = (struct sg_iovec){ c.m.data + 4000, 1000 };
 	uiov[1] = (struct sg_iovec){ c.m.data, 2000 };
 	c.h.v3.iovec_count = 2;
 	c.h.v3.dxferp = uiov;
-	script_good(g.ft, 3000, 0);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	script_good(g.ft, 3000);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(is_pattern(c.m.data + 4000, 0, 1000));
 	cr_expect(is_pattern(c.m.data, 1000, 2000));
@@ -829,12 +784,11 @@ Test(sgio, direct_moves_more_than_the_retry_limit)
 
 	cr_assert(not(eq(ptr, buf, NULL)));
 	memset(buf, FAKE_UNTOUCHED, len);
-	rig_init(&g, true, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	c.h.v3.dxfer_len = len;
 	c.h.v3.dxferp = buf;
-	script_good(g.ft, len, 0);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	script_good(g.ft, len);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(is_pattern(buf, 0, len));
 	rig_fini(&g);
@@ -847,10 +801,9 @@ Test(sgio, direct_over_target_limit_is_target_errno)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	c.h.v3.dxfer_len = g.d.max_xfer + 1;
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, g.d.max_xfer_errno));
 	rig_stop(&g);
@@ -877,7 +830,7 @@ Test(sgio, direct_v3_past_sg_scatter_is_enomem)
 	unsigned reach;
 	unsigned char *big;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	reach = (unsigned)g.ft->base.info.max_segments * SG_SCATTER;
 	g.d.max_xfer = reach * 2; /* the block layer would take more */
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
@@ -885,14 +838,14 @@ Test(sgio, direct_v3_past_sg_scatter_is_enomem)
 	expect_refused(&g, &c, ENOMEM);
 	c.h.v3.dxfer_len = reach - 511; /* rounded up to 512, as sg does: fits */
 	c.h.v3.dxferp = NULL;		/* sg's reserve: no client memory */
-	script_good(g.ft, 4096, 0);
-	cr_expect(eq(int, round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0)->kind, FAKE_IOCTL));
+	script_good(g.ft, 4096);
+	cr_expect(eq(int, direct_sg_io(&g, &c)->kind, FAKE_IOCTL));
 	big = calloc(1, reach + 1);
 	cr_assert(not(eq(ptr, big, NULL)));
 	client_v4(&c, false, 4096);
 	c.h.v4.din_xferp = (uintptr_t)big; /* v4 is bsg's: no scatter bound */
 	c.h.v4.din_xfer_len = reach + 1;
-	cr_expect(eq(int, round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0)->kind, FAKE_IOCTL));
+	cr_expect(eq(int, direct_sg_io(&g, &c)->kind, FAKE_IOCTL));
 	rig_stop(&g);
 	cr_expect(eq(u32, fake_target_calls(g.ft), 2), "only the refused one never ran");
 	rig_fini(&g);
@@ -905,7 +858,7 @@ Test(sgio, direct_v3_past_sg_scatter_on_a_disk)
 	struct rig g;
 	struct client c;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	g.ft->base.info.kind = TARGET_SD;
 	g.d.max_xfer_errno = EIO;
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
@@ -926,7 +879,7 @@ Test(sgio, direct_v3_data_outside_the_user_half_is_efault)
 	struct rig g;
 	struct client c;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	g.d.user_limit = uaccess_user_limit();
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	c.h.v3.dxferp = KERNEL_ADDR;
@@ -945,7 +898,7 @@ Test(sgio, direct_v3_iovec_entry_past_dxfer_len_in_kernel_memory_is_efault)
 	struct client c;
 	struct sg_iovec uiov[2];
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	g.d.user_limit = uaccess_user_limit();
 	client_v3(&c, SG_DXFER_FROM_DEV, 2048);
 	uiov[0] = (struct sg_iovec){ c.m.data, 2048 };
@@ -971,7 +924,7 @@ Test(sgio, direct_v4_too_long_is_efault_over_unmapped_memory)
 	size_t len;
 	unsigned char *p;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	len = g.d.max_xfer + page;
 	p = mmap(NULL, len + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cr_assert(not(eq(ptr, p, MAP_FAILED)));
@@ -997,10 +950,9 @@ Test(sgio, direct_bad_cdb_pointer_is_efault)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	c.h.v3.cmdp = (unsigned char *)8;
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EFAULT));
 	rig_stop(&g);
@@ -1014,7 +966,7 @@ Test(sgio, direct_bad_header_pointer_is_efault)
 	struct rig g;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	rep = round_trip(&g, SG_IO, true, (void *)8, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EFAULT));
@@ -1030,12 +982,11 @@ Test(sgio, direct_bad_data_pointer_is_efault_after_running)
 	struct fake_reply *rep;
 	struct sg_io_hdr before;
 
-	rig_init(&g, true, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	c.h.v3.dxferp = (void *)8;
 	before = c.h.v3;
-	script_good(g.ft, 4096, 0);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	script_good(g.ft, 4096);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EFAULT));
 	cr_expect(zero(int, memcmp(&c.h.v3, &before, sizeof(before))),
@@ -1050,17 +1001,16 @@ Test(sgio, v3_without_a_data_pointer_runs_and_moves_no_data)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	c.h.v3.dxferp = NULL;
-	script_good(g.ft, 4096, 0);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	script_good(g.ft, 4096);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL), "data-in without dxferp: success, as sg");
 	cr_expect(zero(int, c.h.v3.status));
 	cr_expect(eq(u32, g.ft->seen.data_len, 4096), "the device still moved 4096 bytes");
 	client_v3(&c, SG_DXFER_TO_DEV, 8192);
 	c.h.v3.dxferp = NULL;
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL), "data-out without dxferp: success, as sg");
 	cr_expect(eq(sz, g.ft->seen.data_out_len, 8192));
 	cr_expect(fake_all_bytes(g.ft->seen.data_out, 8192, 0), "zeroes, no daemon memory");
@@ -1074,12 +1024,11 @@ Test(sgio, direct_target_errno_is_the_reply)
 	struct fake_reply *rep;
 	struct sg_io_hdr before;
 
-	rig_init(&g, true, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	before = c.h.v3;
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	g.ft->script.ret = -EIO;
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EIO));
 	cr_expect(fake_all_bytes(c.m.data, sizeof(c.m.data), FAKE_UNTOUCHED));
@@ -1097,8 +1046,7 @@ Test(sgio, interrupt_while_running_answers_eintr_at_once)
 	struct sg_io_hdr before;
 	fuse_req_t req;
 
-	rig_init(&g, true, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	direct_read_4k(&g, &c);
 	before = c.h.v3;
 	script_check(g.ft, 4096, 0);
 	fake_target_set_block(g.ft, true);
@@ -1132,10 +1080,10 @@ Test(sgio, interrupt_while_queued_never_runs)
 	struct fake_reply *rep;
 	fuse_req_t req_a, req_b;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	client_v3(&a, SG_DXFER_FROM_DEV, 4096);
 	client_v3(&b, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	fake_target_set_block(g.ft, true);
 	req_a = send_ioctl(&g, SG_IO, 0, true, &a.h, NULL, 0, 0);
 	cr_assert(fake_target_wait_entered(g.ft, 1));
@@ -1164,22 +1112,15 @@ Test(sgio, interrupt_before_submission_never_runs)
 	struct rig g;
 	struct client c;
 	struct fake_reply *rep;
-	struct ioctx x;
+	fuse_req_t req;
 
-	rig_init(&g, true, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
-	x = (struct ioctx){
-		.req = fake_req_new(g.fs),
-		.o = g.o,
-		.arg = (uintptr_t)&c.h,
-		.tid = g.tid,
-		.direct = true,
-	};
+	direct_read_4k(&g, &c);
+	script_good(g.ft, 4096);
+	req = fake_req_new(g.fs);
 	/* the INTERRUPT arrived before the callback was registered */
-	fake_interrupt(x.req);
-	ioctl_dispatch(&x, SG_IO, 0);
-	rep = wait_reply(&g, x.req);
+	fake_interrupt(req);
+	ioctl_on(&g, req, gettid(), SG_IO, &c.h);
+	rep = wait_reply(&g, req);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EINTR));
 	rig_stop(&g);
@@ -1197,9 +1138,8 @@ Test(sgio, interrupt_on_retry_path_final_round)
 	struct kround k = { 0 };
 	fuse_req_t req;
 
-	rig_init(&g, false, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	retry_read_4k(&g, &c);
+	script_good(g.ft, 4096);
 	retry_to_final(&g, &c, &k);
 	fake_target_set_block(g.ft, true);
 	req = send_ioctl(&g, SG_IO, 0, false, &c.h, k.in, k.in_len, k.out_len);
@@ -1222,10 +1162,9 @@ Test(sgio, interrupt_after_reply_is_ignored)
 	struct client c;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	direct_read_4k(&g, &c);
+	script_good(g.ft, 4096);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	fake_interrupt(rep->req);
 	rig_stop(&g);
@@ -1241,8 +1180,8 @@ Test(sgio, concurrent_commands_each_get_one_reply)
 	struct rig g;
 	fuse_req_t req[N];
 
-	rig_init(&g, true, 4, O_RDWR);
-	script_good(g.ft, 4096, 0);
+	rig_init(&g, 4, O_RDWR);
+	script_good(g.ft, 4096);
 	for (int i = 0; i < N; i++) {
 		client_v3(&c[i], SG_DXFER_FROM_DEV, 4096);
 		req[i] = send_ioctl(&g, SG_IO, 0, true, &c[i].h, NULL, 0, 0);
@@ -1269,27 +1208,18 @@ Test(sgio, each_opener_uses_its_own_channel)
 	struct client c;
 	struct opener *o2;
 	struct fake_reply *rep;
-	struct ioctx x;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	cr_assert(zero(int, opener_new(&g.d, O_RDWR, false, gettid(), NULL, &o2)));
 	cr_assert(eq(int, atomic_load(&o2->chan), -1), "an idle opener holds no channel");
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 
-	rep = round_trip(&g, SG_IO, true, &c.h, NULL, 0, 0);
+	rep = direct_sg_io(&g, &c);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(eq(int, g.ft->seen.chan, atomic_load(&g.o->chan)));
 	cr_expect(ge(int, atomic_load(&g.o->chan), 0), "opened by its first command");
-	x = (struct ioctx){
-		.req = fake_req_new(g.fs),
-		.o = o2,
-		.arg = (uintptr_t)&c.h,
-		.tid = g.tid,
-		.direct = true,
-	};
-	ioctl_dispatch(&x, SG_IO, 0);
-	rep = wait_reply(&g, x.req);
+	rep = wait_reply(&g, fake_ioctl_on(fake_req_new(g.fs), o2, gettid(), SG_IO, &c.h));
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(eq(int, g.ft->seen.chan, atomic_load(&o2->chan)));
 	cr_expect(ne(int, atomic_load(&o2->chan), atomic_load(&g.o->chan)));
@@ -1307,7 +1237,7 @@ Test(ioctl, get_version_num_retry)
 	struct kround k = { 0 };
 	int v = -1;
 
-	rig_init(&g, false, 1, O_RDWR);
+	rig_init_retry(&g, 1, O_RDWR);
 	rep = round_trip(&g, SG_GET_VERSION_NUM, false, &v, NULL, 0, 0);
 	expect_round(rep, "round 1", NO_IOVS, IOVS({ &v, sizeof(int) }));
 	kernel_retry(rep, &k);
@@ -1327,7 +1257,7 @@ Test(ioctl, get_version_num_direct)
 	struct fake_reply *rep;
 	int v = -1;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	rep = round_trip(&g, SG_GET_VERSION_NUM, true, &v, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
@@ -1341,7 +1271,7 @@ Test(ioctl, get_timeout_is_the_result_without_argument_access)
 	struct rig g;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	/* direct path with an argument that would fault if touched */
 	rep = round_trip(&g, SG_GET_TIMEOUT, true, (void *)8, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
@@ -1361,7 +1291,7 @@ Test(ioctl, set_timeout)
 	struct fake_reply *rep;
 	int v = -1;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	rep = round_trip(&g, SG_SET_TIMEOUT, true, &v, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
 	cr_expect(eq(int, rep->err, EIO));
@@ -1383,7 +1313,7 @@ Test(ioctl, set_timeout_negative_retry_is_eio)
 	unsigned rounds;
 	int v = -1;
 
-	rig_init(&g, false, 1, O_RDWR);
+	rig_init_retry(&g, 1, O_RDWR);
 	rep = round_trip(&g, SG_SET_TIMEOUT, false, &v, NULL, 0, 0);
 	expect_round(rep, "round 1", IOVS({ &v, sizeof(int) }), NO_IOVS);
 	rep = kernel_ioctl(&g, SG_SET_TIMEOUT, &v, &rounds);
@@ -1416,7 +1346,7 @@ Test(ioctl, reserved_size_clamps_to_the_daemon_max)
 	struct rig g;
 	uint32_t max;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	max = bsgdev_max_sectors_bytes(&g.d);
 	cr_assert(eq(u32, max, FAKE_MAX_SECTORS_BYTES));
 	cr_expect(eq(int, get_int_direct(&g, SG_GET_RESERVED_SIZE), 32768));
@@ -1436,7 +1366,7 @@ Test(ioctl, retry_path_max_is_the_exchange_limit)
 	struct fake_reply *rep;
 	int v = 0;
 
-	rig_init(&g, false, 1, O_RDWR);
+	rig_init_retry(&g, 1, O_RDWR);
 	rep = kernel_ioctl(&g, BLKSECTGET, &v, NULL);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(eq(int, v, (int)RETRY_MAX_XFER));
@@ -1451,7 +1381,7 @@ Test(ioctl, get_scsi_id_encodes_hctl)
 	unsigned rounds;
 
 	memset(&id, 0xff, sizeof(id));
-	rig_init(&g, false, 1, O_RDWR);
+	rig_init_retry(&g, 1, O_RDWR);
 	rep = kernel_ioctl(&g, SG_GET_SCSI_ID, &id, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(eq(u32, rounds, 2));
@@ -1477,7 +1407,7 @@ Test(ioctl, get_idlun_encodes_hctl)
 		int host_unique_id;
 	} idlun = { -1, -1 };
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	rep = round_trip(&g, SCSI_IOCTL_GET_IDLUN, true, &idlun, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(zero(int, rep->result));
@@ -1517,7 +1447,7 @@ ParameterizedTest(struct get_case *tc, ioctl, get_int)
 {
 	struct rig g;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	cr_expect(eq(int, get_int_direct(&g, tc->cmd), tc->expect), "%s", tc->name);
 	rig_fini(&g);
 }
@@ -1526,7 +1456,7 @@ Test(ioctl, set_flags_read_back)
 {
 	struct rig g;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	/* sg's switch, or bsg's depth for v4 writes: kept as given */
 	cr_expect(zero(int, set_int_direct(&g, SG_SET_COMMAND_Q, 1)));
 	cr_expect(eq(int, get_int_direct(&g, SG_GET_COMMAND_Q), 1));
@@ -1545,7 +1475,7 @@ Test(ioctl, next_cmd_len_over_the_bound_is_enomem)
 {
 	struct rig g;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	cr_expect(eq(int, set_int_direct(&g, SG_NEXT_CMD_LEN, SCSI_V3_CDB_MAX + 1), -ENOMEM));
 	cr_expect(zero(int, set_int_direct(&g, SG_NEXT_CMD_LEN, 16)));
 	cr_expect(eq(int, atomic_load(&g.o->next_cmd_len), 16));
@@ -1559,7 +1489,7 @@ Test(ioctl, get_request_table_is_zeroed)
 	struct sg_req_info table[SG_MAX_QUEUE];
 
 	memset(table, 0xff, sizeof(table));
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	rep = round_trip(&g, SG_GET_REQUEST_TABLE, true, table, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
 	cr_expect(fake_all_bytes((unsigned char *)table, sizeof(table), 0));
@@ -1588,7 +1518,7 @@ ParameterizedTest(struct unknown_case *tc, ioctl, unknown)
 	struct rig g;
 	struct fake_reply *rep;
 
-	rig_init(&g, false, 1, tc->open_flags);
+	rig_init_retry(&g, 1, tc->open_flags);
 	rep = round_trip(&g, 0x1234, false, NULL, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR), "%s", tc->name);
 	cr_expect(eq(int, rep->err, tc->err), "%s", tc->name);
@@ -1603,7 +1533,7 @@ Test(ioctl, compat_caller_is_enotty)
 	fuse_req_t req;
 	int v = -1;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	req = send_ioctl(&g, SG_GET_VERSION_NUM, FUSE_IOCTL_COMPAT, true, &v, NULL, 0, 0);
 	rep = wait_reply(&g, req);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
@@ -1631,7 +1561,7 @@ Test(midlayer, reset_by_root_reaches_the_target)
 	int val = MID_RESET_DEVICE;
 
 	unit_need_root("needs root: the caller's CAP_SYS_ADMIN and CAP_SYS_RAWIO");
-	rig_init(&g, true, 1, O_RDWR | O_NONBLOCK);
+	rig_init(&g, 1, O_RDWR | O_NONBLOCK);
 	g.ft->ioctl.arg_len = sizeof(int);
 	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
@@ -1665,7 +1595,7 @@ ParameterizedTest(struct reset_cap_case *tc, midlayer, reset_without_a_capabilit
 	struct fake_reply *rep;
 	int val = MID_RESET_DEVICE;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	fake_set_cap(tc->cap, false);
 	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
 	fake_set_cap(tc->cap, true);
@@ -1688,7 +1618,7 @@ Test(midlayer, reset_retry_path_fetches_the_value_then_forwards)
 	int val = 3; /* SG_SCSI_RESET_BUS */
 
 	unit_need_root("needs root: the caller's CAP_SYS_ADMIN and CAP_SYS_RAWIO");
-	rig_init(&g, false, 1, O_RDONLY); /* sg takes a reset on any file */
+	rig_init_retry(&g, 1, O_RDONLY); /* sg takes a reset on any file */
 	g.ft->ioctl.arg_len = sizeof(int);
 	rep = kernel_ioctl(&g, SG_SCSI_RESET, &val, &rounds);
 	cr_assert(eq(int, rep->kind, FAKE_IOCTL));
@@ -1706,7 +1636,7 @@ Test(midlayer, reset_target_errno_is_the_reply)
 	int val = 77;
 
 	unit_need_root("needs root: the caller's CAP_SYS_ADMIN and CAP_SYS_RAWIO");
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	g.ft->ioctl.ret = -EIO;
 	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR));
@@ -1720,7 +1650,7 @@ Test(midlayer, reset_of_a_device_gone_is_enodev)
 	struct fake_reply *rep;
 	int val = MID_RESET_DEVICE;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	atomic_store(&g.d.target_gone, true);
 	rep = round_trip(&g, SG_SCSI_RESET, true, &val, NULL, 0, 0);
 	cr_expect(eq(int, rep->err, ENODEV));
@@ -1755,7 +1685,7 @@ ParameterizedTest(struct bsg_case *tc, midlayer, bsg_target_answers_as_bsg)
 	struct rig g;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	g.ft->base.info.kind = TARGET_BSG;
 	rep = round_trip(&g, tc->cmd, true, (void *)8, NULL, 0, 0);
 	cr_assert(eq(int, rep->kind, FAKE_ERR), "%s", tc->name);
@@ -1798,7 +1728,7 @@ Test(midlayer, send_command_direct_returns_outlen_bytes)
 	struct fake_reply *rep;
 	struct sic s, sent;
 
-	rig_init(&g, true, 1, O_RDONLY); /* INQUIRY: any open file, as sg */
+	rig_init(&g, 1, O_RDONLY); /* INQUIRY: any open file, as sg */
 	sic_init(&s, 0, 36, INQUIRY_CDB, 6);
 	sent = s;
 	g.ft->ioctl.arg_len = 8 + 6;
@@ -1824,7 +1754,7 @@ Test(midlayer, send_command_status_returns_16_bytes_of_sense)
 	struct fake_reply *rep;
 	struct sic s;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	sic_init(&s, 0, 512, (const uint8_t[10]){ 0x28, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 1 }, 10);
 	g.ft->ioctl.ret = 2; /* CHECK CONDITION */
 	g.ft->ioctl.out_off = 8;
@@ -1847,7 +1777,7 @@ Test(midlayer, send_command_retry_path_with_data_out)
 	unsigned rounds;
 	struct sic s;
 
-	rig_init(&g, false, 1, O_RDWR);
+	rig_init_retry(&g, 1, O_RDWR);
 	sic_init(&s, 512, 0, write10, 10);
 	g.ft->ioctl.arg_len = 8 + 10 + 512;
 	rep = kernel_ioctl(&g, 1, &s, &rounds);
@@ -1867,7 +1797,7 @@ Test(midlayer, send_command_takes_the_access_policy)
 	struct sic s;
 
 	unit_need_root("needs root: the caller's CAP_SYS_RAWIO");
-	rig_init(&g, true, 1, O_RDONLY);
+	rig_init(&g, 1, O_RDONLY);
 	sic_init(&s, 512, 0, write10, 10);
 	fake_set_rawio(false);
 	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
@@ -1886,7 +1816,7 @@ Test(midlayer, send_command_bad_lengths_and_null_are_einval)
 	struct fake_reply *rep;
 	struct sic s;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	sic_init(&s, 0, 4097, INQUIRY_CDB, 6);
 	rep = round_trip(&g, 1, true, &s, NULL, 0, 0);
 	cr_expect(eq(int, rep->err, EINVAL), "outlen over a page");
@@ -1918,7 +1848,7 @@ Test(midlayer, probe_host_copies_as_ioctl_probe)
 		char s[64];
 	} u;
 
-	rig_init(&g, true, 1, O_RDONLY);
+	rig_init(&g, 1, O_RDONLY);
 	script_host(g.ft, "fake host");
 	memset(&u, FAKE_UNTOUCHED, sizeof(u));
 	u.len = 60;
@@ -1949,7 +1879,7 @@ Test(midlayer, get_pci_and_command_ioctls_need_a_read_write_file)
 	struct fake_reply *rep;
 	char name[32];
 
-	rig_init(&g, true, 1, O_RDONLY);
+	rig_init(&g, 1, O_RDONLY);
 	for (unsigned i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		rep = round_trip(&g, cmds[i], true, name, NULL, 0, 0);
 		cr_expect(eq(int, rep->err, EPERM), "0x%x", cmds[i]);
@@ -1975,7 +1905,7 @@ Test(midlayer, get_transform_einval_and_blktrace_enotty)
 	struct rig g;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 1, O_RDONLY);
+	rig_init(&g, 1, O_RDONLY);
 	rep = round_trip(&g, 0x2205 /* SG_GET_TRANSFORM */, true, NULL, NULL, 0, 0);
 	cr_expect(eq(int, rep->err, EINVAL), "the host's ioctl, or EINVAL: on any file");
 	rep = round_trip(&g, BLKTRACESTART, true, NULL, NULL, 0, 0);
@@ -1991,7 +1921,7 @@ Test(sgio, runs_on_the_libfuse_worker_within_the_budget)
 	struct client c;
 	fuse_req_t req;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	g.d.inline_max = 1;
 	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
 	script_check(g.ft, 4096, 0);
@@ -2010,7 +1940,7 @@ Test(sgio, queues_to_the_pool_past_the_budget)
 	struct client c;
 	fuse_req_t req;
 
-	rig_init(&g, true, 2, O_RDWR);
+	rig_init(&g, 2, O_RDWR);
 	g.d.inline_max = 1;
 	atomic_store(&g.d.inline_busy, 1); /* one libfuse worker already busy */
 	fake_target_set_block(g.ft, true);
@@ -2066,13 +1996,12 @@ Test(sgio, retry_v3_without_a_data_pointer_reply_fits_the_plan)
 	struct kround k = { 0 };
 	unsigned rounds = 0;
 
-	rig_init(&g, false, 2, O_RDWR);
-	client_v3(&c, SG_DXFER_FROM_DEV, 4096);
+	retry_read_4k(&g, &c);
 	c.h.v3.dxferp = NULL;
-	script_good(g.ft, 4096, 0);
+	script_good(g.ft, 4096);
 	for (;;) {
 		cr_assert(lt(u32, rounds, 8));
-		rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+		rep = retry_round(&g, &c, &k);
 		rounds++;
 		if (rep->kind != FAKE_RETRY)
 			break;
@@ -2103,7 +2032,7 @@ Test(sgio, retry_v3_write_without_a_data_pointer_sends_zeroes)
 	unsigned char *in;
 	unsigned rounds = 0;
 
-	rig_init(&g, false, 2, O_RDWR);
+	rig_init_retry(&g, 2, O_RDWR);
 	client_v3(&c, SG_DXFER_TO_DEV, 8192);
 	c.h.v3.dxferp = NULL;
 	for (;;) {
@@ -2115,7 +2044,7 @@ Test(sgio, retry_v3_write_without_a_data_pointer_sends_zeroes)
 			rep = round_trip(&g, SG_IO, false, &c.h, in, k.in_len, k.out_len);
 			free(in);
 		} else {
-			rep = round_trip(&g, SG_IO, false, &c.h, k.in, k.in_len, k.out_len);
+			rep = retry_round(&g, &c, &k);
 		}
 		rounds++;
 		if (rep->kind != FAKE_RETRY)
@@ -2172,7 +2101,7 @@ Test(midlayer, send_command_outlen_raised_between_reads_stays_in_the_buffer)
 	struct sic s;
 	struct fake_reply *rep;
 
-	rig_init(&g, true, 1, O_RDONLY); /* INQUIRY: anyone who can open the node */
+	rig_init(&g, 1, O_RDONLY); /* INQUIRY: anyone who can open the node */
 	ops = *g.ft->base.ops;
 	ops.ioctl = kernel_like_sic;
 	g.ft->base.ops = &ops;
@@ -2199,7 +2128,7 @@ Test(midlayer, send_command_takes_the_table_under_the_sg_rule_too)
 	struct fake_reply *rep;
 	struct sic s;
 
-	rig_init(&g, true, 1, O_RDWR);
+	rig_init(&g, 1, O_RDWR);
 	filter_init(&fp);
 	fp.kernel = FILTER_KERNEL_SG;
 	cr_assert(zero(int, policy_new(&fp, &g.d.policy)));
@@ -2213,4 +2142,298 @@ Test(midlayer, send_command_takes_the_table_under_the_sg_rule_too)
 	cr_expect(zero(u32, g.ft->ioctl.calls), "WRITE BUFFER reached the target");
 	rig_fini(&g);
 	policy_free(g.d.policy);
+}
+
+/* ---- SG_IO on the pool, held at the target's gate and interrupted ---- */
+
+/*
+ * g with 2 workers, its target answering GOOD with 512 bytes but holding
+ * each call at its gate until the call's tag opens; SG_SET_KEEP_ORPHAN if
+ * keep_orphan.
+ */
+static void gated_rig(struct rig *g, bool keep_orphan)
+{
+	rig_init(g, 2, O_RDWR);
+	script_good(g->ft, 512);
+	fake_target_set_gate(g->ft, true);
+	if (keep_orphan)
+		ioctl_set(g, SG_SET_KEEP_ORPHAN, 1);
+}
+
+/* An SG_IO of h on the pool, let reach the target's gate, then interrupted: its request. */
+static fuse_req_t held_sg_io_interrupted(struct rig *g, struct sg_io_hdr *h)
+{
+	fuse_req_t req = ioctl_as(g, gettid(), SG_IO, h);
+
+	cr_assert(fake_target_wait_entered(g->ft, 1));
+	fake_interrupt(req);
+	return req;
+}
+
+/* The same, for a signal that ends the call: it is answered EINTR at once. */
+static fuse_req_t interrupted_sg_io(struct rig *g, struct sg_io_hdr *h)
+{
+	fuse_req_t req = held_sg_io_interrupted(g, h);
+
+	cr_assert(eq(int, err_of(req), EINTR), "the caller is answered at once");
+	return req;
+}
+
+/*
+ * A stop: on gated_rig(g, false), whose signal judge says the signal ends
+ * nothing, an SG_IO of b's READ (tag 1) held at the gate and interrupted.
+ */
+static fuse_req_t stopped_sg_io(struct rig *g, struct fake_cmd *b, struct sg_io_hdr *h)
+{
+	gated_rig(g, false);
+	rig_judged(g, false);
+	*h = v3_read(b, 1, 512, 1);
+	return held_sg_io_interrupted(g, h);
+}
+
+Test(sgio, stopped_sg_io_completes)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	fuse_req_t req = stopped_sg_io(&g, &b, &h);
+
+	cr_expect(zero(u32, fake_req_replies(req)));
+	fake_target_open(g.ft, 1);
+	cr_expect(eq(int, reply_of(req)->kind, FAKE_IOCTL), "answered with its result");
+	cr_expect(is_data_in(b.data, 512, 1));
+	rig_fini(&g);
+}
+
+Test(sgio, watched_sg_io_gets_eintr_and_its_result_is_dropped)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	fuse_req_t req = stopped_sg_io(&g, &b, &h);
+
+	rig_judged(&g, true);
+	cr_expect(eq(int, err_of(req), EINTR));
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_req_replies(req), 1));
+	cr_expect(fake_all_bytes(b.data, 512, FAKE_UNTOUCHED), "nothing copied after EINTR");
+	rig_fini(&g);
+}
+
+/* ---- the access policy ---- */
+
+Test(sgio, policy_without_rawio_reads_but_writes_only_when_open_for_writing)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+
+	unit_need_root("needs root: SG_IO on the direct path takes CAP_SYS_PTRACE");
+	rig_init(&g, 1, O_RDONLY);
+	script_good(g.ft, 512);
+	fake_set_rawio(false); /* a caller without CAP_SYS_RAWIO */
+	h = v3_read(&b, 1, 512, 1);
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "READ(10) on a read-only file");
+	fake_cmd_init(&b, true, 2, 8);
+	h = fake_v3_hdr(&b, SG_DXFER_TO_DEV, 512, 2);
+	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "WRITE(10) on a read-only file");
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1), "the refused one never ran");
+	cr_expect(eq(ulong, stat_get(&g, STAT_REFUSED), 1));
+	g.o->open_flags = O_RDWR;
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "WRITE(10) on a file open for writing");
+	b.cdb[0] = 0x3b; /* WRITE BUFFER: in neither of the kernel's lists */
+	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "WRITE BUFFER needs CAP_SYS_RAWIO");
+	fake_set_rawio(true);
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "and with it, it runs");
+	rig_fini(&g);
+}
+
+Test(sgio, a_replaced_policy_applies_to_the_next_command)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	struct filter_policy deny, allow;
+	char why[128];
+	const char text[] = "deny READ_10\n";
+
+	rig_init(&g, 1, O_RDWR);
+	script_good(g.ft, 512);
+	filter_init(&allow);
+	cr_assert(zero(int, filter_parse(text, strlen(text), &deny, why, sizeof(why))));
+	cr_assert(zero(int, policy_new(&allow, &g.d.policy)));
+	g.d.policy_kernel = POLICY_KERNEL_OWN;
+	h = v3_read(&b, 1, 512, 1);
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "the kernel's rule: READ(10) runs");
+	policy_replace(g.d.policy, &deny);
+	cr_expect(eq(int, sg_io_errno(&g, &h), EPERM), "then denied, by the new policy");
+	policy_replace(g.d.policy, &allow);
+	cr_expect(zero(int, sg_io_errno(&g, &h)), "and back");
+	cr_expect(eq(u32, fake_target_calls(g.ft), 2));
+	rig_fini(&g);
+	policy_free(g.d.policy);
+}
+
+/* ---- SG_SET_KEEP_ORPHAN ---- */
+
+Test(sgio, keep_orphan_leaves_an_interrupted_sg_io_for_read)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	fuse_req_t req;
+
+	gated_rig(&g, true);
+	h = v3_read(&b, 1, 512, 77);
+	req = interrupted_sg_io(&g, &h);
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN), "still running");
+	fake_target_open(g.ft, 1);
+	wait_done(&g, 1);
+	const struct sg_io_hdr *out = v3_out(read_ok(&g, V3, 0));
+
+	cr_expect(eq(int, out->pack_id, 77), "the interrupted command's header");
+	cr_expect(zero(int, out->status));
+	cr_expect(is_data_in(b.data, 512, 1), "its data-in, into the reader");
+	cr_expect(eq(u32, fake_req_replies(req), 1), "the SG_IO was answered once, with EINTR");
+	rig_fini(&g);
+}
+
+Test(sgio, without_keep_orphan_an_interrupted_sg_io_is_dropped)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+
+	gated_rig(&g, false);
+	h = v3_read(&b, 1, 512, 77);
+	interrupted_sg_io(&g, &h);
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
+		  "nothing copied after EINTR");
+	rig_fini(&g);
+}
+
+/*
+ * An SG_IO from a context other than the opener's (here: the opener's
+ * credentials differ) is not kept when interrupted: only the opener's
+ * context may take a completion, so it would be nobody's, or worse.
+ */
+Test(sgio, keep_orphan_keeps_only_the_openers_context_sg_io)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+	uint32_t uid;
+
+	gated_rig(&g, true);
+	uid = g.o->ident.c.uid[0];
+	g.o->ident.c.uid[0] ^= 1; /* the file was opened by another real uid */
+	h = v3_read(&b, 1, 512, 77);
+	interrupted_sg_io(&g, &h);
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	g.o->ident.c.uid[0] = uid;
+	cr_expect(eq(u32, fake_target_calls(g.ft), 1));
+	cr_expect(zero(int, cmdq_num_waiting(g.o)), "dropped, as without SG_SET_KEEP_ORPHAN");
+	cr_expect(eq(int, err_of(call_read(&g, V3, O_NONBLOCK)), EAGAIN));
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED),
+		  "nothing copied after EINTR");
+	rig_fini(&g);
+}
+
+Test(sgio, keep_orphan_result_is_freed_if_the_file_goes_first)
+{
+	struct rig g;
+	struct fake_cmd b;
+	struct sg_io_hdr h;
+
+	gated_rig(&g, true);
+	h = v3_read(&b, 1, 512, 5);
+	interrupted_sg_io(&g, &h);
+	rig_release(&g);
+	cr_expect(eq(u32, fake_target_chans_open(g.ft), 1), "the kept command holds the opener");
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(zero(u32, fake_target_chans_open(g.ft)), "freed with its last command");
+	cr_expect(fake_all_bytes(b.data, sizeof(b.data), FAKE_UNTOUCHED));
+	rig_fini(&g);
+}
+
+/*
+ * Kept orphans take places in the file's queue, as sg's SG_IO takes one of
+ * the file's 16 requests (sg_add_request(): EDOM when none is free): past
+ * the bound an interrupted SG_IO is dropped, not kept, so that no file
+ * holds more than its queue (each with its struct cmd and up to 1024 iovec
+ * segments, charged nowhere).
+ */
+Test(sgio, keep_orphan_keeps_no_more_than_the_files_queue)
+{
+	enum { N = 24 };
+	struct rig g;
+	struct fake_cmd b[N];
+	struct sg_io_hdr h[N];
+
+	rig_init(&g, N, O_RDWR);
+	script_good(g.ft, 512);
+	fake_target_set_gate(g.ft, true);
+	ioctl_set(&g, SG_SET_KEEP_ORPHAN, 1);
+	for (int i = 0; i < N; i++) {
+		fuse_req_t req;
+
+		h[i] = v3_read(&b[i], 1, 512, 100 + i);
+		req = ioctl_as(&g, gettid(), SG_IO, &h[i]);
+		if (!fake_target_wait_entered(g.ft, i + 1))
+			break; /* refused (EDOM), as sg's 17th */
+		fake_interrupt(req);
+		cr_assert(eq(int, err_of(req), EINTR));
+	}
+	fake_target_open(g.ft, 1);
+	rig_stop(&g);
+	cr_expect(le(int, cmdq_num_waiting(g.o), SG_MAX_QUEUE),
+		  "%d completions kept on a file whose queue holds %d", cmdq_num_waiting(g.o),
+		  SG_MAX_QUEUE);
+	rig_fini(&g);
+}
+
+/*
+ * A kept SG_IO orphan (SG_SET_KEEP_ORPHAN) gets a generated_tag of its own
+ * on the file's list: without one (cmd_new()'s zero) it answered for the
+ * tag SG_IOSUBMIT gave the file's first command, and SG_IORECEIVE (and
+ * SG_IOABORT) by that tag took the wrong command.
+ */
+Test(sgio, kept_orphan_does_not_answer_for_another_commands_tag)
+{
+	struct rig g;
+	struct fake_cmd b1, b2;
+	struct sg_io_v4 h1, h2, r;
+
+	gated_rig(&g, true);
+	ioctl_set(&g, SG_SET_FORCE_PACK_ID, 1);
+	atomic_store(&g.o->prefer_tag, 1); /* SG_CTL_FLAGM_TAG_FOR_PACK_ID */
+
+	h1 = v4_read(&b1, 1, 512, 77);
+	(void)interrupted_sg_io(&g, (struct sg_io_hdr *)&h1); /* kept for read() */
+	fake_target_open(g.ft, 1);
+	wait_done(&g, 1);
+
+	h2 = v4_read(&b2, 2, 512, 88);
+	h2.flags = SGV4_FLAG_YIELD_TAG;
+	h2.generated_tag = 12345;
+	cr_assert(zero(int, call_ioctl(&g, SG_IOSUBMIT, &h2)));
+	cr_assert(ne(u64, h2.generated_tag, 12345), "a tag yielded");
+	fake_target_open(g.ft, 2);
+	wait_done(&g, 2);
+
+	r = rcv_hdr(-1, SGV4_FLAG_IMMED);
+	r.request_tag = h2.generated_tag;
+	cr_assert(zero(int, call_ioctl(&g, SG_IORECEIVE, &r)));
+	cr_expect(eq(u32, r.request_extra, 88),
+		  "SG_IORECEIVE by the tag SG_IOSUBMIT yielded returns another command (the kept "
+		  "SG_IO orphan, pack_id %u)",
+		  r.request_extra);
+	rig_fini(&g);
 }

@@ -64,16 +64,24 @@ Test(share, files_per_user_then_emfile_and_in_all_enfile_but_root)
 	cr_expect(zero(u32, files));
 }
 
+/* A file of user 1000's, its 2 calls taken by c[0] and c[1] of user uid. */
+static struct share_file *full_file(uid_t uid, struct share_call *c)
+{
+	struct share_file *f;
+
+	cr_assert(zero(int, share_file_open(s, 1000, &f)));
+	cr_assert(share_enter(f, uid, &c[0]));
+	cr_assert(share_enter(f, uid, &c[1]));
+	return f;
+}
+
 Test(share, a_file_past_its_calls_parks_and_an_ended_call_resumes_it)
 {
 	struct share_call c[3];
 	struct share_wait w;
-	struct share_file *f;
 	unsigned busy, parked, files;
+	struct share_file *f = full_file(1000, c);
 
-	cr_assert(zero(int, share_file_open(s, 1000, &f)));
-	cr_assert(share_enter(f, 1000, &c[0]));
-	cr_assert(share_enter(f, 1000, &c[1]));
 	cr_expect(not(share_enter(f, 1000, &c[2])), "the file's bound: 2 calls");
 	wait_init(&w, f, 1000);
 	cr_assert(eq(int, share_park(s, &w), SHARE_PARKED));
@@ -204,13 +212,9 @@ Test(share, a_call_parked_for_its_file_is_resumed_when_another_users_calls_on_it
 {
 	struct share_call c[2];
 	struct share_wait w;
-	struct share_file *f;
 	unsigned busy, parked, files;
+	struct share_file *f = full_file(1001, c); /* another user holding the same open file */
 
-	cr_assert(zero(int, share_file_open(s, 1000, &f)));
-	/* another user holding the same open file fills its 2 calls */
-	cr_assert(share_enter(f, 1001, &c[0]));
-	cr_assert(share_enter(f, 1001, &c[1]));
 	cr_assert(not(share_enter(f, 1000, &(struct share_call){ 0 })), "the file is full");
 	wait_init(&w, f, 1000);
 	cr_assert(eq(int, share_park(s, &w), SHARE_PARKED));

@@ -87,6 +87,14 @@ static void render(struct show_out *o, enum show_form form, const struct show_no
 	cr_assert_eq(strlen(o->buf), o->len);
 }
 
+/* The fixture's node, named name, alone in an answer. */
+static void render_fixture(struct show_out *o, enum show_form form, struct show_node *n,
+			   const char *name)
+{
+	node_fixture(n, name);
+	render(o, form, n, 1);
+}
+
 static void has(const char *text, const char *want)
 {
 	cr_expect(strstr(text, want) != NULL, "no '%s' in:\n%s", want, text);
@@ -97,8 +105,7 @@ Test(show, text_names_node_openers_and_bounds)
 	struct show_node n;
 	struct show_out o;
 
-	node_fixture(&n, "bsg/sg1-cuse");
-	render(&o, SHOW_TEXT, &n, 1);
+	render_fixture(&o, SHOW_TEXT, &n, "bsg/sg1-cuse");
 	has(o.buf, "Daemon: pid 4242, cuse_bsg 0.1.0, up 1:02:05, at 2026-11-30T00:53:20Z\n");
 	has(o.buf, "    Memory: 64 KiB used of 512 MiB (--max-memory); a file: 128 MiB; a user: "
 		   "no bound\n");
@@ -180,8 +187,7 @@ Test(show, text_hides_control_characters)
 	struct show_node n;
 	struct show_out o;
 
-	node_fixture(&n, "x\033[2Jy\n");
-	render(&o, SHOW_TEXT, &n, 1);
+	render_fixture(&o, SHOW_TEXT, &n, "x\033[2Jy\n");
 	has(o.buf, "Node: x?[2Jy? (char 240:1)\n");
 	show_out_fini(&o);
 }

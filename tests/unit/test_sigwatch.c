@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "count.h"
 #include "root.h"
 #include "sigwatch.h"
 
@@ -170,12 +171,6 @@ Test(sigwatch, reads_past_many_groups)
 
 /* ---- the watcher ---- */
 
-struct fired {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned n; /* protected by lock */
-};
-
 static atomic_bool ends_now;
 static atomic_uint judged;
 
@@ -186,28 +181,16 @@ static bool judge(pid_t tid)
 	return atomic_load(&ends_now);
 }
 
+/* An entry's fire(): data is a struct count of the calls fired. */
 static void fire(fuse_req_t req, void *data)
 {
-	struct fired *f = data;
-
 	(void)req;
-	pthread_mutex_lock(&f->lock);
-	f->n++;
-	pthread_cond_broadcast(&f->cond);
-	pthread_mutex_unlock(&f->lock);
-}
-
-static void wait_fired(struct fired *f, unsigned n)
-{
-	pthread_mutex_lock(&f->lock);
-	while (f->n < n)
-		pthread_cond_wait(&f->cond, &f->lock);
-	pthread_mutex_unlock(&f->lock);
+	count_add(data);
 }
 
 Test(sigwatch, fires_once_the_judge_says_so)
 {
-	struct fired f = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+	struct count f = COUNT_INIT;
 	struct sigwatch_entry e = { .tid = 1, .fire = fire, .data = &f };
 	struct sigwatch *w;
 
@@ -221,7 +204,7 @@ Test(sigwatch, fires_once_the_judge_says_so)
 	cr_expect(zero(u32, f.n));
 	pthread_mutex_unlock(&f.lock);
 	atomic_store(&ends_now, true);
-	wait_fired(&f, 1);
+	count_wait(&f, 1);
 	sigwatch_cancel(&e); /* fired: nothing left to cancel */
 	sigwatch_free(w);
 	cr_expect(eq(u32, f.n, 1));
@@ -229,7 +212,7 @@ Test(sigwatch, fires_once_the_judge_says_so)
 
 Test(sigwatch, cancelled_never_fires_and_free_fires_the_rest)
 {
-	struct fired f = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+	struct count f = COUNT_INIT;
 	struct sigwatch_entry a = { .tid = 1, .fire = fire, .data = &f };
 	struct sigwatch_entry b = { .tid = 2, .fire = fire, .data = &f };
 	struct sigwatch *_Atomic w = NULL;

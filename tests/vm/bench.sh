@@ -102,6 +102,25 @@ fio_iops() {  # fio_iops DEV QD [RW BS]: randread 4k IOPS (nothing if fio failed
         awk -F';' '$5 == 0 {print $8}'
 }
 
+# medians_iops "QD [RW BS]" DEV...: ROUNDS rounds of fio_iops on each DEV in
+# turn; each DEV's median, in order, a line each (empty if fio failed)
+medians_iops() {
+    local args=$1 d i
+    local -a runs=()
+    shift
+    for _ in $(seq "$ROUNDS"); do
+        i=0
+        for d in "$@"; do
+            # shellcheck disable=SC2086 # QD [RW BS]: words on purpose
+            runs[i]+="$(fio_iops "$d" $args) "
+            i=$((i + 1))
+        done
+    done
+    for i in "${!runs[@]}"; do
+        printf '%s\n' "$(med <<<"${runs[i]}")"
+    done
+}
+
 # ab_bench: this build against an earlier commit's (build/base/cuse_bsg, made
 # by make bench-ab), the same options, interleaved in one boot: SG_IO and
 # fio; the build also with --cred-check=procfs, the earlier commit's check
@@ -689,13 +708,8 @@ load_bench() {
                 pids+=($!)
             done
         fi
-        ks='' ns='' zs=''
-        for _ in $(seq "$ROUNDS"); do
-            ks+="$(fio_iops "$VM_SG" 16) "
-            ns+="$(fio_iops /dev/bsg/direct-cuse 16) "
-            zs+="$(fio_iops /dev/bsg/null-cuse 16) "
-        done
-        K[$phase]=$(med <<<"$ks") N[$phase]=$(med <<<"$ns") Z[$phase]=$(med <<<"$zs")
+        { read -r "K[$phase]"; read -r "N[$phase]"; read -r "Z[$phase]"; } < <(medians_iops 16 \
+            "$VM_SG" /dev/bsg/direct-cuse /dev/bsg/null-cuse)
         printf "| %-6s | %9s | %4s | %5s | %9s | %5s |\n" "$phase" "${K[$phase]:-n/a}" "${N[$phase]:-n/a}" \
             "$(ratio "${N[$phase]}" "${K[$phase]}")" "${Z[$phase]:-n/a}" "$(ratio "${Z[$phase]}" "${K[$phase]}")"
     done
@@ -775,13 +789,9 @@ echo
 echo "| bs, iodepth | kernel sg | node, queue | /kern | node, pool | /kern |"
 echo "|-------------|----------:|------------:|------:|-----------:|------:|"
 for qd in 1 4; do
-    ks='' ns='' ps=''
-    for _ in $(seq "$ROUNDS"); do
-        ks+="$(fio_iops "$VM_SG" $qd read 1M) "
-        ns+="$(fio_iops /dev/bsg/direct-cuse $qd read 1M) "
-        ps+="$(fio_iops /dev/bsg/pool-cuse $qd read 1M) "
-    done
-    awk -v q=$qd -v k="$(med <<<"$ks")" -v n="$(med <<<"$ns")" -v p="$(med <<<"$ps")" \
+    { read -r k; read -r n; read -r p; } < <(medians_iops "$qd read 1M" \
+        "$VM_SG" /dev/bsg/direct-cuse /dev/bsg/pool-cuse)
+    awk -v q=$qd -v k="$k" -v n="$n" -v p="$p" \
         'BEGIN { printf "| 1 MiB, %-4d | %9d | %11d | %5.2f | %10d | %5.2f |\n", q, k, n, n / k, p, p / k }'
 done
 ioctl_tables

@@ -9,8 +9,8 @@ NODE_PID=''
 NODE=''
 NODE_LOG=''
 NODE_OPTS=() # options every node_start adds (the security suite's --cred-check)
-PASSED=0
-FAILED=0
+# pass, fail and check
+. "${BASH_SOURCE[0]%/*}/../check-lib.sh"
 
 # node_start NAME TARGET [OPTIONS...]: run cuse_bsg in the foreground, wait for /dev/NAME
 # (ready: its own "serving" line, not an earlier daemon's in the same log)
@@ -108,16 +108,6 @@ node_settled() {
 # read pass checks, header by header, what the write pass left
 fio_verify_only() {
     if [ "$1" = randread ]; then echo --verify_only=1; else echo --verify_only=0; fi
-}
-
-pass() { PASSED=$((PASSED + 1)); echo "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*"; }
-
-# check NAME CMD...: a test that passes when CMD succeeds
-check() {
-    local name=$1
-    shift
-    if "$@"; then pass "$name"; else fail "$name"; fi
 }
 
 # normalise: device names and times out of a tool's output
