@@ -29,6 +29,7 @@
 #include "gate.h"
 #include "gate.skel.h"
 #include "gate_bpf.h"
+#include "lockcheck.h"
 #include "log.h"
 #include "peers.h"
 #include "scsi.h"
@@ -546,6 +547,7 @@ static void sweep(struct gate *g)
 	__u32 key, next, *prev = NULL;
 	struct gate_count c;
 
+	assert_held(&g->lock);
 	while (!bpf_map_get_next_key(g->map, prev, &next)) {
 		key = next;
 		prev = &key;
@@ -567,6 +569,8 @@ static int arm_key(struct gate *g, __u32 key)
 {
 	struct gate_count entry = { .owner = (unsigned)getpid() };
 	int err;
+
+	assert_held(&g->lock);
 
 	if (g->map < 0)
 		return 0; /* unloaded after a failed proof: the /proc check serves */
@@ -629,6 +633,7 @@ static uint64_t refused_locked(const struct gate *g, dev_t dev)
 	struct gate_count c = { 0 };
 	__u32 key = kdev(dev);
 
+	assert_held(&g->lock);
 	if (g->kind != GATE_LSM || bpf_map_lookup_elem(g->map, &key, &c))
 		return 0;
 	if (key == g->proof_key && atomic_load(&g->live)) /* the proof's own */

@@ -35,6 +35,7 @@
 #include "guard.h"
 #include "ioctl.h"
 #include "ioctx.h"
+#include "lockcheck.h"
 #include "node.h"
 #include "nodegate.h"
 #include "opener.h"
@@ -124,8 +125,10 @@ struct node {
 /* Under lock: n's life moves on e, as life_next[] allows, and every waiter on cond wakes. */
 static bool life_step(struct node *n, enum life_event e)
 {
-	enum node_life to = life_next[n->life][e];
+	enum node_life to;
 
+	assert_held(&n->lock);
+	to = life_next[n->life][e];
 	if (!to)
 		abort(); /* a transition life_next[] does not list */
 	if (to == n->life)
@@ -148,8 +151,10 @@ static bool life_over(enum node_life s)
 /* Under lock: does the gate check n's files?  Up means armed, with a gate. */
 static bool life_armed(const struct node *n)
 {
-	enum node_life s = n->life;
+	enum node_life s;
 
+	assert_held(&n->lock);
+	s = n->life;
 	return n->cfg->gate && !life_over(s) &&
 	       (s == NODE_ARMED || s == NODE_STOPPING_ARMED || life_up(s));
 }
