@@ -39,8 +39,11 @@ override LDFLAGS += $(SAN)
 LIBS := $(shell $(PKG_CONFIG) --libs fuse3 libudev libbpf) -lsgutils2 -pthread
 CR_LIBS := $(shell $(PKG_CONFIG) --libs criterion)
 
-MODULES := scsi target pool creds ident guard uaccess ioctx cmd sgio chans copyjob intr park done cmdq async sgv4 ioctl midlayer log filter caps notify opener \
-	verdict \
+# the command queue is a wing of its own, src/queue/: its modules are named
+# by their path under src/ (queue/cmdq), their objects go to build/obj/queue/
+QUEUE := $(addprefix queue/,chans park done cmdq async sgv4)
+MODULES := scsi target pool creds ident guard uaccess ioctx cmd sgio copyjob intr $(QUEUE) ioctl midlayer log filter caps \
+	notify opener verdict \
 	policy options control bsgadd sigwatch share show lat stats
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
 DAEMON_MODULES := node nodegate session files calls fuseio devnode udev fleet gate peers live view
@@ -68,9 +71,11 @@ all: build/cuse_bsg
 
 test-progs: build/cuse_bsg $(TEST_PROGS)
 
+# -Isrc: a header of src/ by its name from any folder (the wing's files
+# include "log.h"), a wing's face by its path ("queue/cmdq.h")
 build/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc -c $< -o $@
 
 # The credential gate's BPF LSM program (gate.h): compiled for the BPF
 # target with clang, its field offsets relocated at load against the running
@@ -516,7 +521,7 @@ fuzz-check: $(FUZZ_BINS)
 	done; exit $$rc
 
 format-check:
-	clang-format --dry-run -Werror src/*.c src/*.h include/*/*.h tests/*/*.c tests/*/*.h
+	clang-format --dry-run -Werror src/*.c src/*.h src/*/*.c src/*/*.h include/*/*.h tests/*/*.c tests/*/*.h
 
 # every shell script: the VM suites, their harness and libraries, setup, CI,
 # the deployment helper, the install check and the plot (.shellcheckrc lets

@@ -9,10 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "async.h"
 #include "bsgadd.h"
 #include "bsgdev.h"
-#include "cmdq.h"
 #include "control.h"
 #include "ident.h"
 #include "ioctl.h"
@@ -20,6 +18,8 @@
 #include "list.h"
 #include "lockcheck.h"
 #include "opener.h"
+#include "queue/async.h"
+#include "queue/cmdq.h"
 #include "sigwatch.h"
 #include "uaccess.h"
 

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 
 #include "bsgdev.h"
-#include "cmdq.h"
 #include "control.h"
 #include "files.h"
 #include "log.h"
 #include "opener.h"
+#include "queue/cmdq.h"
 #include "share.h"
 
 /* The last file of o is gone (with --shared-queue, maybe not yet). */

@@ -13,14 +13,14 @@
 #include <string.h>
 
 #include "bsgdev.h"
-#include "cmdq.h"
 #include "ioctl.h"
 #include "ioctx.h"
 #include "log.h"
 #include "midlayer.h"
 #include "opener.h"
+#include "queue/cmdq.h"
+#include "queue/sgv4.h"
 #include "sgio.h"
-#include "sgv4.h"
 
 #ifndef SCSI_IOCTL_GET_BUS_NUMBER
 #define SCSI_IOCTL_GET_BUS_NUMBER 0x5386

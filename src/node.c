@@ -23,10 +23,8 @@
 
 #include <fuse3/cuse_lowlevel.h>
 
-#include "async.h"
 #include "bsgdev.h"
 #include "calls.h"
-#include "cmdq.h"
 #include "control.h"
 #include "copyjob.h"
 #include "devnode.h"
@@ -41,6 +39,8 @@
 #include "opener.h"
 #include "policy.h"
 #include "pool.h"
+#include "queue/async.h"
+#include "queue/cmdq.h"
 #include "session.h"
 #include "share.h"
 #include "show.h"

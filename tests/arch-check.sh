@@ -8,6 +8,17 @@
 # with the header it shares, NAME_bpf.h.  Fails on an arrow drawn that
 # the code does not have, one the code has that is not drawn, a module on
 # one side only, or an arrow that does not run down to a lower layer.
+#
+# A folder of src/ is a wing: one box of the drawing (its name, as a
+# module's), whose arrows are those of all its files, and a drawing of its
+# own, a block ```modules NAME, checked the same way: the modules inside,
+# their layers, their arrows to each other and to modules outside.  Its line
+# "faces: a b" names the modules that the rest of src/ may use; fails on a
+# file of src/ outside the wing that includes the wing's private header
+# (NAME_i.h) or any header of a module not a face.  A file outside names a
+# face by its path ("queue/cmdq.h"); a file inside names its neighbours and
+# the headers of src/ by name.
+#
 # Fails too on a file of src/ over 900 lines, a function over 50 (its body,
 # from its opening brace in the first column to the closing one), or more
 # than 2 headers that include libfuse's, and on a hook of the LSM gate
@@ -24,39 +35,107 @@ src=${2:-src}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# the code: "from to" for each #include "..." of a file of src/
-for f in "$src"/*.c "$src"/*.h; do
-	from=$(basename "$f")
-	from=${from%.*}
-	from=${from%.bpf}
-	from=${from%_i}
-	from=${from%_bpf}
-	echo "module $from"
-	sed -n 's/^#include "\([^"/]*\)".*/\1/p' "$f" | while read -r h; do
-		[ -f "$src/$h" ] || continue
-		to=${h%.h}
-		to=${to%_i}
-		to=${to%_bpf}
-		[ "$to" = "$from" ] || echo "$from $to"
-	done
-done >"$tmp/code.raw"
-grep '^module ' "$tmp/code.raw" | cut -d' ' -f2 | sort -u >"$tmp/code.modules"
-grep -v '^module ' "$tmp/code.raw" | sort -u >"$tmp/code.edges"
+# a file's module, by its path under src/: queue/cmdq_i.h is queue/cmdq
+module() {
+	m=${1%.*}
+	m=${m%.bpf}
+	m=${m%_i}
+	m=${m%_bpf}
+	echo "$m"
+}
 
-# the drawing: "layer module" lines and "-> to ..." under each
-awk -v layers="$tmp/doc.layers" -v edges="$tmp/doc.edges" '
-	/^```modules/ { inside = 1; next }
-	inside && /^```/ { inside = 0; next }
+# the files of src/ and of its wings, by their path under src/
+for f in "$src"/*.[ch] "$src"/*/*.[ch]; do
+	[ -f "$f" ] && echo "${f#"$src"/}"
+done >"$tmp/files"
+
+# the code: "mod MODULE" for each file, "inc FROM TO HEADER" for each
+# #include "HEADER" of a file of src/ (MODULE, FROM and TO: queue/cmdq or log)
+while read -r f; do
+	from=$(module "$f")
+	echo "mod $from"
+	case $f in */*) wing=${f%%/*} ;; *) wing= ;; esac
+	sed -n 's/^#include "\([^"]*\)".*/\1/p' "$src/$f" | while read -r h; do
+		if [ -n "$wing" ] && [ -f "$src/$wing/$h" ]; then
+			h=$wing/$h
+		elif [ ! -f "$src/$h" ]; then
+			continue
+		fi
+		to=$(module "$h")
+		[ "$to" = "$from" ] || echo "inc $from $to $h"
+	done
+done <"$tmp/files" >"$tmp/code.raw"
+
+# the drawing: "MODULE LAYER" for each module, "FROM TO" for each arrow and
+# "face MODULE" for each face, a wing's modules named queue/cmdq; a wing's
+# arrow to a module outside it names that module alone (queue/cmdq log)
+awk -v layers="$tmp/doc.layers" -v edges="$tmp/doc.edges" -v faces="$tmp/doc.faces" '
+	function flush(   i, j, n, to, t) {
+		for (i = 1; i <= nl; i++) print name[i], layer[i] >layers
+		for (i = 1; i <= ne; i++) {
+			n = split(edge[i], t, " ")
+			for (j = 2; j <= n; j++) {
+				to = (wing != "" && (wing "/" t[j]) in mine) ? wing "/" t[j] : t[j]
+				print t[1], to >edges
+			}
+		}
+		for (i = 1; i <= nf; i++) {
+			to = wing "/" face[i]
+			if (!(to in mine)) {
+				print "arch-check: a face not drawn in " wing "/: " face[i] >"/dev/stderr"
+				bad = 1
+			}
+			print "face", to >faces
+		}
+		nl = ne = nf = 0
+		delete mine
+	}
+	/^```modules/ { inside = 1; wing = $2; next }
+	inside && /^```/ { flush(); inside = 0; next }
 	!inside { next }
-	$1 ~ /^[0-9]+$/ { mod = $2; print $1, mod >layers; next }
-	$1 == "->" { for (i = 2; i <= NF; i++) print mod, $i >edges; next }
+	$1 ~ /^[0-9]+$/ {
+		mod = wing == "" ? $2 : wing "/" $2
+		mine[mod] = 1
+		name[++nl] = mod
+		layer[nl] = $1
+		next
+	}
+	$1 == "->" { $1 = mod; edge[++ne] = $0; next }
+	$1 == "faces:" && wing != "" { for (i = 2; i <= NF; i++) face[++nf] = $i; next }
 	/^[ \t]*$/ || /^[ \t]*#/ { next }
 	{ print "arch-check: cannot read this line of the drawing: " $0 >"/dev/stderr"; bad = 1 }
 	END { exit bad }
 ' "$doc"
-touch "$tmp/doc.layers" "$tmp/doc.edges"
+touch "$tmp/doc.layers" "$tmp/doc.edges" "$tmp/doc.faces"
 sort -u "$tmp/doc.edges" -o "$tmp/doc.edges"
-cut -d' ' -f2 "$tmp/doc.layers" | sort -u >"$tmp/doc.modules"
+cut -d' ' -f1 "$tmp/doc.layers" | sort -u >"$tmp/doc.modules"
+find "$src" -mindepth 1 -maxdepth 1 -type d | sed 's|.*/||' | sort >"$tmp/wings"
+
+# The code's modules and arrows as the drawing has them: a wing's files are
+# one module outside it (queue), and each its own inside (queue/cmdq).  Each
+# arrow once in code.edges, and in code.why with each include that makes
+# it.  Checked here too: who uses a wing's insides from outside.
+awk -v modules="$tmp/code.modules" -v inside="$tmp/inside" '
+	FILENAME == ARGV[1] { if ($1 == "face") face[$2] = 1; next }
+	function wing(m) { return m ~ /\// ? substr(m, 1, index(m, "/") - 1) : "" }
+	function top(m) { return m ~ /\// ? wing(m) : m }
+	$1 == "mod" { print top($2) >modules; if (wing($2) != "") print $2 >modules; next }
+	{
+		from = $2; to = $3
+		why = "#include \"" $4 "\""
+		if (top(from) != top(to)) print top(from), top(to), why
+		if (wing(from) != "" && from != to)
+			print from, (wing(to) == wing(from) ? to : top(to)), why
+		if (wing(to) == "" || wing(to) == wing(from)) next
+		if ($1 == "inc" && $4 ~ /_i\.h$/)
+			print "a wing'\''s private header included from outside: " from ": " why >inside
+		else if (!(to in face))
+			print "a wing'\''s inside used from outside: " from " -> " to ": " why >inside
+	}
+' "$tmp/doc.faces" "$tmp/code.raw" | sort -u >"$tmp/code.why"
+cut -d' ' -f1,2 "$tmp/code.why" | sort -u >"$tmp/code.edges"
+sort -u "$tmp/code.modules" -o "$tmp/code.modules"
+touch "$tmp/inside"
 
 rc=0
 report() {
@@ -70,30 +149,48 @@ comm -23 "$tmp/code.modules" "$tmp/doc.modules" >"$tmp/x"
 report "a module of $src/ not in the drawing" "$tmp/x"
 comm -13 "$tmp/code.modules" "$tmp/doc.modules" >"$tmp/x"
 report "a module drawn that $src/ does not have" "$tmp/x"
-comm -23 "$tmp/code.edges" "$tmp/doc.edges" | sed 's/ / -> /' >"$tmp/x"
+grep / "$tmp/doc.modules" | cut -d/ -f1 | sort -u | comm -13 "$tmp/wings" - >"$tmp/x" || true
+report "a wing drawn that is not a folder of $src/" "$tmp/x"
+# the arrows the code has that are not drawn, each with its first include
+comm -23 "$tmp/code.edges" "$tmp/doc.edges" | awk 'NR == FNR { want[$1 " " $2] = 1; next }
+	($1 " " $2) in want && !seen[$1 " " $2]++ { w = $3; for (i = 4; i <= NF; i++) w = w " " $i
+		print $1 " -> " $2 " (" w ")" }' - "$tmp/code.why" >"$tmp/x"
 report "an include not drawn" "$tmp/x"
 comm -13 "$tmp/code.edges" "$tmp/doc.edges" | sed 's/ / -> /' >"$tmp/x"
 report "an arrow drawn that the code does not have" "$tmp/x"
-awk 'NR == FNR { layer[$2] = $1; next }
-	!($1 in layer) || !($2 in layer) { next }
+sort -u "$tmp/inside" | sed 's/^/arch-check: /' >"$tmp/x"
+[ ! -s "$tmp/x" ] || { cat "$tmp/x" >&2; rc=1; }
+# down: an arrow between two modules of one drawing (a wing's arrows out
+# run down as its box's do)
+awk 'NR == FNR { layer[$1] = $2; next }
+	function wing(m) { return m ~ /\// ? substr(m, 1, index(m, "/") - 1) : "" }
+	!($1 in layer) || !($2 in layer) || wing($1) != wing($2) { next }
 	layer[$1] + 0 <= layer[$2] + 0 {
 		print $1 " (layer " layer[$1] ") -> " $2 " (layer " layer[$2] ")"
 	}' "$tmp/doc.layers" "$tmp/doc.edges" >"$tmp/x"
 report "an arrow that does not run down" "$tmp/x"
-awk '{ n[$2]++ } END { for (m in n) if (n[m] > 1) print m }' "$tmp/doc.layers" >"$tmp/x"
+awk '{ n[$1]++ } END { for (m in n) if (n[m] > 1) print m }' "$tmp/doc.layers" >"$tmp/x"
 report "a module drawn twice" "$tmp/x"
 
-wc -l "$src"/*.c "$src"/*.h | awk '$2 != "total" && $1 > 900 { print $2 ": " $1 " lines" }' >"$tmp/x"
+set --
+while read -r f; do
+	set -- "$@" "$src/$f"
+done <"$tmp/files"
+wc -l "$@" | awk '$2 != "total" && $1 > 900 { print $2 ": " $1 " lines" }' >"$tmp/x"
 report "a file over 900 lines" "$tmp/x"
+for f; do
+	shift
+	case $f in *.c) set -- "$@" "$f" ;; esac
+done
 awk 'FNR == 1 { open = 0 }
 	/^[A-Za-z_].*\(/ { sig = $0 }
 	/^\{$/ { open = FNR }
 	/^\}/ && open {
 		if (FNR - open - 1 > 50) print FILENAME ":" open ": " FNR - open - 1 " lines: " sig
 		open = 0
-	}' "$src"/*.c >"$tmp/x"
+	}' "$@" >"$tmp/x"
 report "a function over 50 lines" "$tmp/x"
-grep -l '^#include <[cf]use' "$src"/*.h >"$tmp/fuse.h" || true
+grep -l '^#include <[cf]use' "$src"/*.h "$src"/*/*.h 2>/dev/null >"$tmp/fuse.h" || true
 [ "$(wc -l <"$tmp/fuse.h")" -le 2 ] || report "more than 2 headers include libfuse" "$tmp/fuse.h"
 
 # the layout table: the names in each row's first cell, `between backquotes`
@@ -103,9 +200,7 @@ awk '/^## / { inside = $0 == "## Layout of the tree"; next }
 		n = split(cell[2], name, "`")
 		for (i = 2; i <= n; i += 2) print name[i]
 	}' "$doc" | sort -u >"$tmp/table"
-for f in "$src"/*; do
-	[ -f "$f" ] && echo "src/${f##*/}"
-done | sort >"$tmp/src.files"
+find "$src" -type f | sed "s|^$src/|src/|" | sort >"$tmp/src.files"
 if [ -s "$tmp/table" ]; then
 	comm -23 "$tmp/src.files" "$tmp/table" >"$tmp/x"
 	report "a file of $src/ without a row in the layout table" "$tmp/x"
@@ -135,6 +230,10 @@ if [ -f "$src/gate.bpf.c" ] && [ -f "$lsmhook" ]; then
 fi
 
 if [ "$rc" = 0 ]; then
-	echo "arch-check: $(wc -l <"$tmp/doc.modules") modules, $(wc -l <"$tmp/doc.edges") arrows: the drawing is the code; no file over 900 lines, no function over 50, $(wc -l <"$tmp/fuse.h") headers with libfuse, $(wc -l <"$tmp/src.files") files of $src/ in the layout table"
+	wings=$(grep -c / "$tmp/doc.modules" || true)
+	echo "arch-check: $(($(wc -l <"$tmp/doc.modules") - wings)) modules and $wings in" \
+		"$(wc -l <"$tmp/wings") wing(s), $(wc -l <"$tmp/doc.edges") arrows: the drawing is the code;" \
+		"no file over 900 lines, no function over 50, $(wc -l <"$tmp/fuse.h") headers with libfuse," \
+		"$(wc -l <"$tmp/src.files") files of $src/ in the layout table"
 fi
 exit "$rc"

@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "async.h"
-#include "cmdq.h"
 #include "opener.h"
 #include "pool.h"
+#include "queue/async.h"
+#include "queue/cmdq.h"
 #include "rig.h"
 #include "root.h"
 

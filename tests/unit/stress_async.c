@@ -47,14 +47,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "async.h"
 #include "cmd.h"
-#include "cmdq.h"
 #include "fake.h"
 #include "guard.h"
 #include "ioctl.h"
 #include "opener.h"
 #include "policy.h"
+#include "queue/async.h"
+#include "queue/cmdq.h"
 #include "sgio.h"
 #include "share.h"
 

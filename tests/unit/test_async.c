@@ -30,10 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "async.h"
 #include "cmd.h"
-#include "cmdq.h"
-#include "cmdq_i.h"
 #include "copyjob.h"
 #include "fake.h"
 #include "guard.h"
@@ -42,6 +39,9 @@
 #include "malloc_fault.h"
 #include "opener.h"
 #include "policy.h"
+#include "queue/async.h"
+#include "queue/cmdq.h"
+#include "queue/cmdq_i.h"
 #include "rig.h"
 #include "root.h"
 #include "sgio.h"

@@ -22,13 +22,13 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "cmdq.h"
 #include "fake.h"
 #include "ioctl.h"
 #include "ioctx.h"
 #include "midlayer.h"
 #include "opener.h"
 #include "policy.h"
+#include "queue/cmdq.h"
 #include "rig.h"
 #include "root.h"
 #include "sgio.h"

@@ -20,8 +20,6 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "cmdq.h"
-#include "cmdq_i.h"
 #include "fake.h"
 #include "guard.h"
 #include "ioctl.h"
@@ -29,6 +27,8 @@
 #include "malloc_fault.h"
 #include "opener.h"
 #include "pool.h"
+#include "queue/cmdq.h"
+#include "queue/cmdq_i.h"
 #include "rig.h"
 
 TestSuite(sgv4, .timeout = 60);
