@@ -27,11 +27,20 @@
 # the tree", or a row naming a file that does not exist (a name ending in
 # / is a directory, not checked; others are from the top of the tree).
 #
-# usage: tests/arch-check.sh [ARCHITECTURE.md [SRCDIR]]
+# OBJDIR holds the objects built from src/ (OBJDIR/NAME.o for src/NAME.c,
+# OBJDIR/queue/cmdq.o for src/queue/cmdq.c): every use of one module by
+# another, a call or a datum (a symbol one object leaves undefined and
+# another defines, read with nm), is an arrow too, so that no use hides
+# behind a header that includes another; and a use of a wing from outside
+# is of a face.  A header alone (bsgdev.h) has no object: its includes
+# stand for it.
+#
+# usage: tests/arch-check.sh [ARCHITECTURE.md [SRCDIR [OBJDIR]]] (OBJDIR: build/obj)
 set -eu
 
 doc=${1:-docs/ARCHITECTURE.md}
 src=${2:-src}
+obj=${3:-build/obj}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -65,6 +74,29 @@ while read -r f; do
 		[ "$to" = "$from" ] || echo "inc $from $to $h"
 	done
 done <"$tmp/files" >"$tmp/code.raw"
+
+# the uses: "call FROM TO SYMBOL" (or "data ...") for each symbol that FROM's
+# object leaves undefined and TO's defines
+: >"$tmp/objs.missing"
+grep '\.c$' "$tmp/files" | grep -v '\.bpf\.c$' | while read -r f; do
+	o=$obj/${f%.c}.o
+	if [ ! -f "$o" ]; then
+		echo "$o" >>"$tmp/objs.missing"
+		continue
+	fi
+	${NM:-nm} -P -g "$o" | awk -v m="$(module "$f")" '
+		$2 ~ /^[Uwv]$/ { print $1, "und", m; next }
+		{ print $1, ($2 ~ /^[Tt]$/ ? "call" : "data"), m }'
+done >"$tmp/syms"
+awk '$2 != "und" { def[$1] = $3; kind[$1] = $2; next }
+	{ und[++n] = $1 " " $3 }
+	END {
+		for (i = 1; i <= n; i++) {
+			split(und[i], u, " ")
+			if ((u[1] in def) && def[u[1]] != u[2])
+				print kind[u[1]], u[2], def[u[1]], u[1]
+		}
+	}' "$tmp/syms" >>"$tmp/code.raw"
 
 # the drawing: "MODULE LAYER" for each module, "FROM TO" for each arrow and
 # "face MODULE" for each face, a wing's modules named queue/cmdq; a wing's
@@ -113,8 +145,8 @@ find "$src" -mindepth 1 -maxdepth 1 -type d | sed 's|.*/||' | sort >"$tmp/wings"
 
 # The code's modules and arrows as the drawing has them: a wing's files are
 # one module outside it (queue), and each its own inside (queue/cmdq).  Each
-# arrow once in code.edges, and in code.why with each include that makes
-# it.  Checked here too: who uses a wing's insides from outside.
+# arrow once in code.edges, and in code.why with each include or call that
+# makes it.  Checked here too: who uses a wing's insides from outside.
 awk -v modules="$tmp/code.modules" -v inside="$tmp/inside" '
 	FILENAME == ARGV[1] { if ($1 == "face") face[$2] = 1; next }
 	function wing(m) { return m ~ /\// ? substr(m, 1, index(m, "/") - 1) : "" }
@@ -122,7 +154,7 @@ awk -v modules="$tmp/code.modules" -v inside="$tmp/inside" '
 	$1 == "mod" { print top($2) >modules; if (wing($2) != "") print $2 >modules; next }
 	{
 		from = $2; to = $3
-		why = "#include \"" $4 "\""
+		why = $1 == "inc" ? "#include \"" $4 "\"" : $1 == "call" ? "calls " $4 "()" : "uses " $4
 		if (top(from) != top(to)) print top(from), top(to), why
 		if (wing(from) != "" && from != to)
 			print from, (wing(to) == wing(from) ? to : top(to)), why
@@ -152,12 +184,14 @@ report "a module drawn that $src/ does not have" "$tmp/x"
 grep / "$tmp/doc.modules" | cut -d/ -f1 | sort -u | comm -13 "$tmp/wings" - >"$tmp/x" || true
 report "a wing drawn that is not a folder of $src/" "$tmp/x"
 # the arrows the code has that are not drawn, each with its first include
+# or call
 comm -23 "$tmp/code.edges" "$tmp/doc.edges" | awk 'NR == FNR { want[$1 " " $2] = 1; next }
 	($1 " " $2) in want && !seen[$1 " " $2]++ { w = $3; for (i = 4; i <= NF; i++) w = w " " $i
 		print $1 " -> " $2 " (" w ")" }' - "$tmp/code.why" >"$tmp/x"
-report "an include not drawn" "$tmp/x"
+report "a use not drawn" "$tmp/x"
 comm -13 "$tmp/code.edges" "$tmp/doc.edges" | sed 's/ / -> /' >"$tmp/x"
 report "an arrow drawn that the code does not have" "$tmp/x"
+report "an object missing (make arch-check builds them)" "$tmp/objs.missing"
 sort -u "$tmp/inside" | sed 's/^/arch-check: /' >"$tmp/x"
 [ ! -s "$tmp/x" ] || { cat "$tmp/x" >&2; rc=1; }
 # down: an arrow between two modules of one drawing (a wing's arrows out
@@ -231,8 +265,10 @@ fi
 
 if [ "$rc" = 0 ]; then
 	wings=$(grep -c / "$tmp/doc.modules" || true)
+	uses=$(awk '$1 != "mod" && $1 != "inc" { print $2, $3 }' "$tmp/code.raw" | sort -u | wc -l)
 	echo "arch-check: $(($(wc -l <"$tmp/doc.modules") - wings)) modules and $wings in" \
-		"$(wc -l <"$tmp/wings") wing(s), $(wc -l <"$tmp/doc.edges") arrows: the drawing is the code;" \
+		"$(wc -l <"$tmp/wings") wing(s), $(wc -l <"$tmp/doc.edges") arrows: the drawing is the code" \
+		"(its includes, and $uses uses of one object by another in $obj);" \
 		"no file over 900 lines, no function over 50, $(wc -l <"$tmp/fuse.h") headers with libfuse," \
 		"$(wc -l <"$tmp/src.files") files of $src/ in the layout table"
 fi
