@@ -264,11 +264,14 @@ if [ -f "$src/gate.bpf.c" ] && [ -f "$lsmhook" ]; then
 fi
 
 if [ "$rc" = 0 ]; then
-	wings=$(grep -c / "$tmp/doc.modules" || true)
+	mods=$(($(grep -vc / "$tmp/doc.modules") - $(wc -l <"$tmp/wings")))
+	wings=$(while read -r w; do
+		echo "$w/ of $(grep -c "^$w/" "$tmp/doc.modules")"
+	done <"$tmp/wings" | paste -sd, - | sed 's/,/, /g')
 	uses=$(awk '$1 != "mod" && $1 != "inc" { print $2, $3 }' "$tmp/code.raw" | sort -u | wc -l)
-	echo "arch-check: $(($(wc -l <"$tmp/doc.modules") - wings)) modules and $wings in" \
-		"$(wc -l <"$tmp/wings") wing(s), $(wc -l <"$tmp/doc.edges") arrows: the drawing is the code" \
-		"(its includes, and $uses uses of one object by another in $obj);" \
+	echo "arch-check: $mods modules${wings:+ and the wing(s) $wings}," \
+		"$(wc -l <"$tmp/doc.edges") arrows: the drawing is the code" \
+		"(its includes, and the symbols of $obj: $uses uses of a module by another);" \
 		"no file over 900 lines, no function over 50, $(wc -l <"$tmp/fuse.h") headers with libfuse," \
 		"$(wc -l <"$tmp/src.files") files of $src/ in the layout table"
 fi
