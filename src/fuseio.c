@@ -167,6 +167,9 @@ ssize_t fuseio_read(struct fuseio *io, int fd, void *buf, size_t len)
 		r = read(fd, buf, len);
 		if (r >= 0)
 			atomic_fetch_add_explicit(&requests_read, 1, memory_order_relaxed);
+		if (r >= (ssize_t)sizeof(struct fuse_in_header) &&
+		    ((struct fuse_in_header *)buf)->opcode == FUSE_INTERRUPT)
+			atomic_fetch_add_explicit(&io->interrupts, 1, memory_order_relaxed);
 		if (r >= 0 && atomic_load_explicit(&io->trimmed, memory_order_relaxed))
 			atomic_store(&io->trimmed, false);
 		if (r >= 0 || errno != EAGAIN)

@@ -26,6 +26,7 @@ struct fuseio {
 	int stopfd;	     /* an eventfd, written once to stop: every worker returns */
 	atomic_uint waiting; /* workers waiting for a request in fuseio_read() */
 	atomic_bool trimmed; /* no request since the heap was last trimmed */
+	atomic_ulong interrupts; /* INTERRUPTs read: at most as many late ones libfuse keeps */
 };
 
 /* The next request from fd into buf: its length, or -1 with errno (EINTR: stop). */

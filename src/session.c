@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <fuse3/cuse_lowlevel.h>
+#include <linux/fuse.h>
 
 #include "session.h"
 
@@ -136,10 +137,34 @@ int session_join(struct session *s, unsigned ms)
 	return -pthread_timedjoin_np(s->thread, NULL, &end);
 }
 
+/*
+ * libfuse keeps an INTERRUPT that comes after its request was answered (a
+ * killed client's close sends one) until its next request takes it, and
+ * fuse_session_destroy() never frees one.  Once the loop is over, a FORGET
+ * of no inode (which CUSE answers with nothing) for each INTERRUPT read,
+ * at most LATE_INTERRUPTS_MAX, takes them before the session goes.
+ */
+#define LATE_INTERRUPTS_MAX 4096
+
+static void drop_late_interrupts(struct session *s)
+{
+	struct {
+		struct fuse_in_header h;
+		struct fuse_forget_in f;
+	} r = { .h = { .len = sizeof(r), .opcode = FUSE_FORGET } };
+	struct fuse_buf buf = { .size = sizeof(r), .mem = &r };
+	unsigned long n = atomic_load(&s->io.interrupts);
+
+	for (unsigned long i = 0; i < n && i < LATE_INTERRUPTS_MAX; i++)
+		fuse_session_process_buf(s->se, &buf);
+}
+
 void session_destroy(struct session *s)
 {
-	if (s->se)
+	if (s->se) {
+		drop_late_interrupts(s);
 		fuse_session_destroy(s->se);
+	}
 	s->se = NULL;
 }
 
