@@ -23,9 +23,9 @@
 #define FUSE_IDLE_MS	  2000
 
 struct fuseio {
-	int stopfd;	     /* an eventfd, written once to stop: every worker returns */
-	atomic_uint waiting; /* workers waiting for a request in fuseio_read() */
-	atomic_bool trimmed; /* no request since the heap was last trimmed */
+	int stopfd;		 /* an eventfd, written once to stop: every worker returns */
+	atomic_uint waiting;	 /* workers waiting for a request in fuseio_read() */
+	atomic_bool trimmed;	 /* no request since the heap was last trimmed */
 	atomic_ulong interrupts; /* INTERRUPTs read: at most as many late ones libfuse keeps */
 };
 
