@@ -307,7 +307,10 @@ static int load_witness(struct gate *g, char *why, size_t why_len)
 				step = "attach";
 				err = witness_bpf__attach(g->wit);
 			}
-			if (!err) {
+			if (!err && !take_witness(g)) { /* a holder came while ours loaded */
+				witness_bpf__destroy(g->wit);
+				g->wit = NULL;
+			} else if (!err) {
 				witness_fds(g);
 				g->armed_majors = g->wit->bss->armed_majors;
 			}

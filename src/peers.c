@@ -23,6 +23,9 @@
 
 /* Holders that watch the one with the name; past it, a holder gets no answer. */
 #define PEERS_MAX 1024
+/* A name not free yet (its holder still going): tried again after 10 ms, doubling to 1 s */
+#define RETRY_FIRST_MS 10
+#define RETRY_LAST_MS  1000
 
 struct peers {
 	uint64_t key;
@@ -32,6 +35,7 @@ struct peers {
 	int conn;		 /* the connection to the name's holder; else -1 */
 	int watchers[PEERS_MAX]; /* answered, kept until they close: n_watchers */
 	size_t n_watchers;
+	int retry_ms; /* the wait before the next try to take the name or rejoin */
 	pthread_t thread;
 };
 
@@ -215,10 +219,16 @@ static int round_trip(struct peers *p)
 	size_t n = 2;
 
 	if (p->name < 0 && p->conn < 0 && !take_name(p) && !rejoin(p)) {
-		/* a holder that is going, or not listening yet: again in a second */
+		/*
+		 * a holder that is going, or not listening yet: again soon, so
+		 * that a daemon starting meanwhile finds the name held
+		 */
 		f[0] = (struct pollfd){ .fd = p->stopfd, .events = POLLIN };
-		return poll(f, 1, 1000) == 1 ? 0 : 1;
+		n = (size_t)p->retry_ms;
+		p->retry_ms = p->retry_ms * 2 > RETRY_LAST_MS ? RETRY_LAST_MS : p->retry_ms * 2;
+		return poll(f, 1, (int)n) == 1 ? 0 : 1;
 	}
+	p->retry_ms = RETRY_FIRST_MS;
 	f[0] = (struct pollfd){ .fd = p->stopfd, .events = POLLIN };
 	f[1] = (struct pollfd){ .fd = p->name >= 0 ? p->name : p->conn, .events = POLLIN };
 	for (size_t i = 0; i < p->n_watchers; i++)
@@ -261,6 +271,7 @@ int peers_hold(uint64_t key, const int fds[PEER_FDS], int conn, struct peers **r
 	memcpy(p->fds, fds, sizeof(p->fds));
 	p->name = -1;
 	p->conn = conn;
+	p->retry_ms = RETRY_FIRST_MS;
 	p->stopfd = eventfd(0, EFD_CLOEXEC);
 	if (p->stopfd < 0) {
 		err = -errno;
@@ -284,10 +295,11 @@ void peers_stop(struct peers *p)
 	if (eventfd_write(p->stopfd, 1) < 0)
 		abort(); /* an eventfd takes this write */
 	pthread_join(p->thread, NULL);
-	for (size_t i = 0; i < p->n_watchers; i++)
-		close(p->watchers[i]);
+	/* the name first: a watcher that sees its connection end can take it */
 	if (p->name >= 0)
 		close(p->name);
+	for (size_t i = 0; i < p->n_watchers; i++)
+		close(p->watchers[i]);
 	if (p->conn >= 0)
 		close(p->conn);
 	close(p->stopfd);
