@@ -160,6 +160,10 @@ churn_round() {  # churn_round N BASE-THREADS: one round, then idle again
     vm_wait 60 node_settled 0 || vm_fail "round $1: files or commands stay in the daemon"
     vm_wait 30 threads_at_most $(($2 + IDLE_KEPT)) ||
         echo "   round $1: threads did not come down to $(($2 + IDLE_KEPT))"
+    # a worker idle for FUSE_IDLE_MS (2 s) gives the burst's memory back
+    # (fuseio.c, malloc_trim); the RSS is sampled once that time has passed
+    # twice over, not while the trim may be still to come
+    sleep 5
 }
 
 churn() {
