@@ -547,6 +547,29 @@ static bool pack_id_guarded(struct opener *o, fuse_req_t req, pid_t tid, int err
 }
 
 /*
+ * Answer a read() of req by tid (size bytes of room) with the n completions
+ * taken (done_hand_over()): the headers are its answer.  True if any was
+ * given back.
+ */
+static bool read_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size,
+			 struct cmd **cmds, unsigned n)
+{
+	unsigned char out[READ_MAX_HDRS * SCSI_V4_HDR_LEN];
+	struct done_call c = { .req = req, .tid = tid, .out = out };
+	struct done_answer a;
+
+	if (cmds[0]->r.hdr_len > size) /* sg drops the completion too */
+		c.err = cmdq_short_call(tid, false, size, cmds[0]->r.hdr_len, -EINVAL);
+	a = done_hand_over(o, &c, cmds, n);
+	if (a.mine && a.len)
+		fuse_reply_buf(req, (const char *)out, a.len);
+	else if (a.mine)
+		fuse_reply_err(req, -a.err);
+	cmdq_room(o);
+	return a.back;
+}
+
+/*
  * What a read may take now: up to size bytes of o's completions w names,
  * into cmds (how many; none while its pack_id is unresolved), holding o for
  * their delivery; none taken, *gone says whether it ends ENODEV.
@@ -559,7 +582,7 @@ static unsigned read_take(struct opener *o, const struct want *w, size_t size, b
 	pthread_mutex_lock(&o->lock);
 	n = unresolved ? 0 : done_take(o, w, size, cmds);
 	if (n)
-		opener_get_locked(o); /* cmdq_deliver() goes on after its answer, when the
+		opener_get_locked(o); /* read_deliver() goes on after its answer, when the
 			    * client may already have closed the file */
 	*gone = !n && atomic_load(&o->d->target_gone) && (unresolved || !done_still_running(o, w));
 	pthread_mutex_unlock(&o->lock);
@@ -600,7 +623,7 @@ static void read_parked_answer(struct opener *o, struct parked *p, struct cmd **
 			       int res)
 {
 	(void)res;
-	cmdq_deliver(o, p->req, p->tid, rd_of(p)->size, cmds, n);
+	read_deliver(o, p->req, p->tid, rd_of(p)->size, cmds, n);
 }
 
 static bool read_parked_gone(struct opener *o, const struct parked *p)
@@ -649,7 +672,7 @@ static void read_go(struct opener *o, fuse_req_t req, pid_t tid, size_t size, in
 		n = read_take(o, &w, size, unresolved, cmds, &gone);
 		if (n) {
 			free(p);
-			if (cmdq_deliver(o, req, tid, size, cmds, n))
+			if (read_deliver(o, req, tid, size, cmds, n))
 				cmdq_serve_readers(o);
 			opener_put(o);
 			return;

@@ -373,45 +373,6 @@ int cmdq_short_call(pid_t tid, bool write, size_t size, size_t need, int err)
 	return !ret && count > size && count >= need ? -EFAULT : err;
 }
 
-bool cmdq_deliver(struct opener *o, fuse_req_t req, pid_t tid, size_t size, struct cmd **cmds,
-		  unsigned n)
-{
-	unsigned char out[READ_MAX_HDRS * SCSI_V4_HDR_LEN];
-	size_t len = 0;
-	unsigned i = 0, used;
-	struct guard g;
-	bool mine = true;
-	int err = 0;
-
-	if (cmds[0]->r.hdr_len > size) /* sg drops the completion too */
-		err = cmdq_short_call(tid, false, size, cmds[0]->r.hdr_len, -EINVAL);
-	else
-		err = guard_begin(o->d->wd, &g, req, tid, &o->stuck);
-	if (!err) {
-		for (; i < n && !err; i++) {
-			err = done_deliver_one(cmds[i], tid, out + len);
-			if (!err)
-				len += cmds[i]->r.hdr_len;
-		}
-		mine = guard_end(o->d->wd, &g);
-	}
-	used = len || !err ? i - (err ? 1 : 0) : 1;
-	if (!mine)
-		used = i; /* answered EFAULT meanwhile: what it reached is lost, as sg's */
-	if (used < n)
-		done_put_back(o, cmds + used, n - used);
-	for (unsigned k = 0; k < used; k++)
-		cmd_recycle(cmds[k]);
-	if (!mine)
-		;
-	else if (len)
-		fuse_reply_buf(req, (const char *)out, len);
-	else
-		fuse_reply_err(req, -err);
-	cmdq_room(o);
-	return used < n;
-}
-
 /*
  * Caller holds o->lock.  The device gone, the parked readers with nothing
  * left to wait for, moved to the front of gone: they get ENODEV.

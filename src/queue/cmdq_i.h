@@ -86,11 +86,4 @@ int cmdq_short_call(pid_t tid, bool write, size_t size, size_t need, int err);
 /* cmd ended at the target with err (placed: it held a channel's slot). */
 void cmdq_complete(struct cmd *cmd, int err, bool placed);
 
-/*
- * Answer a read() of req by tid (size bytes of room) with the n commands
- * taken: true if some went back to the done list.
- */
-bool cmdq_deliver(struct opener *o, struct fuse_req *req, pid_t tid, size_t size, struct cmd **cmds,
-		  unsigned n);
-
 #endif /* CUSE_BSG_CMDQ_I_H */

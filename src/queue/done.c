@@ -13,6 +13,7 @@
 #include "bsgdev.h"
 #include "cmd.h"
 #include "done.h"
+#include "guard.h"
 #include "list.h"
 #include "lockcheck.h"
 #include "opener.h"
@@ -100,7 +101,7 @@ unsigned done_take(struct opener *o, const struct want *w, size_t room, struct c
 }
 
 /* Data-in and sense into the reader; the header into out.  0 or -errno. */
-int done_deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out)
+static int deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out)
 {
 	unsigned sense_len;
 	int err;
@@ -143,9 +144,41 @@ void done_put_back(struct opener *o, struct cmd **cmds, unsigned n)
 		cmd_free(cmds[i]); /* cmdq_release() has swept the list: nobody reads them */
 }
 
-/*
- * Answer a read with cmds[0..n), then wake writers and pollers.  A failure
- * part-way answers the headers before it; the failed one is dropped if it
- * was the first, else given back with the rest, as is whatever was not
- * reached.  True if any was given back.
- */
+struct done_answer done_hand_over(struct opener *o, const struct done_call *c, struct cmd **cmds,
+				  unsigned n)
+{
+	struct done_answer a = { .err = c->out ? c->err : -ENOMEM, .mine = true };
+	unsigned ok = 0, reached, used;
+	struct guard g;
+
+	assert_not_held(&o->lock);
+	if (!a.err)
+		a.err = guard_begin(o->d->wd, &g, c->req, c->tid, &o->stuck);
+	if (!a.err) {
+		for (; ok < n; ok++) {
+			a.err = deliver_one(cmds[ok], c->tid, c->out + a.len);
+			if (a.err)
+				break;
+			a.len += cmds[ok]->r.hdr_len;
+		}
+		if (c->write_out && (ok || !n)) {
+			int err = c->write_out(c, cmds, ok, a.len);
+
+			if (err) { /* the completions are used: lost, as sg's */
+				a.err = err;
+				a.len = 0;
+			}
+		}
+		a.mine = guard_end(o->d->wd, &g);
+	}
+	reached = ok + (a.err && ok < n);
+	used = ok ? ok : n && c->out ? 1 : 0;
+	if (!a.mine)
+		used = reached;
+	if (used < n)
+		done_put_back(o, cmds + used, n - used);
+	for (unsigned k = 0; k < used; k++)
+		cmd_recycle(cmds[k]);
+	a.back = used < n;
+	return a;
+}

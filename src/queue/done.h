@@ -14,6 +14,7 @@
 #include "bsgdev.h"
 
 struct cmd;
+struct fuse_req;
 struct list_head;
 struct opener;
 
@@ -57,8 +58,41 @@ struct cmd *done_oldest(struct opener *o, const struct want *w);
 bool done_still_running(struct opener *o, const struct want *w);
 /* o->lock held: the completions w may take that fit in room bytes, into cmds: how many. */
 unsigned done_take(struct opener *o, const struct want *w, size_t room, struct cmd **cmds);
-/* A completion's header into out (hlen bytes), its data-in and sense into tid: 0 or -errno. */
-int done_deliver_one(struct cmd *cmd, pid_t tid, unsigned char *out);
+/*
+ * A call that takes completions (read(), SG_IORECEIVE): whose, and where
+ * their headers go.  Its module fills it in, and answers it (done_answer).
+ */
+struct done_call {
+	struct fuse_req *req;
+	pid_t tid;
+	unsigned char *out; /* room for the headers, packed; NULL: no memory (ENOMEM) */
+	int err;	    /* 0, or a failure found before the first completion */
+	const void *arg;    /* the call's own, for write_out */
+	/* in the caller's call (guarded), once ok headers (len bytes) are in out:
+	 * 0 or -errno; NULL: the headers are the answer */
+	int (*write_out)(const struct done_call *c, struct cmd **cmds, unsigned ok, size_t len);
+};
+
+/* What a hand-over leaves to the call's module. */
+struct done_answer {
+	size_t len; /* bytes of headers in out: the call succeeded; else */
+	int err;    /* its failure, -errno (0 for a call that took none) */
+	bool mine;  /* false: the watchdog answered it meanwhile (EFAULT): no answer */
+	bool back;  /* some went back to the done list: wake the readers */
+};
+
+/*
+ * The one hand-over of completions, for every call that takes them: each
+ * one's data-in and sense into the caller, its header into c->out, then
+ * c->write_out, within one guard of the caller's memory.  A failure
+ * part-way answers the completions before it; the failed one is dropped if
+ * it was the first (as sg's), else given back with the rest, as is whatever
+ * was not reached (all of them without memory).  A call the watchdog
+ * answered meanwhile loses what it reached, as sg's.  Not under o->lock;
+ * the caller holds o.
+ */
+struct done_answer done_hand_over(struct opener *o, const struct done_call *c, struct cmd **cmds,
+				  unsigned n);
 /*
  * Not under o->lock: n taken commands back on o's done list, oldest first,
  * anyone's (a blocking array's no more); freed instead if o's file has been

@@ -431,48 +431,38 @@ static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct cmd **
 		2);
 }
 
+/* The headers, each v4 one with its command's tag, and the control object. */
+static int rcv_out(const struct done_call *c, struct cmd **cmds, unsigned ok, size_t len)
+{
+	const struct rcv *rc = c->arg;
+
+	(void)len;
+	for (unsigned i = 0; rc->w.version == 4 && i < ok; i++)
+		((struct sg_io_v4 *)(void *)(c->out + i * SCSI_V4_HDR_LEN))->generated_tag =
+			(uint64_t)cmds[i]->tag;
+	return rcv_write_out(rc, c->out, cmds, ok);
+}
+
 /*
- * Answer rc with cmds[0..n): data-in and sense of each into the caller,
- * then the headers, as cmdq_deliver() does for a read(): a failure part-way
- * answers the completions before it, the failed one is dropped if it was
- * the first, else given back with the rest (all of them, ENOMEM, if there
- * is no memory to start).  True if any was given back.
+ * Answer rc with cmds[0..n) (done_hand_over()): the headers and the control
+ * object go into the caller, the ioctl's answer is empty.  True if any was
+ * given back.
  */
-static bool deliver_rcv(struct opener *o, const struct rcv *rc, struct cmd **cmds, unsigned n)
+static bool rcv_deliver(struct opener *o, const struct rcv *rc, struct cmd **cmds, unsigned n)
 {
 	size_t hlen = rc->w.version == 3 ? SCSI_V3_HDR_LEN : SCSI_V4_HDR_LEN;
-	unsigned char *out = malloc(n ? n * hlen : 1);
-	unsigned i = 0, ok = 0, used;
-	struct guard g;
-	bool mine = true;
-	int err = out ? guard_begin(o->d->wd, &g, rc->req, rc->tid, &o->stuck) : -ENOMEM;
-	int werr = 0;
+	struct done_call c = { .req = rc->req,
+			       .tid = rc->tid,
+			       .out = malloc(n ? n * hlen : 1),
+			       .arg = rc,
+			       .write_out = rcv_out };
+	struct done_answer a = done_hand_over(o, &c, cmds, n);
 
-	if (!err) {
-		for (; i < n && !err; i++) {
-			err = done_deliver_one(cmds[i], rc->tid, out + i * hlen);
-			ok += !err;
-			if (!err && rc->w.version == 4)
-				((struct sg_io_v4 *)(out + i * hlen))->generated_tag =
-					(uint64_t)cmds[i]->tag;
-		}
-		if (ok || !n)
-			werr = rcv_write_out(rc, out, cmds, ok);
-		mine = guard_end(o->d->wd, &g);
-	}
-	/* a first that failed is dropped, as sg's; with no memory none was tried */
-	used = ok ? ok : n && out ? 1 : 0;
-	if (!mine)
-		used = i; /* answered EFAULT meanwhile: what it reached is lost */
-	if (used < n)
-		done_put_back(o, cmds + used, n - used);
-	for (unsigned k = 0; k < used; k++)
-		cmd_recycle(cmds[k]);
-	free(out);
-	if (mine)
-		reply_ioctl(rc->req, werr ? werr : ok ? 0 : err);
+	free(c.out);
+	if (a.mine)
+		reply_ioctl(rc->req, a.len ? 0 : a.err);
 	cmdq_room(o);
-	return used < n;
+	return a.back;
 }
 
 /* A parked SG_IORECEIVE(_V3). */
@@ -496,7 +486,7 @@ static void rcv_parked_answer(struct opener *o, struct parked *p, struct cmd **c
 	if (res < 0)
 		fuse_reply_err(p->req, -res);
 	else
-		deliver_rcv(o, rcv_of(p), cmds, n);
+		rcv_deliver(o, rcv_of(p), cmds, n);
 }
 
 static bool rcv_parked_gone(struct opener *o, const struct parked *p)
@@ -524,7 +514,7 @@ static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 		pthread_mutex_lock(&o->lock);
 		res = rcv_try(o, rc, nonblock, true, cmds, &n);
 		if (!res)
-			opener_get_locked(o); /* deliver_rcv() goes on after its answer */
+			opener_get_locked(o); /* rcv_deliver() goes on after its answer */
 		pthread_mutex_unlock(&o->lock);
 		if (res <= 0) {
 			free(p);
@@ -532,7 +522,7 @@ static void rcv_go(struct opener *o, const struct rcv *rc, bool nonblock)
 				fuse_reply_err(rc->req, -res);
 				return;
 			}
-			if (deliver_rcv(o, rc, cmds, n))
+			if (rcv_deliver(o, rc, cmds, n))
 				cmdq_serve_readers(o);
 			opener_put(o);
 			return;
