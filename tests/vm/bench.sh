@@ -273,24 +273,37 @@ if [ "$MODE" = ab ]; then
     ab_bench
     exit 0
 fi
+# start_pair: the node as make bench measures it (the direct copy, its other
+# defaults: the witness among them) and the plain null responder, each up;
+# DIRECT_PID and NULL_PID
+start_pair() {
+    "$CUSE_BSG" -f --name bsg/direct-cuse --copy=direct "$VM_SG" >"$VM_OUT/direct.log" 2>&1 &
+    DIRECT_PID=$!
+    "$NULLCUSE" -f --name bsg/null-cuse >"$VM_OUT/null.log" 2>&1 &
+    NULL_PID=$!
+    vm_wait 60 test -c /dev/bsg/direct-cuse -a -c /dev/bsg/null-cuse || vm_fail "no daemons"
+    vm_wait 30 grep -q 'credential check: witness' "$VM_OUT/direct.log" ||
+        vm_fail "the node does not use the witness: $(grep 'credential check' "$VM_OUT/direct.log")"
+}
+
+# start_more: beside them, the node on the ioctl-retry path and with
+# --async=pool, and the null responder with the credentials check on read()
+# and write(): from /proc, as --cred-check=procfs makes it, and in the
+# kernel, with the gate
+start_more() {
+    "$CUSE_BSG" -f --name bsg/retry-cuse --copy=retry "$VM_SG" >"$VM_OUT/retry.log" 2>&1 &
+    "$CUSE_BSG" -f --name bsg/pool-cuse --async=pool "$VM_SG" >"$VM_OUT/pool.log" 2>&1 &
+    "$NULLCUSE" -f --name bsg/nullc-cuse --creds >"$VM_OUT/nullc.log" 2>&1 &
+    "$NULLCUSE" -f --name bsg/nullg-cuse --gate >"$VM_OUT/nullg.log" 2>&1 &
+    vm_wait 60 test -c /dev/bsg/retry-cuse -a -c /dev/bsg/pool-cuse -a -c /dev/bsg/nullc-cuse \
+        -a -c /dev/bsg/nullg-cuse || vm_fail "no daemons"
+    vm_wait 30 grep -q 'credential check: kernel' "$VM_OUT/nullg.log" ||
+        vm_fail "the null responder's gate: $(cat "$VM_OUT/nullg.log")"
+}
+
 declare -A DEVS=([sg]=$VM_SG [bsg]=$VM_BSG) V4=([bsg]=SGCLIENT_V4=1)
-"$CUSE_BSG" -f --name bsg/direct-cuse --copy=direct "$VM_SG" >"$VM_OUT/direct.log" 2>&1 &
-DIRECT_PID=$!
-"$CUSE_BSG" -f --name bsg/retry-cuse --copy=retry "$VM_SG" >"$VM_OUT/retry.log" 2>&1 &
-"$CUSE_BSG" -f --name bsg/pool-cuse --async=pool "$VM_SG" >"$VM_OUT/pool.log" 2>&1 &
-"$NULLCUSE" -f --name bsg/null-cuse >"$VM_OUT/null.log" 2>&1 &
-NULL_PID=$!
-# the null responder with the credentials check on read() and write(): from
-# /proc, as --cred-check=procfs makes it, and in the kernel, with the gate
-"$NULLCUSE" -f --name bsg/nullc-cuse --creds >"$VM_OUT/nullc.log" 2>&1 &
-"$NULLCUSE" -f --name bsg/nullg-cuse --gate >"$VM_OUT/nullg.log" 2>&1 &
-vm_wait 60 test -c /dev/bsg/direct-cuse -a -c /dev/bsg/retry-cuse -a -c /dev/bsg/null-cuse \
-    -a -c /dev/bsg/pool-cuse -a -c /dev/bsg/nullc-cuse -a -c /dev/bsg/nullg-cuse ||
-    vm_fail "no daemons"
-vm_wait 30 grep -q 'credential check: kernel' "$VM_OUT/nullg.log" ||
-    vm_fail "the null responder's gate: $(cat "$VM_OUT/nullg.log")"
-vm_wait 30 grep -q 'credential check: witness' "$VM_OUT/direct.log" ||
-    vm_fail "the node does not use the witness: $(grep 'credential check' "$VM_OUT/direct.log")"
+start_pair
+start_more
 DEVS[direct]=/dev/bsg/direct-cuse DEVS[retry]=/dev/bsg/retry-cuse DEVS[null]=/dev/bsg/null-cuse
 echo "kernel $(uname -r), $(nproc) vCPU (TCG), $IDLE, scsi_debug delay=0; ops/s, medians of $ROUNDS"
 if [ "$MODE" = all ]; then
