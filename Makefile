@@ -504,7 +504,7 @@ format-check:
 # it follow the suites' libraries)
 SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl dist/completion/cuse_bsg dist/completion/cuse-bsgctl \
 	debian/cuse-bsg.postinst debian/cuse-bsg.prerm debian/cuse-bsg.postrm tests/repro-check.sh tests/user-check.sh tests/mkroot tests/root-make \
-	tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
+	tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/flame-svg tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
 	shellcheck $(SHELL_SCRIPTS)
