@@ -463,6 +463,45 @@ bench-cost: test-progs
 	$(HOST_LOAD)
 	tests/cost-plot build/bench-cost/cost-qd.csv >build/bench-cost/cost-vs-qd.svg
 
+# Where the time of one command goes: perf (Debian's linux-perf, run in the
+# guest from the shared root) samples the whole guest with call graphs, and
+# counts its switches, wake-ups and system calls, while an SG_IO TEST UNIT
+# READY loop and fio QD 1 and 16 run on the node and on the null responder,
+# in one boot; a flame graph of each (tests/flame-svg) and a table per
+# command (build/bench-profile/profile.txt).  PROF_TIME: the seconds of each
+# window, three a case (some 5 minutes)
+PROF_TIME ?= 5
+bench-profile: test-progs build/profile/cuse_bsg build/profile/nullcuse
+	@mkdir -p build/bench-profile
+	$(HOST_LOAD)
+	$(VM_RUN) --timeout 1800 --out build/bench-profile --cmdline "$(BENCH_CMDLINE)" \
+		tests/vm/bench.sh profile PROF_TIME=$(PROF_TIME)
+	$(HOST_LOAD)
+	@for f in build/bench-profile/prof-*.folded; do \
+		{ read -r t; read -r n; } <$${f%.folded}.title && \
+		tests/flame-svg --title "$$t" --note "$$n" $$f >$${f%.folded}.svg || exit 1; \
+	done
+	@echo "flame graphs: build/bench-profile/prof-*.svg; the tables: build/bench-profile/profile.txt"
+
+# The daemon and the null responder that make bench-profile runs: the same
+# code with frame pointers, which perf's call graphs follow (-O2 leaves them
+# out; perf's other way, a copy of each sample's user stack unwound after,
+# took half the node's rate under TCG)
+PROF_FLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+build/profile/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(PROF_FLAGS) -Isrc -c $< -o $@
+
+build/profile/src/gate.o: build/gate.skel.h build/witness.skel.h
+build/profile/src/gate.o: override CPPFLAGS += -Ibuild
+
+build/profile/cuse_bsg: $(patsubst %,build/profile/src/%.o,cuse_bsg $(MODULES) $(DAEMON_MODULES))
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
+build/profile/nullcuse: build/profile/tests/clients/nullcuse.o \
+		$(patsubst %,build/profile/src/%.o,uaccess creds verdict guard log gate)
+	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3 libbpf) -pthread -o $@
+
 # One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
 # module it tests.  Not part of all: libFuzzer comes with clang (and its
 # runtime: Debian 12 libclang-rt-14-dev, 13 libclang-rt-19-dev).
@@ -530,7 +569,7 @@ format-check:
 # it follow the suites' libraries)
 SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl dist/completion/cuse_bsg dist/completion/cuse-bsgctl \
 	debian/cuse-bsg.postinst debian/cuse-bsg.prerm debian/cuse-bsg.postrm tests/repro-check.sh tests/user-check.sh tests/mkroot tests/root-make \
-	tests/check-lib.sh tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/vm/vm-run \
+	tests/check-lib.sh tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/flame-svg tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
 	shellcheck $(SHELL_SCRIPTS)
@@ -645,6 +684,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test trixie-root trixie-build check-trixie install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab fuzz fuzz-check install-check-prefix deb deb-prev repro-check user-check \
+.PHONY: all test-progs unit tsan vm-check check test trixie-root trixie-build check-trixie install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab bench-profile fuzz fuzz-check install-check-prefix deb deb-prev repro-check user-check \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

@@ -17,9 +17,21 @@ set -uo pipefail
 # and context switches per command (make bench-cost); "load": fio at QD 16
 # on an idle guest and on one kept busy (make bench-load); "gate": only the
 # credential gate's cost to other reads (make bench-gate); "ab": this build
-# against an earlier commit's (make bench-ab).  Each boot ends
+# against an earlier commit's (make bench-ab); "profile": perf in the guest,
+# where the time of one command goes, the node beside the null responder
+# (make bench-profile).  Each boot ends
 # with the command path's targets it measured, pass or miss.
 MODE=${1:-all}
+# the profile's daemon and null responder: the same code with frame
+# pointers, which perf's call graphs follow (make bench-profile builds them)
+[ "$MODE" != profile ] || CUSE_BSG=$PWD/build/profile/cuse_bsg NULLCUSE=$PWD/build/profile/nullcuse
+# after the mode, PROF_TIME=SECONDS: the profile's windows (make bench-profile PROF_TIME=2)
+for a in "${@:2}"; do
+    case $a in
+        PROF_TIME=[1-9]*) PROF_TIME=${a#PROF_TIME=} ;;
+        *) vm_fail "bench.sh: unknown setting '$a'" ;;
+    esac
+done
 V4IO=$PWD/build/clients/sgv4io
 ROUNDS=${ROUNDS:-5}
 N=${N:-2000}
@@ -292,26 +304,42 @@ if [ "$MODE" = ab ]; then
     ab_bench
     exit 0
 fi
+# start_pair: the node as make bench measures it (the direct copy, its other
+# defaults: the witness among them) and the plain null responder, each up;
+# DIRECT_PID and NULL_PID
+start_pair() {
+    "$CUSE_BSG" -f --name bsg/direct-cuse --copy=direct "$VM_SG" >"$VM_OUT/direct.log" 2>&1 &
+    DIRECT_PID=$!
+    "$NULLCUSE" -f --name bsg/null-cuse >"$VM_OUT/null.log" 2>&1 &
+    NULL_PID=$!
+    vm_wait 60 test -c /dev/bsg/direct-cuse -a -c /dev/bsg/null-cuse || vm_fail "no daemons"
+    vm_wait 30 grep -q 'credential check: witness' "$VM_OUT/direct.log" ||
+        vm_fail "the node does not use the witness: $(grep 'credential check' "$VM_OUT/direct.log")"
+}
+
+# start_more: beside them, the node on the ioctl-retry path and with
+# --async=pool, and the null responder with the credentials check on read()
+# and write(): from /proc, as --cred-check=procfs makes it, and in the
+# kernel, with the gate
+start_more() {
+    "$CUSE_BSG" -f --name bsg/retry-cuse --copy=retry "$VM_SG" >"$VM_OUT/retry.log" 2>&1 &
+    "$CUSE_BSG" -f --name bsg/pool-cuse --async=pool "$VM_SG" >"$VM_OUT/pool.log" 2>&1 &
+    "$NULLCUSE" -f --name bsg/nullc-cuse --creds >"$VM_OUT/nullc.log" 2>&1 &
+    "$NULLCUSE" -f --name bsg/nullg-cuse --gate >"$VM_OUT/nullg.log" 2>&1 &
+    vm_wait 60 test -c /dev/bsg/retry-cuse -a -c /dev/bsg/pool-cuse -a -c /dev/bsg/nullc-cuse \
+        -a -c /dev/bsg/nullg-cuse || vm_fail "no daemons"
+    vm_wait 30 grep -q 'credential check: kernel' "$VM_OUT/nullg.log" ||
+        vm_fail "the null responder's gate: $(cat "$VM_OUT/nullg.log")"
+}
+
 declare -A DEVS=([sg]=$VM_SG [bsg]=$VM_BSG) V4=([bsg]=SGCLIENT_V4=1)
-"$CUSE_BSG" -f --name bsg/direct-cuse --copy=direct "$VM_SG" >"$VM_OUT/direct.log" 2>&1 &
-DIRECT_PID=$!
-"$CUSE_BSG" -f --name bsg/retry-cuse --copy=retry "$VM_SG" >"$VM_OUT/retry.log" 2>&1 &
-"$CUSE_BSG" -f --name bsg/pool-cuse --async=pool "$VM_SG" >"$VM_OUT/pool.log" 2>&1 &
-"$NULLCUSE" -f --name bsg/null-cuse >"$VM_OUT/null.log" 2>&1 &
-NULL_PID=$!
-# the null responder with the credentials check on read() and write(): from
-# /proc, as --cred-check=procfs makes it, and in the kernel, with the gate
-"$NULLCUSE" -f --name bsg/nullc-cuse --creds >"$VM_OUT/nullc.log" 2>&1 &
-"$NULLCUSE" -f --name bsg/nullg-cuse --gate >"$VM_OUT/nullg.log" 2>&1 &
-vm_wait 60 test -c /dev/bsg/direct-cuse -a -c /dev/bsg/retry-cuse -a -c /dev/bsg/null-cuse \
-    -a -c /dev/bsg/pool-cuse -a -c /dev/bsg/nullc-cuse -a -c /dev/bsg/nullg-cuse ||
-    vm_fail "no daemons"
-vm_wait 30 grep -q 'credential check: kernel' "$VM_OUT/nullg.log" ||
-    vm_fail "the null responder's gate: $(cat "$VM_OUT/nullg.log")"
-vm_wait 30 grep -q 'credential check: witness' "$VM_OUT/direct.log" ||
-    vm_fail "the node does not use the witness: $(grep 'credential check' "$VM_OUT/direct.log")"
+start_pair
+# the profile runs the node and the null responder alone: the others' gate
+# would run on every read() and write() of the guest
+[ "$MODE" = profile ] || start_more
 DEVS[direct]=/dev/bsg/direct-cuse DEVS[retry]=/dev/bsg/retry-cuse DEVS[null]=/dev/bsg/null-cuse
-echo "kernel $(uname -r), $(nproc) vCPU (TCG), $IDLE, scsi_debug delay=0; ops/s, medians of $ROUNDS"
+[ "$MODE" = profile ] ||
+    echo "kernel $(uname -r), $(nproc) vCPU (TCG), $IDLE, scsi_debug delay=0; ops/s, medians of $ROUNDS"
 if [ "$MODE" = all ]; then
 echo
 echo "| pattern                | kernel sg | kernel bsg | node, direct copy (/sg) | node, ioctl retry (/sg) | null responder | node/null |"
@@ -724,6 +752,343 @@ load_bench() {
                 printf "%.2f", (nl / kl) / (ni / ki) / ((zl / kl) / (zi / ki)) }')" 1.0
 }
 
+# --- where the time of one command goes: perf in the guest (make bench-profile) ---
+
+# perf is the host's (Debian's linux-perf), on the root the guest shares.
+# Each case, a load on a responder, has three windows of PROF_TIME seconds
+# with the load running (prof_case): counted, traced and sampled (perf
+# record -a -g: cpu-clock every PROF_PERIOD ns, with call graphs by frame
+# pointer; the daemon and the null responder are built with them, the
+# libraries and fio are not: their frames are the leaves only, and a stack
+# through them loses its callers).  Each perf starts before the load with
+# its events off, and is switched on and off through its control fifo, so
+# that neither its start nor the load's falls in the window.
+PROF_TIME=${PROF_TIME:-5}
+PROF_PERIOD=1000000
+PROF_DIR=/tmp/profile
+PROF_TRACED=sched:sched_wakeup,raw_syscalls:sys_enter
+PROF_PIDS=() PROF_CTL=() PROF_ACK=()
+PROF_N=0 PROF_JOB='' PROF_FIO=''
+
+# prof_setup: tracefs for perf's tracepoints, the kernel's symbols, no
+# throttling of samples (TCG's slow interrupts would lower their rate);
+# perf's version beside the kernel's, which should be the same release
+prof_setup() {
+    local pv kv
+    command -v perf >/dev/null || vm_fail "no perf on the guest's root: install Debian's linux-perf (./setup)"
+    mkdir -p "$PROF_DIR"
+    mkfifo "$PROF_DIR/idle"
+    exec {PROF_IDLE}<>"$PROF_DIR/idle"
+    [ -d /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing ||
+        vm_fail "cannot mount tracefs"
+    echo 0 >/proc/sys/kernel/kptr_restrict
+    echo -1 >/proc/sys/kernel/perf_event_paranoid
+    echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
+    pv=$(perf version | awk '{print $3}')
+    kv=$(uname -v | sed -n 's/.* Debian \([^ ]*\) .*/\1/p')
+    echo "kernel $(uname -r) (Debian $kv), perf $pv, $(nproc) vCPU (TCG), $IDLE, scsi_debug delay=0"
+    [ "${kv%%-*}" = "$pv" ] || echo "NOTE: perf $pv is not the kernel's release (${kv%%-*}): install the linux-perf of the kernel vm-run boots"
+}
+
+# prof_perf NAME ARGS...: perf ARGS with its events off, switched through
+# its control fifo PROF_DIR/NAME.ctl and answering in NAME.ack, both held
+# open here (read and write: no open blocks, and no command is lost before
+# perf has opened its end)
+prof_perf() {
+    local n=$PROF_DIR/$1 c a
+    shift
+    rm -f "$n.ctl" "$n.ack"
+    mkfifo "$n.ctl" "$n.ack"
+    exec {c}<>"$n.ctl" {a}<>"$n.ack"
+    perf "$@" -D -1 --control "fifo:$n.ctl,$n.ack" 2>>"$VM_OUT/perf.err" &
+    PROF_PIDS+=($!) PROF_CTL+=("$c") PROF_ACK+=("$a")
+}
+
+# prof_switch enable|disable|ping: every perf of prof_perf's, each
+# acknowledging (ping: it is up, and nothing changes; a disable before the
+# window would also stop perf record's tracking of new processes' maps);
+# builtins only, as the windows' readings: no process of its own in a window
+prof_switch() {
+    local fd
+    for fd in "${PROF_CTL[@]}"; do echo "$1" >&"$fd"; done
+    for fd in "${PROF_ACK[@]}"; do
+        read -r -t 60 -u "$fd" _ || vm_fail "perf did not answer '$1' within 60 s ($VM_OUT/perf.err)"
+    done
+}
+
+prof_stop() {  # the perfs end, writing what they counted or sampled
+    local fd
+    kill -INT "${PROF_PIDS[@]}"
+    wait "${PROF_PIDS[@]}"
+    for fd in "${PROF_CTL[@]}" "${PROF_ACK[@]}"; do exec {fd}>&-; done
+    PROF_PIDS=() PROF_CTL=() PROF_ACK=()
+}
+
+prof_fio_job() {  # PROF_JOB: fio's job process, the child of the first fio
+    local main
+    main=$(pgrep -o -x fio) && PROF_JOB=$(pgrep -P "$main" -x fio)
+}
+
+# prof_syscw PID: W, PID's write() calls so far (fio's sg engine writes
+# one header a command)
+prof_syscw() {
+    local k v
+    W=0
+    while read -r k v; do [ "$k" != syscw: ] || W=$v; done <"/proc/$1/io"
+}
+
+# prof_run WORK DEV PID: the load WORK on DEV (tur: a TEST UNIT READY loop
+# of PROF_N commands, the window's own; fio1, fio16: fio randread 4k at that
+# depth, begun a second before the window, PROF_TIME s of it in the window)
+# with the perfs on; prints the window's "COMMANDS SECONDS", the guest's
+# ticks (/proc/stat) "USER SYSTEM IDLE" and the responder PID's "USER SYSTEM"
+prof_run() {
+    local work=$1 dev=$2 pid=$3 t0 t1 c0 c1 s0 s1 w0=0
+    prof_switch ping
+    if [ "$work" != tur ]; then
+        FIO_TIME=$((PROF_TIME + 4)) fio_iops "$dev" "${work#fio}" >"$PROF_DIR/iops" &
+        PROF_FIO=$!
+        vm_wait 20 prof_fio_job || vm_fail "fio did not start on $dev"
+        sleep 1
+        prof_syscw "$PROF_JOB"
+        w0=$W
+    fi
+    prof_switch enable
+    t0=$EPOCHREALTIME
+    read -r -a c0 </proc/stat
+    read -r -a s0 <"/proc/$pid/stat"
+    if [ "$work" = tur ]; then
+        "$SGCLIENT" tur "$dev" "$PROF_N" >/dev/null || vm_fail "TEST UNIT READY loop on $dev failed"
+        W=$PROF_N
+    else
+        read -r -t "$PROF_TIME" -u "$PROF_IDLE" _ || true
+        prof_syscw "$PROF_JOB"
+    fi
+    read -r -a c1 </proc/stat
+    read -r -a s1 <"/proc/$pid/stat"
+    t1=$EPOCHREALTIME
+    prof_switch disable
+    [ -z "$PROF_FIO" ] || wait "$PROF_FIO"
+    awk -v n=$((W - w0)) -v t0="$t0" -v t1="$t1" -v c0="${c0[*]}" -v c1="${c1[*]}" \
+        -v s0="${s0[*]}" -v s1="${s1[*]}" 'BEGIN {
+        split(c0, a, " "); split(c1, b, " "); split(s0, p, " "); split(s1, q, " ")
+        printf "%d %.3f %d %d %d %d %d\n", n, t1 - t0, b[2] + b[3] - a[2] - a[3],
+            b[4] + b[7] + b[8] - a[4] - a[7] - a[8], b[5] + b[6] - a[5] - a[6],
+            q[14] - p[14], q[15] - p[15] }'
+}
+
+# prof_fold PID=NAME...: perf script's samples on stdin, folded stacks on
+# stdout ("PROCESS[;THREAD];ROOT;...;LEAF SAMPLES"; a kernel frame named
+# FUNCTION_[k], one without a symbol [FILE]); PID's process named NAME, its
+# threads by their own names; the idle task's and perf's own samples left
+# out, counted into PROF_DIR/side ("IDLE PERF")
+prof_fold() {
+    awk -v map="$*" -v side="$PROF_DIR/side" '
+    function flush(    s, i) {
+        if (!insample)
+            return
+        insample = 0
+        if (pid == 0) { idle++; return }
+        if (comm == "perf") { prof++; return }
+        s = root
+        for (i = nfr; i >= 1; i--)
+            s = s ";" fr[i]
+        folded[s]++
+    }
+    BEGIN {
+        n = split(map, m, " ")
+        for (i = 1; i <= n; i++) if (split(m[i], kv, "=") == 2) proc[kv[1]] = kv[2]
+    }
+    /^[^ \t]/ {
+        flush()
+        sub(/[ \t]+$/, "")
+        split($NF, ids, "/")
+        pid = ids[1] + 0
+        comm = substr($0, 1, length($0) - length($NF))
+        sub(/[ \t]+$/, "", comm)
+        if (pid in proc)
+            root = proc[pid] (comm == proc[pid] ? "" : ";" comm)
+        else {
+            root = comm
+            sub(/\/.*$/, "", root)  # kworker/1:1H-kblockd, ksoftirqd/0: one name each
+        }
+        insample = 1; nfr = 0
+        next
+    }
+    /^[ \t]+[0-9a-f]+ / {
+        line = $0
+        sub(/^[ \t]+/, "", line)
+        addr = line; sub(/ .*$/, "", addr)
+        sym = line; sub(/^[0-9a-f]+ /, "", sym); sub(/ \([^(]*\)$/, "", sym)
+        if (sym == "[unknown]") {  # no symbol: its file
+            dso = line; sub(/^.* \(/, "", dso); sub(/\)$/, "", dso); sub(/^.*\//, "", dso)
+            sym = dso ~ /^\[/ ? dso : "[" dso "]"
+        }
+        sub(/@@.*$/, "", sym)  # pthread_mutex_lock@@GLIBC_2.2.5: the default version
+        gsub(/;/, ":", sym)
+        if (length(addr) == 16 && addr ~ /^ffff/)
+            sym = sym "_[k]"
+        # a run of frames without a symbol (a frame-pointer walk through
+        # code built without them) says no more than one
+        if (!(sym ~ /^\[/ && nfr > 0 && fr[nfr] == sym))
+            fr[++nfr] = sym
+        next
+    }
+    /^[ \t]*$/ { flush() }
+    END {
+        flush()
+        for (s in folded) print s, folded[s]
+        printf "%d %d\n", idle, prof >side
+    }'
+}
+
+# perf_stat_values FILE EVENTS: the counts of perf stat -x, in FILE, in the
+# order of EVENTS (comma-separated), space-separated
+perf_stat_values() {
+    awk -F, -v evs="$2" '/^[0-9.]/ { v[$3] = $1 }
+        END { n = split(evs, e, ","); for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), v[e[i]] + 0; print "" }' "$1"
+}
+
+# prof_case WORK WHO PID DEV LABEL: one case, three windows: counted (perf
+# stat of context switches, /proc), traced (perf stat of two tracepoints,
+# wake-ups and system calls: every system call of the guest takes the slow
+# path while they count) and sampled.  A row of profile.csv: WORK WHO,
+# prof_run's seven of the counted window, the commands and seconds of the
+# traced and of the sampled one, the samples of the idle task, of perf and
+# of the rest, the guest's switches, the responder's CPU ms and switches,
+# the guest's wake-ups and system calls, the responder's; the folded
+# stacks of the sampled window in prof-WORK-WHO.folded, and a title and a
+# note for its flame graph in prof-WORK-WHO.title
+prof_case() {
+    local work=$1 who=$2 pid=$3 dev=$4 count traced rec tc ts rc rs busy
+    PROF_FIO=''
+    [ "$work" != tur ] || PROF_N=$(($("$SGCLIENT" tur "$dev" 500) * PROF_TIME))
+    prof_perf all stat -a -x, -o "$PROF_DIR/all.csv" -e context-switches
+    prof_perf own stat -p "$pid" -x, -o "$PROF_DIR/own.csv" -e task-clock,context-switches
+    count=$(prof_run "$work" "$dev" "$pid") || vm_fail "$work on $who, counted"
+    prof_stop
+    prof_perf all stat -a -x, -o "$PROF_DIR/all-tp.csv" -e "$PROF_TRACED"
+    prof_perf own stat -p "$pid" -x, -o "$PROF_DIR/own-tp.csv" -e "$PROF_TRACED"
+    traced=$(prof_run "$work" "$dev" "$pid") || vm_fail "$work on $who, traced"
+    prof_stop
+    read -r tc ts _ <<<"$traced"
+    prof_perf rec record -a -e cpu-clock -c "$PROF_PERIOD" -g -B -N -q -o "$PROF_DIR/perf.data"
+    rec=$(prof_run "$work" "$dev" "$pid") || vm_fail "$work on $who, sampled"
+    prof_stop
+    read -r rc rs _ <<<"$rec"
+    perf script -i "$PROF_DIR/perf.data" -F comm,pid,tid,ip,sym,dso --no-inline 2>>"$VM_OUT/perf.err" |
+        prof_fold "$pid=$(cat "/proc/$pid/comm")" >"$VM_OUT/prof-$work-$who.folded"
+    rm -f "$PROF_DIR/perf.data"
+    busy=$(awk '{ s += $NF } END { print s + 0 }' "$VM_OUT/prof-$work-$who.folded")
+    echo "$work $who $count $tc $ts $rc $rs $(cat "$PROF_DIR/side") $busy" \
+        "$(perf_stat_values "$PROF_DIR/all.csv" context-switches)" \
+        "$(perf_stat_values "$PROF_DIR/own.csv" task-clock,context-switches)" \
+        "$(perf_stat_values "$PROF_DIR/all-tp.csv" "$PROF_TRACED")" \
+        "$(perf_stat_values "$PROF_DIR/own-tp.csv" "$PROF_TRACED")" | tr ' ' , >>"$VM_OUT/profile.csv"
+    printf '%s, %s: the whole guest, %d commands in %.1f s\n' \
+        "$([ "$who" = node ] && echo "the node (cuse_bsg)" || echo "the null responder")" "$5" "$rc" "$rs" \
+        >"$VM_OUT/prof-$work-$who.title"
+    printf 'perf record -a -g, cpu-clock every %d us (%.2f us a command); the idle task and perf left out\n' \
+        $((PROF_PERIOD / 1000)) "$(awk -v p="$PROF_PERIOD" -v c="$rc" 'BEGIN { print (c > 0 ? p / 1000 / c : 0) }')" \
+        >>"$VM_OUT/prof-$work-$who.title"
+}
+
+PROF_LOADS=("tur:SG_IO TEST UNIT READY loop" "fio1:fio randread 4k, QD 1" "fio16:fio randread 4k, QD 16")
+
+# prof_counted: the counted and the traced windows, per command, the node
+# beside the null responder (profile.csv's columns: prof_case)
+prof_counted() {
+    local l
+    echo
+    echo "Per command, counted in a window of $PROF_TIME s of each load: CPU, the guest's busy time"
+    echo "(/proc/stat; idle=poll's spinning is idle), user and kernel, and the responder's own (its"
+    echo "/proc/PID/stat, all its threads); context switches (perf stat), the guest's and the responder's"
+    echo
+    echo "| load | responder | commands/s | CPU us | user | kernel | resp. user | resp. kernel | switches | resp. switches |"
+    echo "|------|-----------|-----------:|-------:|-----:|-------:|-----------:|-------------:|---------:|---------------:|"
+    for l in "${PROF_LOADS[@]}"; do
+        awk -F, -v w="${l%%:*}" -v label="${l#*:}" -v hz="$(getconf CLK_TCK)" '$1 == w && $3 > 0 {
+            c = $3; t = 1e6 / hz / c
+            printf "| %s | %s | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n",
+                label, $2 == "node" ? "node" : "null responder", c / $4, ($5 + $6) * t, $5 * t, $6 * t,
+                $8 * t, $9 * t, $17 / c, $19 / c }' "$VM_OUT/profile.csv"
+    done
+    echo
+    echo "Per command, traced in another window of $PROF_TIME s: wake-ups (sched:sched_wakeup) and system"
+    echo "calls (raw_syscalls:sys_enter), the guest's and the responder's (those its threads make);"
+    echo "commands/s: the rate while these count (every system call then takes the kernel's slow path)"
+    echo
+    echo "| load | responder | commands/s | wake-ups | syscalls | resp. wake-ups | resp. syscalls |"
+    echo "|------|-----------|-----------:|---------:|---------:|---------------:|---------------:|"
+    for l in "${PROF_LOADS[@]}"; do
+        awk -F, -v w="${l%%:*}" -v label="${l#*:}" '$1 == w && $10 > 0 {
+            c = $10
+            printf "| %s | %s | %.0f | %.2f | %.2f | %.2f | %.2f |\n", label,
+                $2 == "node" ? "node" : "null responder", c / $11, $20 / c, $21 / c, $22 / c, $23 / c }' \
+            "$VM_OUT/profile.csv"
+    done
+}
+
+# prof_sampled WORK LABEL: the sampled window of a load, CPU us per command:
+# in all, by process, then by function (its own time: the leaf of its
+# samples), the node beside the null responder, the largest either way first
+prof_sampled() {
+    local f=$VM_OUT/prof-$1 cn cz
+    cn=$(awk -F, -v w="$1" '$1 == w && $2 == "node" { print $12 }' "$VM_OUT/profile.csv")
+    cz=$(awk -F, -v w="$1" '$1 == w && $2 == "null" { print $12 }' "$VM_OUT/profile.csv")
+    echo
+    echo "$2: CPU us per command, sampled (cpu-clock every $((PROF_PERIOD / 1000)) us for $PROF_TIME s, perf's own"
+    echo "samples and the idle task's left out); by process (the responder: cuse_bsg or nullcuse), then by"
+    echo "function, its own time (the leaf of its samples)"
+    echo
+    echo "| process or function | where | node | null responder | node - null |"
+    echo "|---------------------|-------|-----:|---------------:|------------:|"
+    awk -F, -v w="$1" '$1 == w { r[$2] = $13 > 0 ? $12 / $13 : 0 }
+        END { printf "| commands/s while sampled | | %.0f | %.0f | |\n", r["node"], r["null"] }' "$VM_OUT/profile.csv"
+    awk -v cn="${cn:-0}" -v cz="${cz:-0}" -v per="$PROF_PERIOD" -v node="$f-node.folded" '
+        function add(sec, name, where) {
+            k = sec "\t" name "\t" where
+            U[k, side] += us
+            K[k] = 1
+        }
+        {
+            side = FILENAME == node ? 1 : 2
+            c = side == 1 ? cn : cz
+            if (!(c > 0))
+                next
+            us = $NF * per / 1000 / c
+            n = split(substr($0, 1, length($0) - length($NF) - 1), fr, ";")
+            kind = sub(/_\[k\]$/, "", fr[n]) ? "kernel" : "user"
+            add(0, "all", "")
+            add(0, "all", kind)
+            add(1, "process " (fr[1] == "cuse_bsg" || fr[1] == "nullcuse" ? "the responder" : fr[1]), kind)
+            add(2, fr[n], kind)
+        }
+        END {
+            for (k in K) {
+                split(k, a, "\t")
+                printf "%s\t%.3f\t| %s | %s | %.1f | %.1f | %+.1f |\n", a[1], (U[k, 1] > U[k, 2] ? U[k, 1] : U[k, 2]),
+                    a[2], a[3], U[k, 1], U[k, 2], U[k, 1] - U[k, 2]
+            }
+        }' "$f-node.folded" "$f-null.folded" | sort -t$'\t' -k1,1n -k2,2gr |
+        awk -F'\t' -v top="${PROF_TOP:-20}" '++n[$1] <= ($1 == 2 ? top : 8) { print $3 }'
+}
+
+prof_bench() {
+    local l
+    prof_setup
+    : >"$VM_OUT/profile.csv"
+    rm -f "$VM_OUT"/prof-*.folded "$VM_OUT"/prof-*.title
+    for l in "${PROF_LOADS[@]}"; do
+        prof_case "${l%%:*}" node "$DIRECT_PID" /dev/bsg/direct-cuse "${l#*:}"
+        prof_case "${l%%:*}" null "$NULL_PID" /dev/bsg/null-cuse "${l#*:}"
+    done
+    {
+        prof_counted
+        for l in "${PROF_LOADS[@]}"; do prof_sampled "${l%%:*}" "${l#*:}"; done
+    } | tee "$VM_OUT/profile.txt"
+}
+
 declare -A QD16=()
 if [ "$MODE" = load ]; then
     load_bench
@@ -742,6 +1107,11 @@ if [ "$MODE" = cost ]; then
     cost_table
     stop_daemons
     targets_print
+    exit 0
+fi
+if [ "$MODE" = profile ]; then
+    prof_bench
+    stop_daemons
     exit 0
 fi
 if [ "$MODE" = ioctl ]; then
