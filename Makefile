@@ -499,7 +499,7 @@ build/profile/cuse_bsg: $(patsubst %,build/profile/src/%.o,cuse_bsg $(MODULES) $
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
 build/profile/nullcuse: build/profile/tests/clients/nullcuse.o \
-		$(patsubst %,build/profile/src/%.o,uaccess creds verdict guard log gate)
+		$(patsubst %,build/profile/src/%.o,ident creds verdict log gate peers)
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3 libbpf) -pthread -o $@
 
 # One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
