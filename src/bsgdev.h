@@ -130,17 +130,14 @@ struct bsgdev {
 	unsigned inline_max;	   /* libfuse workers that may run a command themselves */
 	atomic_uint inline_busy;   /* how many do now */
 	atomic_ulong stats[STAT_COUNT];
-	struct io_counters io;	 /* but its cmds: stats[STAT_SG_IO] */
-	struct lat lat;		 /* from the call to the target's answer: the recent window */
-	struct lat dev_lat;	 /* at the target alone */
-	char serial[64];	 /* the device's, as read at start (stats.h); or empty */
-	uint64_t size;		 /* its disk's size in bytes, as read at start; or 0 */
-	atomic_uint at_target;	 /* commands the target has now */
-	atomic_uint target_us;	 /* the target's time per command, a moving average (1/8) */
-	unsigned dev_time_every; /* that time is taken for one command in this many (stats.h);
-				  * 0 or 1: for each */
-	atomic_uint sent;	 /* commands sent to the target: which one is timed */
-	atomic_uint openers;	 /* alive: open, or with a command still running */
+	struct io_counters io; /* but its cmds: stats[STAT_SG_IO] */
+	struct lat lat;	       /* from the call to the target's answer: the recent window */
+	struct lat dev_lat;    /* at the target alone */
+	char serial[64];       /* the device's, as read at start (stats.h); or empty */
+	uint64_t size;	       /* its disk's size in bytes, as read at start; or 0 */
+	atomic_uint at_target; /* commands the target has now */
+	atomic_uint target_us; /* the target's time per command, a moving average (1/8) */
+	atomic_uint openers;   /* alive: open, or with a command still running */
 	pthread_mutex_t openers_lock;
 	struct list_head opener_list; /* protected by openers_lock: those alive (opener.h) */
 	struct resolver *resolver;    /* async.c's, started at its first use; or NULL */
@@ -222,18 +219,11 @@ static inline void bsgdev_opener_put(struct bsgdev *d)
 		d->openers_gone(d);
 }
 
-/*
- * A command goes to the target now: *sent says when (for stat_target_end()),
- * or tv_sec -1: its time at the target is not taken (d->dev_time_every).
- */
+/* A command goes to the target now: *sent says when (for stat_target_end()). */
 static inline void stat_target_start(struct bsgdev *d, struct timespec *sent)
 {
 	atomic_fetch_add_explicit(&d->at_target, 1, memory_order_relaxed);
-	if (d->dev_time_every > 1 &&
-	    atomic_fetch_add_explicit(&d->sent, 1, memory_order_relaxed) % d->dev_time_every)
-		*sent = (struct timespec){ .tv_sec = -1 };
-	else
-		clock_gettime(CLOCK_MONOTONIC, sent);
+	clock_gettime(CLOCK_MONOTONIC, sent);
 }
 
 static inline long us_since(const struct timespec *t, const struct timespec *now)
@@ -259,7 +249,7 @@ static inline void io_count(struct io_counters *io, bool cmd, uint64_t in, uint6
 
 /*
  * The command c of call start (TICK_CLOCK), sent at *sent, has ended with
- * err (0 or the target's -errno): its time at the target (if taken) goes into
+ * err (0 or the target's -errno): its time at the target goes into
  * d->target_us and the device's window, its time since the call into the
  * latency counter (in ticks: a sum of them averages true) and the node's
  * window; it and its data are counted for d and for its opener's oc (or
@@ -277,21 +267,18 @@ static inline uint32_t stat_target_end(struct bsgdev *d, struct io_counters *oc,
 	uint64_t out = c->dir == SCSI_DIR_TO_DEV ? moved : 0;
 	bool failed = err || c->res.status || c->res.host_status || c->res.driver_status;
 
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	clock_gettime(TICK_CLOCK, &tick);
-	if (sent->tv_sec >= 0) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		dev_us = us_since(sent, &now);
-		/* racy by design: a lost update only slows the average */
-		atomic_store_explicit(&d->target_us, (uint32_t)(avg + (dev_us - avg) / 8),
-				      memory_order_relaxed);
-		lat_record(&d->dev_lat, now.tv_sec,
-			   dev_us > UINT32_MAX ? UINT32_MAX : (uint32_t)dev_us);
-	}
+	dev_us = us_since(sent, &now);
+	/* racy by design: a lost update only slows the average */
+	atomic_store_explicit(&d->target_us, (uint32_t)(avg + (dev_us - avg) / 8),
+			      memory_order_relaxed);
 	us = us_since(start, &tick);
 	atomic_fetch_sub_explicit(&d->at_target, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&d->stats[STAT_LATENCY_US], us, memory_order_relaxed);
 	stat_inc(d, STAT_SG_IO);
-	lat_record(&d->lat, tick.tv_sec, us > UINT32_MAX ? UINT32_MAX : (uint32_t)us);
+	lat_record(&d->lat, now.tv_sec, us > UINT32_MAX ? UINT32_MAX : (uint32_t)us);
+	lat_record(&d->dev_lat, now.tv_sec, dev_us > UINT32_MAX ? UINT32_MAX : (uint32_t)dev_us);
 	io_count(&d->io, false, in, out, failed);
 	if (oc)
 		io_count(oc, true, in, out, failed);

@@ -314,10 +314,7 @@ static void text_latency(struct show_out *o, const struct show_node *n)
 	if (n->lat.count) {
 		PUT(o, "; ");
 		text_lat(o, &n->lat);
-		PUT(o, "; at the device");
-		if (n->dev_lat.count != n->lat.count) /* a sample: stats.h */
-			PUT(o, ", %" PRIu64 " of them timed", n->dev_lat.count);
-		PUT(o, ": ");
+		PUT(o, "; at the device: ");
 		text_lat(o, &n->dev_lat);
 	}
 	PUT(o, "\n");

@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "scsi.h"
 #include "stats.h"
 
@@ -59,44 +58,13 @@ static uint64_t disk_size(const char *dir)
 	return size;
 }
 
-/*
- * The clock source, if reading the precise clock costs a system call with
- * it (no vDSO read: x86's hpet and acpi_pm, the jiffies); else NULL.
- */
-static const char *slow_clock(char *name, size_t len)
-{
-	static const char *const slow[] = { "hpet", "acpi_pm", "jiffies", "refined-jiffies",
-					    "pit" };
-	ssize_t n = read_small("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-			       name, len - 1);
-
-	if (n <= 0)
-		return NULL;
-	name[n] = 0;
-	name[strcspn(name, "\n")] = 0;
-	for (size_t i = 0; i < sizeof(slow) / sizeof(slow[0]); i++)
-		if (!strcmp(name, slow[i]))
-			return name;
-	return NULL;
-}
-
 void stats_read_device(struct bsgdev *d)
 {
-	char clock[32];
-
 	uint8_t page[256];
 	char dir[96], path[128];
 	struct stat st;
 	ssize_t n;
 
-	d->dev_time_every = 1;
-	if (slow_clock(clock, sizeof(clock))) {
-		d->dev_time_every = STATS_DEV_TIME_EVERY;
-		bsgdev_log(d, LOG_INFO,
-			   "the clock source is %s, where a precise clock read is a system call: "
-			   "the device's own time is taken for one command in %u",
-			   clock, STATS_DEV_TIME_EVERY);
-	}
 	if (!d->target || stat(d->target->info.path, &st) < 0)
 		return;
 	snprintf(dir, sizeof(dir), "/sys/dev/%s/%u:%u%s", S_ISBLK(st.st_mode) ? "block" : "char",

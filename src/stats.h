@@ -12,17 +12,9 @@
 #include "show.h"
 
 /*
- * Where the precise clock costs a system call (stats_read_device()), the
- * device's own time of one command in this many is taken: its two reads
- * a command were a tenth of the daemon's time under qemu's hpet.
- */
-#define STATS_DEV_TIME_EVERY 8
-
-/*
  * Read d's target's serial number (VPD page 0x80, as the kernel keeps it in
  * sysfs) and size (its disk's, if it has one) into d->serial and d->size,
  * as of now: once, at start.  Quiet: what cannot be read stays unknown.
- * And how often its own time is taken (d->dev_time_every), said in the log.
  */
 void stats_read_device(struct bsgdev *d);
 

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -33,7 +32,6 @@
 #include "rig.h"
 #include "root.h"
 #include "sgio.h"
-#include "stats.h"
 #include "uaccess.h"
 
 #ifndef SG_GET_ACCESS_COUNT
@@ -795,37 +793,6 @@ Test(sgio, direct_moves_more_than_the_retry_limit)
 	cr_expect(is_pattern(buf, 0, len));
 	rig_fini(&g);
 	free(buf);
-}
-
-/* 16 commands: each in the node's window; one in dev_time_every in the device's. */
-static void device_times(unsigned every, uint64_t want)
-{
-	struct lat_summary node, dev;
-	struct timespec now;
-	struct client c;
-	struct rig g;
-
-	direct_read_4k(&g, &c);
-	g.d.dev_time_every = every;
-	script_good(g.ft, 4096);
-	for (int i = 0; i < 16; i++)
-		cr_assert(eq(int, direct_sg_io(&g, &c)->kind, FAKE_IOCTL));
-	rig_stop(&g);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	lat_summary(&g.d.lat, (uint64_t)now.tv_sec, &node);
-	lat_summary(&g.d.dev_lat, (uint64_t)now.tv_sec, &dev);
-	cr_expect(eq(u64, node.count, 16));
-	cr_expect(eq(u64, dev.count, want), "every %u: %llu timed", every,
-		  (unsigned long long)dev.count);
-	rig_fini(&g);
-}
-
-/* A clock source whose precise reads are system calls: one command in 8 timed at the device. */
-Test(sgio, device_time_taken_for_one_command_in_dev_time_every)
-{
-	device_times(0, 16);
-	device_times(1, 16);
-	device_times(STATS_DEV_TIME_EVERY, 2);
 }
 
 Test(sgio, direct_over_target_limit_is_target_errno)

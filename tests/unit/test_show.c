@@ -128,20 +128,6 @@ Test(show, text_names_node_openers_and_bounds)
 	show_out_fini(&o);
 }
 
-/* Where the clock source makes the device's time a sample, the text says how many were timed. */
-Test(show, text_says_the_device_times_are_a_sample)
-{
-	struct show_node n;
-	struct show_out o;
-
-	node_fixture(&n, "bsg/sg1-cuse");
-	n.dev_lat.count = 2;
-	render(&o, SHOW_TEXT, &n, 1);
-	has(o.buf, "    Latency, last 10-20 s: 9 commands; p50 250 us, p99 1.5 ms, max 2.1 s; "
-		   "at the device, 2 of them timed: p50 200 us, p99 1.4 ms, max 2.0 s\n");
-	show_out_fini(&o);
-}
-
 Test(show, json_is_one_object_with_every_field)
 {
 	struct show_node n;
