@@ -277,9 +277,9 @@ build/clients/stallfs: build/clients/stallfs.o
 # (with --creds, the daemon's own credentials check: ident.o; with --gate,
 # the daemon's credential gate: gate.o, which logs through log.o and shares
 # the witness through peers.o)
+NULLCUSE_MODULES := ident creds verdict log gate peers
 build/clients/nullcuse.o: override CPPFLAGS += -Isrc
-build/clients/nullcuse: build/clients/nullcuse.o build/obj/ident.o build/obj/creds.o build/obj/verdict.o \
-		build/obj/log.o build/obj/gate.o build/obj/peers.o
+build/clients/nullcuse: build/clients/nullcuse.o $(patsubst %,build/obj/%.o,$(NULLCUSE_MODULES))
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3 libbpf) -pthread -o $@
 
 # a 32-bit caller, which the node refuses cleanly
@@ -499,7 +499,7 @@ build/profile/cuse_bsg: $(patsubst %,build/profile/src/%.o,cuse_bsg $(MODULES) $
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
 build/profile/nullcuse: build/profile/tests/clients/nullcuse.o \
-		$(patsubst %,build/profile/src/%.o,ident creds verdict log gate peers)
+		$(patsubst %,build/profile/src/%.o,$(NULLCUSE_MODULES))
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3 libbpf) -pthread -o $@
 
 # One libFuzzer harness per decoder, in tests/fuzz, each linked with only the
