@@ -162,7 +162,7 @@ struct done_answer done_hand_over(struct opener *o, const struct done_call *c, s
 			a.len += cmds[ok]->r.hdr_len;
 		}
 		if (c->write_out && (ok || !n)) {
-			int err = c->write_out(c, cmds, ok, a.len);
+			int err = c->write_out(c, cmds, ok);
 
 			if (err) { /* the completions are used: lost, as sg's */
 				a.err = err;

@@ -68,9 +68,9 @@ struct done_call {
 	unsigned char *out; /* room for the headers, packed; NULL: no memory (ENOMEM) */
 	int err;	    /* 0, or a failure found before the first completion */
 	const void *arg;    /* the call's own, for write_out */
-	/* in the caller's call (guarded), once ok headers (len bytes) are in out:
-	 * 0 or -errno; NULL: the headers are the answer */
-	int (*write_out)(const struct done_call *c, struct cmd **cmds, unsigned ok, size_t len);
+	/* in the caller's call (guarded), once ok headers are in out: 0 or
+	 * -errno; NULL: the headers are the answer */
+	int (*write_out)(const struct done_call *c, struct cmd **cmds, unsigned ok);
 };
 
 /* What a hand-over leaves to the call's module. */

@@ -432,11 +432,10 @@ static int rcv_write_out(const struct rcv *rc, unsigned char *out, struct cmd **
 }
 
 /* The headers, each v4 one with its command's tag, and the control object. */
-static int rcv_out(const struct done_call *c, struct cmd **cmds, unsigned ok, size_t len)
+static int rcv_out(const struct done_call *c, struct cmd **cmds, unsigned ok)
 {
 	const struct rcv *rc = c->arg;
 
-	(void)len;
 	for (unsigned i = 0; rc->w.version == 4 && i < ok; i++)
 		((struct sg_io_v4 *)(void *)(c->out + i * SCSI_V4_HDR_LEN))->generated_tag =
 			(uint64_t)cmds[i]->tag;
