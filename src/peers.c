@@ -223,10 +223,11 @@ static int round_trip(struct peers *p)
 		 * a holder that is going, or not listening yet: again soon, so
 		 * that a daemon starting meanwhile finds the name held
 		 */
+		int wait = p->retry_ms;
+
+		p->retry_ms = wait * 2 > RETRY_LAST_MS ? RETRY_LAST_MS : wait * 2;
 		f[0] = (struct pollfd){ .fd = p->stopfd, .events = POLLIN };
-		n = (size_t)p->retry_ms;
-		p->retry_ms = p->retry_ms * 2 > RETRY_LAST_MS ? RETRY_LAST_MS : p->retry_ms * 2;
-		return poll(f, 1, (int)n) == 1 ? 0 : 1;
+		return poll(f, 1, wait) == 1 ? 0 : 1;
 	}
 	p->retry_ms = RETRY_FIRST_MS;
 	f[0] = (struct pollfd){ .fd = p->stopfd, .events = POLLIN };
