@@ -46,7 +46,7 @@ MODULES := scsi target pool creds ident guard uaccess ioctx cmd sgio copyjob int
 	notify opener verdict \
 	policy options control bsgadd sigwatch share show lat stats
 # the daemon's own: CUSE sessions and udev, which the unit tests' fakes do not stand in for
-DAEMON_MODULES := node nodegate session files calls fuseio devnode udev fleet gate peers live view
+DAEMON_MODULES := node nodegate session files calls fuseio devnode udev fleet gate gateprogs peers live view
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 # the lock preconditions checked (lockcheck.h) in the sanitizers' builds
@@ -109,7 +109,8 @@ build/witness.skel.h: build/witness.bpf.o
 	$(NEED_BPFTOOL)
 	$(BPFTOOL) gen skeleton $< name witness_bpf >$@.tmp && mv $@.tmp $@
 
-build/obj/gate.o build/san/src/gate.o build/tsan/src/gate.o: build/gate.skel.h build/witness.skel.h
+GATE_SKEL_OBJS := $(foreach d,build/obj build/san/src build/tsan/src build/profile/src,$(d)/gateprogs.o)
+$(GATE_SKEL_OBJS): build/gate.skel.h build/witness.skel.h
 
 # make bench-gate's baseline: programs on the same hooks that decide nothing
 build/clients/lsmhook.bpf.o: tests/clients/lsmhook.bpf.c
@@ -125,7 +126,7 @@ build/clients/lsmhook.o: override CPPFLAGS += -Ibuild/clients
 
 build/clients/lsmhook: build/clients/lsmhook.o
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs libbpf) -o $@
-build/obj/gate.o build/san/src/gate.o build/tsan/src/gate.o: override CPPFLAGS += -Ibuild
+$(GATE_SKEL_OBJS): override CPPFLAGS += -Ibuild
 
 OBJS := $(patsubst %,build/obj/%.o,cuse_bsg $(MODULES) $(DAEMON_MODULES))
 build/cuse_bsg: $(OBJS)
@@ -150,7 +151,7 @@ build/unit/test_caps: build/san/tests/unit/test_caps.o $(call san,caps)
 	$(UNIT_LINK) -o $@
 
 # the gate's choice and its fall-back; the skeleton built in
-build/unit/test_gate: build/san/tests/unit/test_gate.o $(call san,gate log peers verdict)
+build/unit/test_gate: build/san/tests/unit/test_gate.o $(call san,gate gateprogs log peers verdict)
 	$(UNIT_LINK) $(shell $(PKG_CONFIG) --libs libbpf) -pthread -o $@
 
 build/unit/test_verdict: build/san/tests/unit/test_verdict.o $(call san,verdict)
@@ -275,9 +276,9 @@ build/clients/stallfs: build/clients/stallfs.o
 
 # the benchmark's null CUSE responder: the floor under the daemon
 # (with --creds, the daemon's own credentials check: ident.o; with --gate,
-# the daemon's credential gate: gate.o, which logs through log.o and shares
-# the witness through peers.o)
-NULLCUSE_MODULES := ident creds verdict log gate peers
+# the daemon's credential gate: gate.o, its programs' gateprogs.o, which
+# logs through log.o and shares them through peers.o)
+NULLCUSE_MODULES := ident creds verdict log gate gateprogs peers
 build/clients/nullcuse.o: override CPPFLAGS += -Isrc
 build/clients/nullcuse: build/clients/nullcuse.o $(patsubst %,build/obj/%.o,$(NULLCUSE_MODULES))
 	$(CC) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs fuse3 libbpf) -pthread -o $@
@@ -492,8 +493,6 @@ build/profile/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PROF_FLAGS) -Isrc -c $< -o $@
 
-build/profile/src/gate.o: build/gate.skel.h build/witness.skel.h
-build/profile/src/gate.o: override CPPFLAGS += -Ibuild
 
 build/profile/cuse_bsg: $(patsubst %,build/profile/src/%.o,cuse_bsg $(MODULES) $(DAEMON_MODULES))
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@

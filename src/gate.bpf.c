@@ -6,7 +6,8 @@
  * one of the asynchronous sg v4 ioctls on a file of a node in the nodes
  * map is refused with EPERM when the file's f_cred is not the calling
  * task's real_cred: the same one pointer compare as sg.  A refused call
- * never reaches the daemon; the map's value counts it.
+ * never reaches the daemon; the map's value counts it.  One copy serves
+ * every daemon of the machine (peers.h): the map holds all their nodes.
  *
  * The types are the few fields read (gate_bpf.h), relocated against the
  * running kernel's BTF (CO-RE): nothing here depends on the build machine's
@@ -23,21 +24,36 @@
 
 #define EPERM 1
 
-/* each refusal, for the daemon to log: the call never reaches it */
-struct {
+/*
+ * Each refusal, for the daemon whose node it is to log (the call never
+ * reaches it): the programs are shared by every daemon (peers.h), each of
+ * which puts a ring of its own here under its pid, the owner of its nodes.
+ */
+struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
-} refusals SEC(".maps");
+	__uint(max_entries, GATE_RING_BYTES);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, GATE_DAEMONS);
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
 
 /* the ioctls checked, set by the daemon before the load (scsi.h's numbers) */
 const volatile __u32 gated_ioctls[GATE_IOCTLS] = { 0 };
 
-/* Tell the daemon; a full ring loses the line, never the refusal. */
-static __always_inline void report(__u32 dev, __u32 what, int ioctl)
+/* Tell the node's daemon; a full ring, or none, loses the line, never the refusal. */
+static __always_inline void report(__u32 owner, __u32 dev, __u32 what, int ioctl)
 {
-	struct gate_refusal *r = bpf_ringbuf_reserve(&refusals, sizeof(*r), 0);
+	void *ring = bpf_map_lookup_elem(&rings, &owner);
+	struct gate_refusal *r;
 	__u64 id = bpf_get_current_pid_tgid();
 
+	if (!ring)
+		return;
+	r = bpf_ringbuf_reserve(ring, sizeof(*r), 0);
 	if (!r)
 		return;
 	r->dev = dev;
@@ -58,7 +74,7 @@ static __always_inline int check(struct file *file, __u32 what, int ioctl)
 	if (!c || same_context(file))
 		return 0;
 	__sync_fetch_and_add(&c->refused, 1);
-	report(dev, what, ioctl);
+	report(c->owner, dev, what, ioctl);
 	return -EPERM;
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The credential gate's loader (gate.h): opens, loads and attaches one of
- * the two BPF programs embedded as bpftool skeletons (build/witness.skel.h
- * from witness.bpf.c, build/gate.skel.h from gate.bpf.c), keeps its nodes
- * map, reads the witness's verdicts, and proves it live once.  Any thread.
+ * The credential gate (gate.h): has one of its two programs loaded or taken
+ * from another daemon (gateprogs.h), arms its nodes in their map, logs the
+ * LSM gate's refusals, reads the witness's verdicts, proves it live once
+ * and offers it to later daemons (peers.h).  Any thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,15 +27,14 @@
 #include <bpf/libbpf.h>
 
 #include "gate.h"
-#include "gate.skel.h"
 #include "gate_bpf.h"
+#include "gateprogs.h"
 #include "lockcheck.h"
 #include "log.h"
 #include "peers.h"
 #include "scsi.h"
 #include "verdict.h"
 #include "verdict_bpf.h"
-#include "witness.skel.h"
 
 /* The calls a proof makes, each on one of the programs' hooks (prove_child()). */
 #define PROOF_CALLS 3
@@ -56,17 +55,10 @@ struct gate_node {
 
 struct gate {
 	enum gate_mode mode;
-	enum gate_kind kind;	 /* the program loaded: GATE_NONE once unloaded */
-	struct gate_bpf *lsm;	 /* GATE_LSM's */
-	struct witness_bpf *wit; /* GATE_SEEN's */
-	int map;		 /* the loaded program's nodes map; -1: none */
-	__u32 *armed_majors;	 /* and its count of armed nodes a major, mapped */
-	/* the witness: its descriptors (peers.h), ours or another daemon's */
-	int fds[PEER_FDS];
-	bool taken;	     /* another daemon's: fds and armed_majors are ours to close */
-	uint64_t key;	     /* the name it is offered under */
-	int conn;	     /* peers_take()'s connection to its holder, or -1 */
-	struct peers *peers; /* the thread that offers it, once live */
+	enum gate_kind kind; /* the program loaded: GATE_NONE once unloaded */
+	struct progs p;	     /* its programs: ours, or another daemon's */
+	int map;	     /* the loaded program's nodes map; -1: none */
+	struct peers *peers; /* the thread that offers them, once live */
 	struct verdicts v;   /* the witness's, mapped (slots_map) until the gate is freed */
 	void *slots_map;
 	unsigned ioctls[GATE_IOCTLS]; /* those that hand over commands: checked */
@@ -79,6 +71,8 @@ struct gate {
 	pthread_mutex_t lock;
 	struct gate_node *nodes; /* protected by lock */
 	struct ring_buffer *ring;
+	int ringfd;	/* the LSM gate's refusals for our nodes, or -1 */
+	__u32 ring_key; /* our pid, its key in the gate's rings map; 0: not in */
 	pthread_t thread;
 	bool watching; /* protected by lock: thread runs */
 	int stopfd;    /* an eventfd: written once, the thread ends */
@@ -95,104 +89,13 @@ static __u32 kdev(dev_t dev)
 /* The program's count of armed nodes of dev's major (its prefilter). */
 static void count_major(struct gate *g, __u32 key, int by)
 {
-	__atomic_fetch_add(&g->armed_majors[key >> GATE_MINORBITS], by, __ATOMIC_SEQ_CST);
-}
-
-/*
- * libbpf's warnings and notes go to debug logging, a line each, so that
- * --debug shows a failed load's verifier log; its debug messages, many
- * lines to every load, are dropped.  The caller logs the reason once.
- */
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char *text = NULL, *line, *save = NULL;
-
-	if (level == LIBBPF_DEBUG || log_level < LOG_DEBUG || vasprintf(&text, fmt, ap) < 0)
-		return 0;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		log_debug("%s", line);
-	free(text);
-	return 0;
-}
-
-/* Why a load can fail, in the words an administrator acts on. */
-static const char *load_hint(enum gate_kind kind, int err)
-{
-	switch (err) {
-	case -EPERM:
-	case -EACCES:
-		return "no privilege to load BPF (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN), "
-		       "or lockdown forbids it";
-	case -ENOENT:
-	case -ESRCH:
-		return kind == GATE_SEEN
-			       ? "the kernel has no BTF for the cuse and fuse modules "
-				 "(CONFIG_DEBUG_INFO_BTF_MODULES), or cuse is not loaded"
-			       : "the kernel has no BTF (CONFIG_DEBUG_INFO_BTF) or no such "
-				 "LSM hook";
-	case -EINVAL:
-	case -EOPNOTSUPP:
-	case -524: /* the kernel's own ENOTSUPP, which the bpf() call can return */
-		return kind == GATE_SEEN ? "the kernel has no BPF trampolines for module "
-					   "functions (fentry)"
-					 : "the kernel has no BPF LSM (CONFIG_BPF_LSM)";
-	default:
-		return "the BPF program cannot be loaded";
-	}
-}
-
-static int load_failed(enum gate_kind kind, const char *step, int err, char *why, size_t why_len)
-{
-	err = err ? err : -EINVAL;
-	snprintf(why, why_len, "cannot %s the %s: %s: %s", step,
-		 kind == GATE_SEEN ? "witness (fentry on CUSE)" : "BPF LSM program", strerror(-err),
-		 load_hint(kind, err));
-	return err;
-}
-
-static int load_lsm(struct gate *g, char *why, size_t why_len)
-{
-	const char *step = "open";
-	int err;
-
-	g->lsm = gate_bpf__open();
-	if (!g->lsm)
-		return load_failed(GATE_LSM, step, -errno, why, why_len);
-	for (size_t i = 0; i < g->n_ioctls; i++)
-		((__u32 *)g->lsm->rodata->gated_ioctls)[i] = g->ioctls[i];
-	step = "load";
-	err = gate_bpf__load(g->lsm);
-	if (!err) {
-		step = "attach";
-		err = gate_bpf__attach(g->lsm);
-	}
-	if (err) {
-		gate_bpf__destroy(g->lsm);
-		g->lsm = NULL;
-		return load_failed(GATE_LSM, step, err, why, why_len);
-	}
-	g->kind = GATE_LSM;
-	g->map = bpf_map__fd(g->lsm->maps.nodes);
-	g->armed_majors = g->lsm->bss->armed_majors;
-	return 0;
-}
-
-/* The witness's threads are numbered as our requests number them: our pid namespace. */
-static int own_pidns(struct witness_bpf *w)
-{
-	struct stat st;
-
-	if (stat("/proc/self/ns/pid", &st) < 0)
-		return -errno;
-	w->rodata->pidns_dev = (__u64)major(st.st_dev) << GATE_MINORBITS | minor(st.st_dev);
-	w->rodata->pidns_ino = st.st_ino;
-	return 0;
+	__atomic_fetch_add(&g->p.armed_majors[key >> GATE_MINORBITS], by, __ATOMIC_SEQ_CST);
 }
 
 static int map_slots(struct gate *g)
 {
 	size_t len = WITNESS_SLOTS * sizeof(struct witness_slot);
-	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, g->fds[1], 0);
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, g->p.fds[1], 0);
 
 	if (p == MAP_FAILED)
 		return -errno;
@@ -201,159 +104,67 @@ static int map_slots(struct gate *g)
 	return 0;
 }
 
-/* The witness's descriptors, in peers.h's order: maps, then links. */
-static void witness_fds(struct gate *g)
-{
-	struct witness_bpf *w = g->wit;
-	struct bpf_link *links[] = { w->links.witness_read,  w->links.witness_read_done,
-				     w->links.witness_write, w->links.witness_write_done,
-				     w->links.witness_ioctl, w->links.witness_ioctl_done };
-
-	_Static_assert(3 + sizeof(links) / sizeof(links[0]) == PEER_FDS, "a witness's descriptors");
-	g->fds[0] = bpf_map__fd(w->maps.nodes);
-	g->fds[1] = bpf_map__fd(w->maps.slots);
-	g->fds[2] = bpf_map__fd(w->maps.bss);
-	for (int i = 0; i < PEER_FDS - 3; i++)
-		g->fds[3 + i] = bpf_link__fd(links[i]);
-}
-
 /*
- * The name the witness goes by among daemons: its program (the object
- * file), what the daemon sets in it (the ioctls, the pid namespace).
+ * Our pid namespace: the witness numbers threads as our requests number
+ * them, and a node's owner is a pid of it (the sweep's kill()).
  */
-static uint64_t witness_key(struct witness_bpf *w, size_t n_ioctls)
+static int pidns(uint64_t *dev, uint64_t *ino)
 {
-	size_t len;
-	const void *elf = witness_bpf__elf_bytes(&len);
-	uint64_t h = peers_key(PEERS_KEY_START, elf, len);
+	struct stat st;
 
-	h = peers_key(h, (const void *)w->rodata->owner_ioctls, n_ioctls * sizeof(__u32));
-	h = peers_key(h, (const void *)&w->rodata->pidns_dev, sizeof(w->rodata->pidns_dev));
-	return peers_key(h, (const void *)&w->rodata->pidns_ino, sizeof(w->rodata->pidns_ino));
-}
-
-/* Another daemon's maps, of the sizes ours would have: true if so. */
-static bool maps_fit(struct witness_bpf *w, const int fds[PEER_FDS])
-{
-	struct bpf_map *maps[] = { w->maps.nodes, w->maps.slots, w->maps.bss };
-
-	for (int i = 0; i < 3; i++) {
-		struct bpf_map_info info = { 0 };
-		__u32 len = sizeof(info);
-
-		if (bpf_obj_get_info_by_fd(fds[i], &info, &len) ||
-		    info.type != bpf_map__type(maps[i]) ||
-		    info.value_size != bpf_map__value_size(maps[i]) ||
-		    info.max_entries != bpf_map__max_entries(maps[i]))
-			return false;
-	}
-	return true;
-}
-
-/*
- * The witness another daemon of this machine holds, if any: its programs
- * run once a call for every daemon's nodes.  0: taken; else ours is loaded.
- */
-static int take_witness(struct gate *g)
-{
-	size_t len = sizeof(struct witness_bpf__bss);
-	char why[200] = "";
-	int fds[PEER_FDS], err;
-	void *bss;
-
-	err = peers_take(g->key, fds, &g->conn, why, sizeof(why));
-	if (err) {
-		if (err != -ECONNREFUSED && err != -ENOENT)
-			log_warn("the witness is not shared: %s; this daemon loads its own", why);
-		return err;
-	}
-	bss = maps_fit(g->wit, fds) ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[2], 0)
-				    : MAP_FAILED;
-	if (bss == MAP_FAILED) {
-		log_warn("the witness is not shared: its holder's maps are not ours; this "
-			 "daemon loads its own");
-		for (int i = 0; i < PEER_FDS; i++)
-			close(fds[i]);
-		close(g->conn);
-		g->conn = -1;
-		return -EPROTO;
-	}
-	memcpy(g->fds, fds, sizeof(fds));
-	g->taken = true;
-	g->armed_majors = ((struct witness_bpf__bss *)bss)->armed_majors;
+	if (stat("/proc/self/ns/pid", &st) < 0)
+		return -errno;
+	*dev = (uint64_t)major(st.st_dev) << GATE_MINORBITS | minor(st.st_dev);
+	*ino = st.st_ino;
 	return 0;
 }
 
+/* The witness's programs, and its verdicts mapped: 0, or -errno with the reason in why. */
 static int load_witness(struct gate *g, char *why, size_t why_len)
 {
-	const char *step = "open";
-	int err;
+	int err = progs_load(&g->p, PROGS_WITNESS, why, why_len);
 
-	g->wit = witness_bpf__open();
-	if (!g->wit)
-		return load_failed(GATE_SEEN, step, -errno, why, why_len);
-	for (size_t i = 0; i < g->n_ioctls; i++)
-		((__u32 *)g->wit->rodata->owner_ioctls)[i] = g->ioctls[i];
-	err = own_pidns(g->wit);
-	if (!err) {
-		g->key = witness_key(g->wit, g->n_ioctls);
-		if (!take_witness(g)) {
-			witness_bpf__destroy(g->wit); /* nothing of it loaded */
-			g->wit = NULL;
-		} else {
-			step = "load";
-			err = witness_bpf__load(g->wit);
-			if (!err) {
-				step = "attach";
-				err = witness_bpf__attach(g->wit);
-			}
-			if (!err && !take_witness(g)) { /* a holder came while ours loaded */
-				witness_bpf__destroy(g->wit);
-				g->wit = NULL;
-			} else if (!err) {
-				witness_fds(g);
-				g->armed_majors = g->wit->bss->armed_majors;
-			}
-		}
-	}
-	if (!err) {
-		step = "map the verdicts of";
+	if (!err)
 		err = map_slots(g);
-	}
-	if (err) {
+	if (err == 0) {
+		g->kind = GATE_SEEN;
+		g->map = g->p.fds[0];
+	} else if (g->p.loaded) {
 		unload(g);
-		return load_failed(GATE_SEEN, step, err, why, why_len);
+		snprintf(why, why_len,
+			 "cannot map the verdicts of the witness (fentry on CUSE): %s",
+			 strerror(-err));
 	}
-	g->kind = GATE_SEEN;
-	g->map = g->fds[0];
-	return 0;
+	return err;
+}
+
+static int load_lsm(struct gate *g, char *why, size_t why_len)
+{
+	int err = progs_load(&g->p, PROGS_LSM, why, why_len);
+
+	if (!err) {
+		g->kind = GATE_LSM;
+		g->map = g->p.fds[0];
+	}
+	return err;
 }
 
 /*
- * Detach and unload whichever is loaded (a witness taken from another
- * daemon: let go of it); the armed nodes stay listed.  The verdicts stay
- * mapped for a reader still in gate_witness(): gate_free() unmaps them.
+ * Detach and unload whichever is loaded (a gate taken from another daemon:
+ * let go of it); the armed nodes stay listed.  The verdicts stay mapped
+ * for a reader still in gate_witness(): gate_free() unmaps them.  Our ring
+ * leaves the LSM gate's rings map; the watch thread's stays until then.
  */
 static void unload(struct gate *g)
 {
 	atomic_store(&g->v.slots, NULL);
 	peers_stop(g->peers);
 	g->peers = NULL;
-	if (g->conn >= 0)
-		close(g->conn);
-	g->conn = -1;
-	if (g->taken) {
-		munmap(g->armed_majors, sizeof(struct witness_bpf__bss));
-		for (int i = 0; i < PEER_FDS; i++)
-			close(g->fds[i]);
-		g->taken = false;
-	}
-	witness_bpf__destroy(g->wit);
-	g->wit = NULL;
-	gate_bpf__destroy(g->lsm);
-	g->lsm = NULL;
+	if (g->ring_key && g->kind == GATE_LSM)
+		bpf_map_delete_elem(g->p.fds[1], &g->ring_key);
+	g->ring_key = 0;
+	progs_unload(&g->p);
 	g->map = -1;
-	g->armed_majors = NULL;
 	g->kind = GATE_NONE;
 }
 
@@ -384,6 +195,14 @@ static int load(struct gate *g, char *why, size_t why_len)
 	int werr = 1, lerr = 1, err;
 	char lwhy[256] = "";
 
+	err = pidns(&g->p.pidns_dev, &g->p.pidns_ino);
+	if (err) {
+		snprintf(why, why_len,
+			 "cannot load a BPF program: our pid namespace "
+			 "(/proc/self/ns/pid): %s",
+			 strerror(-err));
+		return g->mode == GATE_AUTO ? 0 : err;
+	}
 	if (g->mode == GATE_AUTO || g->mode == GATE_WITNESS)
 		werr = load_witness(g, why, why_len);
 	if (g->mode == GATE_KERNEL || (g->mode == GATE_AUTO && werr))
@@ -420,12 +239,14 @@ int gate_new(enum gate_mode mode, const unsigned *ioctls, size_t n, struct gate 
 	}
 	pthread_mutex_init(&g->lock, NULL);
 	g->map = -1;
-	g->conn = -1;
+	g->p.conn = -1;
+	g->ringfd = -1;
 	g->mode = mode;
 	g->n_ioctls = n < GATE_IOCTLS ? n : GATE_IOCTLS;
 	if (n)
 		memcpy(g->ioctls, ioctls, g->n_ioctls * sizeof(*ioctls));
-	libbpf_set_print(libbpf_log);
+	g->p.ioctls = g->ioctls;
+	g->p.n_ioctls = g->n_ioctls;
 	err = load(g, why, why_len);
 	if (err || g->kind == GATE_NONE) {
 		gate_free(g);
@@ -519,6 +340,25 @@ static void *watch(void *arg)
 	return NULL;
 }
 
+/*
+ * Our ring of the LSM gate's refusals, put in its rings map under our pid,
+ * the owner of the nodes we arm: the program tells each daemon of its own
+ * nodes' refusals, whoever loaded it.  0 or -errno.
+ */
+static int own_ring(struct gate *g)
+{
+	__u32 key = (__u32)getpid();
+
+	g->ringfd =
+		bpf_map_create(BPF_MAP_TYPE_RINGBUF, "gate_refusals", 0, 0, GATE_RING_BYTES, NULL);
+	if (g->ringfd < 0)
+		return -errno;
+	if (bpf_map_update_elem(g->p.fds[1], &key, &g->ringfd, BPF_ANY))
+		return -errno;
+	g->ring_key = key;
+	return 0;
+}
+
 /* The log's thread, once: after the daemon's fork, which threads do not survive. */
 static int start_watch(struct gate *g)
 {
@@ -529,21 +369,37 @@ static int start_watch(struct gate *g)
 	g->stopfd = eventfd(0, EFD_CLOEXEC);
 	if (g->stopfd < 0)
 		return -errno;
-	g->ring = ring_buffer__new(bpf_map__fd(g->lsm->maps.refusals), log_refusal, g, NULL);
-	err = g->ring ? -pthread_create(&g->thread, NULL, watch, g) : -errno;
+	err = own_ring(g);
+	if (!err) {
+		g->ring = ring_buffer__new(g->ringfd, log_refusal, g, NULL);
+		err = g->ring ? -pthread_create(&g->thread, NULL, watch, g) : -errno;
+	}
 	if (err) {
+		if (g->ring_key)
+			bpf_map_delete_elem(g->p.fds[1], &g->ring_key);
+		g->ring_key = 0;
 		close(g->stopfd);
 		ring_buffer__free(g->ring);
 		g->ring = NULL;
+		if (g->ringfd >= 0)
+			close(g->ringfd);
+		g->ringfd = -1;
 		return err;
 	}
 	g->watching = true;
 	return 0;
 }
 
+/* pid is no process of this pid namespace: its daemon is gone. */
+static bool gone(__u32 pid)
+{
+	return pid && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
 /*
- * A shared witness's nodes whose daemon is gone (killed: it could not
- * disarm them) are taken out: each was counted in its major.  Under lock.
+ * A shared gate's nodes whose daemon is gone (killed: it could not disarm
+ * them) are taken out: each was counted in its major.  So are such
+ * daemons' rings of the LSM gate.  Under lock.
  */
 static void sweep(struct gate *g)
 {
@@ -551,11 +407,17 @@ static void sweep(struct gate *g)
 	struct gate_count c;
 
 	assert_held(&g->lock);
+	while (g->kind == GATE_LSM && !bpf_map_get_next_key(g->p.fds[1], prev, &next)) {
+		key = next;
+		prev = &key;
+		if (gone(key))
+			bpf_map_delete_elem(g->p.fds[1], &key);
+	}
+	prev = NULL;
 	while (!bpf_map_get_next_key(g->map, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(g->map, &key, &c) || !c.owner ||
-		    kill((pid_t)c.owner, 0) == 0 || errno != ESRCH)
+		if (bpf_map_lookup_elem(g->map, &key, &c) || !gone(c.owner))
 			continue;
 		if (!bpf_map_delete_elem(g->map, &key)) { /* not a sweep beside ours */
 			count_major(g, key, -1);
@@ -577,7 +439,7 @@ static int arm_key(struct gate *g, __u32 key)
 
 	if (g->map < 0)
 		return 0; /* unloaded after a failed proof: the /proc check serves */
-	if (g->key)
+	if (g->p.key)
 		sweep(g);
 	count_major(g, key, 1); /* the major first: the node is checked once both are in */
 	err = bpf_map_update_elem(g->map, &key, &entry, BPF_ANY) ? -errno : 0;
@@ -799,18 +661,18 @@ static int fall_back(struct gate *g, char *why, size_t why_len)
 }
 
 /*
- * A witness proven live is offered to the daemons that start later (the
+ * A gate proven live is offered to the daemons that start later (the
  * thread starts after the daemon's fork); the log says whose it is.
  */
 static void offer(struct gate *g, char *why, size_t why_len)
 {
 	size_t n = strlen(why);
-	int err = peers_hold(g->key, g->fds, g->conn, &g->peers);
+	int err = peers_hold(g->p.key, g->p.n_fds, g->p.fds, g->p.conn, &g->peers);
 
 	if (!err)
-		g->conn = -1; /* the thread's now */
+		g->p.conn = -1; /* the thread's now */
 	snprintf(why + n, why_len - n, "%s%s%s",
-		 g->taken ? "; the programs are another daemon's, shared" : "",
+		 g->p.taken ? "; the programs are another daemon's, shared" : "",
 		 err ? "; not offered to later daemons: " : "", err ? strerror(-err) : "");
 }
 
@@ -836,7 +698,7 @@ int gate_prove(struct gate *g, int fd, dev_t dev, const atomic_ulong *reads, cha
 	if (err) {
 		snprintf(g->failed, sizeof(g->failed), "%s", why);
 		unload(g); /* nothing left attached that does not run */
-	} else if (g->kind == GATE_SEEN) {
+	} else {
 		offer(g, why, why_len);
 	}
 	atomic_store(&g->live, !err);
@@ -888,11 +750,13 @@ void gate_free(struct gate *g)
 		ring_buffer__free(g->ring);
 		close(g->stopfd);
 	}
+	unload(g); /* our ring out of the rings map before it goes */
+	if (g->ringfd >= 0)
+		close(g->ringfd);
 	while ((n = g->nodes)) {
 		g->nodes = n->next;
 		free(n);
 	}
-	unload(g);
 	if (g->slots_map)
 		munmap(g->slots_map, WITNESS_SLOTS * sizeof(struct witness_slot));
 	pthread_mutex_destroy(&g->lock);

@@ -8,15 +8,17 @@
 #ifndef CUSE_BSG_GATE_BPF_H
 #define CUSE_BSG_GATE_BPF_H
 
-#define GATE_NODES_MAX 4096 /* nodes one daemon process serves at once */
-#define GATE_IOCTLS    5    /* SG_IOSUBMIT(_V3), SG_IORECEIVE(_V3), SG_IOABORT */
-#define GATE_MINORBITS 20   /* the kernel's dev_t: MKDEV(major, minor) */
-#define GATE_MAJORS    4096 /* char majors the kernel's dev_t can hold */
+#define GATE_NODES_MAX	4096	    /* nodes the daemons sharing a gate serve at once */
+#define GATE_DAEMONS	1024	    /* daemons sharing the LSM gate, each with a ring */
+#define GATE_RING_BYTES (64 * 1024) /* a daemon's ring of refusals */
+#define GATE_IOCTLS	5	    /* SG_IOSUBMIT(_V3), SG_IORECEIVE(_V3), SG_IOABORT */
+#define GATE_MINORBITS	20	    /* the kernel's dev_t: MKDEV(major, minor) */
+#define GATE_MAJORS	4096	    /* char majors the kernel's dev_t can hold */
 
 /* A node's entry: calls on its files the gate refused, and whose node it is. */
 struct gate_count {
 	unsigned long long refused;
-	unsigned int owner; /* the daemon that armed it (a shared witness's sweep) */
+	unsigned int owner; /* the daemon that armed it: its pid (the sweep; the LSM's ring) */
 	unsigned int pad;
 };
 

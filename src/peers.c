@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * One witness for every daemon of the machine (peers.h): the abstract
+ * One gate for every daemon of the machine (peers.h): the abstract
  * socket, the descriptors' hand-over, and the holders' thread.
  */
 #include <errno.h>
@@ -29,7 +29,8 @@
 
 struct peers {
 	uint64_t key;
-	int fds[PEER_FDS];	 /* the caller's */
+	size_t n_fds;
+	int fds[PEER_FDS];	 /* the caller's: n_fds */
 	int stopfd;		 /* an eventfd: written once, the thread ends */
 	int name;		 /* the listening socket, while the name is ours; else -1 */
 	int conn;		 /* the connection to the name's holder; else -1 */
@@ -54,11 +55,11 @@ static socklen_t peer_addr(uint64_t key, struct sockaddr_un *a)
 
 	memset(a, 0, sizeof(*a));
 	a->sun_family = AF_UNIX;
-	n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "cuse-bsg/witness/%016" PRIx64, key);
+	n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "cuse-bsg/gate/%016" PRIx64, key);
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
-/* The other end is root's: the only one a witness's descriptors go to or come from. */
+/* The other end is root's: the only one a gate's descriptors go to or come from. */
 static bool peer_is_root(int s)
 {
 	struct ucred c;
@@ -74,8 +75,8 @@ static void set_timeout(int s, int opt, long ms)
 	(void)setsockopt(s, SOL_SOCKET, opt, &tv, sizeof(tv));
 }
 
-/* Receive one hand-over on s: 0, or -errno (why). */
-static int receive(int s, int fds[PEER_FDS], char *why, size_t why_len)
+/* Receive one hand-over of n descriptors on s: 0, or -errno (why). */
+static int receive(int s, size_t n_fds, int fds[PEER_FDS], char *why, size_t why_len)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * PEER_FDS)];
@@ -88,32 +89,38 @@ static int receive(int s, int fds[PEER_FDS], char *why, size_t why_len)
 			    .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf) };
 	struct cmsghdr *c;
+	bool some;
 	ssize_t n;
 
 	set_timeout(s, SO_RCVTIMEO, 2000);
 	n = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
 	c = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-	    c->cmsg_len == CMSG_LEN(sizeof(int) * PEER_FDS) && !(m.msg_flags & MSG_CTRUNC)) {
-		memcpy(fds, CMSG_DATA(c), sizeof(int) * PEER_FDS);
+	    c->cmsg_len == CMSG_LEN(sizeof(int) * n_fds) && !(m.msg_flags & MSG_CTRUNC)) {
+		memcpy(fds, CMSG_DATA(c), sizeof(int) * n_fds);
 		return 0;
 	}
+	some = c != NULL;
 	for (c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL; c; c = CMSG_NXTHDR(&m, c)) /* none kept */
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
 			for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++)
 				close(((int *)(void *)CMSG_DATA(c))[i]);
-	snprintf(why, why_len, "the witness's holder answered %s",
-		 n < 0 ? strerror(errno) : "no descriptors");
+	snprintf(why, why_len, "the gate's holder answered %s",
+		 n < 0	? strerror(errno)
+		 : some ? "another count of descriptors"
+			: "no descriptors");
 	return n < 0 ? -errno : -EPROTO;
 }
 
-int peers_take(uint64_t key, int fds[PEER_FDS], int *conn, char *why, size_t why_len)
+int peers_take(uint64_t key, size_t n, int fds[PEER_FDS], int *conn, char *why, size_t why_len)
 {
 	struct sockaddr_un a;
 	socklen_t len = peer_addr(key, &a);
 	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
 
 	*conn = -1;
+	if (n > PEER_FDS)
+		return -EINVAL;
 	if (s < 0)
 		return -errno;
 	if (connect(s, (struct sockaddr *)&a, len) < 0) {
@@ -122,12 +129,12 @@ int peers_take(uint64_t key, int fds[PEER_FDS], int *conn, char *why, size_t why
 		return err;
 	}
 	if (!peer_is_root(s)) {
-		snprintf(why, why_len, "the witness's socket @%s is held by a user other than root",
+		snprintf(why, why_len, "the gate's socket @%s is held by a user other than root",
 			 a.sun_path + 1);
 		close(s);
 		return -EPERM;
 	}
-	err = receive(s, fds, why, why_len);
+	err = receive(s, n, fds, why, why_len);
 	if (err) {
 		close(s);
 		return err;
@@ -149,7 +156,7 @@ static bool take_name(struct peers *p)
 		close(s);
 		return false;
 	}
-	log_debug("the witness is offered to later daemons on @%s", a.sun_path + 1);
+	log_debug("the credential gate is offered to later daemons on @%s", a.sun_path + 1);
 	p->name = s;
 	return true;
 }
@@ -160,9 +167,9 @@ static bool rejoin(struct peers *p)
 	int fds[PEER_FDS];
 	char why[160];
 
-	if (peers_take(p->key, fds, &p->conn, why, sizeof(why)))
+	if (peers_take(p->key, p->n_fds, fds, &p->conn, why, sizeof(why)))
 		return false;
-	for (int i = 0; i < PEER_FDS; i++) /* the same programs: ours are kept */
+	for (size_t i = 0; i < p->n_fds; i++) /* the same programs: ours are kept */
 		close(fds[i]);
 	return true;
 }
@@ -186,15 +193,16 @@ static void answer(struct peers *p)
 	if (s < 0)
 		return;
 	if (!peer_is_root(s) || p->n_watchers == PEERS_MAX) {
-		log_debug("the witness's socket: a peer %s",
+		log_debug("the gate's socket: a peer %s",
 			  peer_is_root(s) ? "too many" : "not root's");
 		close(s);
 		return;
 	}
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int) * PEER_FDS);
-	memcpy(CMSG_DATA(c), p->fds, sizeof(int) * PEER_FDS);
+	c->cmsg_len = CMSG_LEN(sizeof(int) * p->n_fds);
+	m.msg_controllen = CMSG_SPACE(sizeof(int) * p->n_fds);
+	memcpy(CMSG_DATA(c), p->fds, sizeof(int) * p->n_fds);
 	set_timeout(s, SO_SNDTIMEO, 1000);
 	if (sendmsg(s, &m, MSG_NOSIGNAL) != 1) {
 		close(s);
@@ -261,15 +269,16 @@ static void *hold(void *arg)
 	return NULL;
 }
 
-int peers_hold(uint64_t key, const int fds[PEER_FDS], int conn, struct peers **ret)
+int peers_hold(uint64_t key, size_t n, const int fds[PEER_FDS], int conn, struct peers **ret)
 {
-	struct peers *p = calloc(1, sizeof(*p));
+	struct peers *p = n <= PEER_FDS ? calloc(1, sizeof(*p)) : NULL;
 	int err;
 
 	if (!p)
-		return -ENOMEM;
+		return n <= PEER_FDS ? -ENOMEM : -EINVAL;
 	p->key = key;
-	memcpy(p->fds, fds, sizeof(p->fds));
+	p->n_fds = n;
+	memcpy(p->fds, fds, sizeof(int) * n);
 	p->name = -1;
 	p->conn = conn;
 	p->retry_ms = RETRY_FIRST_MS;

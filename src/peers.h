@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * One witness for every daemon of the machine (gate.h).  Each daemon's own
- * programs would run on every call of every CUSE file, each for its own
- * nodes: N daemons, N programs a call.  Instead the first daemon's programs
- * are handed on: their maps and links, as descriptors (SCM_RIGHTS), to each
- * later daemon of the same programs and pid namespace, over an abstract
- * socket named for both (key).  A holder keeps the programs attached; they
- * go with the last holder.
+ * One gate for every daemon of the machine (gate.h): the witness, or the
+ * LSM gate.  Each daemon's own programs would run on every call their hooks
+ * see, each for its own nodes: N daemons, N programs a call.  Instead the
+ * first daemon's programs are handed on: their maps and links, as
+ * descriptors (SCM_RIGHTS), to each later daemon of the same programs and
+ * pid namespace, over an abstract socket named for both (key).  A holder
+ * keeps the programs attached; they go with the last holder.
  *
  * Every holder runs a thread (peers_hold()): the one that has the name
  * answers, the others keep a connection to it and, once it is gone, try to
@@ -20,23 +20,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PEER_FDS 9 /* a witness: its nodes, slots and .bss maps, then its six links */
+/* The most descriptors a gate has: the witness's three maps and six links. */
+#define PEER_FDS 9
 
 struct peers;
 
 /*
- * Take the descriptors a holder of key hands out, into fds (close-on-exec):
- * 0, -ECONNREFUSED or -ENOENT (no holder), or another -errno with the
- * reason in why.  The connection stays open in *conn for peers_hold().
+ * Take the n descriptors a holder of key hands out, into fds (close-on-exec):
+ * 0, -ECONNREFUSED or -ENOENT (no holder), -EPROTO (not n of them), or
+ * another -errno with the reason in why.  The connection stays open in
+ * *conn for peers_hold().
  */
-int peers_take(uint64_t key, int fds[PEER_FDS], int *conn, char *why, size_t why_len);
+int peers_take(uint64_t key, size_t n, int fds[PEER_FDS], int *conn, char *why, size_t why_len);
 
 /*
- * Hold fds (not taken over: they stay the caller's until peers_stop())
+ * Hold n fds (not taken over: they stay the caller's until peers_stop())
  * for later daemons of key; conn: peers_take()'s connection, or -1 (taken
  * over).  After the process's last fork.  0 or -errno.
  */
-int peers_hold(uint64_t key, const int fds[PEER_FDS], int conn, struct peers **ret);
+int peers_hold(uint64_t key, size_t n, const int fds[PEER_FDS], int conn, struct peers **ret);
 
 /* Stop answering and watching; the thread is joined.  NULL: nothing. */
 void peers_stop(struct peers *p);

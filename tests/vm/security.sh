@@ -678,10 +678,11 @@ gate_proof_pid_reused() {
 
 # Four daemons at once, as the opt-in units run them, each with its own
 # node: each refuses another context and serves its opener; the programs
-# attached for them are counted (bpftool).  The witness is one for all:
-# the first daemon's programs, handed to the others, kept while any holds
-# them; a daemon killed with its node armed has its node disarmed by the
-# next daemon that arms one.
+# attached for them are counted (bpftool).  The gate, the witness or the
+# LSM gate, is one for all: the first daemon's programs, handed to the
+# others, kept while any holds them; a daemon killed with its node armed
+# has its node disarmed by the next daemon that arms one.  The LSM gate
+# tells each daemon of the refusals on its own nodes, for its log.
 four_start() {  # four_start N: daemon sec-fourN, its pid in FOUR[N]
     local name=bsg/sec-four$1
     "$CUSE_BSG" -f -v --name "$name" "${NODE_OPTS[@]}" --mode 0660 --group disk "$VM_SG" \
@@ -690,7 +691,12 @@ four_start() {  # four_start N: daemon sec-fourN, its pid in FOUR[N]
     vm_wait 40 grep -q serving "$VM_OUT/daemon-four$1.log" || vm_fail "/dev/$name did not come up"
 }
 
-witness_progs() { bpftool prog show 2>/dev/null | grep -cE 'name witness_read '; }
+# the programs on the read() path of the gate in MODE (witness or kernel)
+read_progs() {
+    local name=witness_read
+    [ "$1" = kernel ] && name=gate_rw
+    bpftool prog show 2>/dev/null | grep -cE "name $name "
+}
 
 gate_four_daemons() {
     local i name out progs kf ks mode
@@ -712,30 +718,39 @@ gate_four_daemons() {
     if [ "$mode" = witness ]; then
         check "13c: four daemons, one witness: one program on cuse_read_iter ($progs)" \
             test "$progs" = 1
+    elif [ "$mode" = kernel ]; then
+        check "13c: four daemons, one LSM gate: one program on file_permission ($progs)" \
+            test "$progs" = 1
+        check "13c: ... each daemon logs the refusals on its own node (sec-four3's)" \
+            grep -q "bsg/sec-four3.*read() refused in the kernel" "$VM_OUT/daemon-four3.log"
+        check "13c: ... and none on another's (sec-four3's, in sec-four4's log)" \
+            bash -c "! grep -q 'bsg/sec-four3.*refused' '$VM_OUT/daemon-four4.log'"
+    fi
+    if [ "$mode" = witness ] || [ "$mode" = kernel ]; then
         check "13c: ... the later daemons say the programs are another daemon's" \
             grep -q "another daemon's, shared" "$VM_OUT/daemon-four3.log"
-        gate_witness_handed_on
+        gate_handed_on "$mode"
     fi
     for i in "${!FOUR[@]}"; do kill -TERM "${FOUR[$i]}" 2>/dev/null; done
     for i in "${!FOUR[@]}"; do wait "${FOUR[$i]}" 2>/dev/null; done
 }
 
-# The witness outlives the daemon that loaded it, and a killed daemon's node
+# The gate outlives the daemon that loaded it, and a killed daemon's node
 # is disarmed by the next one: the node's daemon stops (the first, whose
 # programs these are), another is killed, two more start.
-gate_witness_handed_on() {
-    local out maj min
+gate_handed_on() {  # gate_handed_on MODE
+    local out maj min mode=$1
     maj=$((0x$(stat -c %t /dev/bsg/sec-four2))) min=$((0x$(stat -c %T /dev/bsg/sec-four2)))
     kill -KILL "${FOUR[2]}"
     wait "${FOUR[2]}" 2>/dev/null
     unset 'FOUR[2]'
     node_stop
     out=$(bounded 20 "$CTXPROBE" io read fork /dev/bsg/sec-four3 | tr '\n' ' ')
-    check "13d: the daemon that loaded the witness stopped: the others still refuse ($out)" \
+    check "13d: the daemon that loaded the programs ($mode) stopped: the others still refuse ($out)" \
         grep -q '^read errno=EPERM buf=intact' <<<"$out"
     four_start 5
-    check "13d: ... a daemon started then takes the same programs ($(witness_progs))" \
-        test "$(witness_progs)" = 1
+    check "13d: ... a daemon started then takes the same programs ($(read_progs "$mode"))" \
+        test "$(read_progs "$mode")" = 1
     check "13d: ... and disarms the node of the daemon killed with -9 ($maj:$min)" \
         grep -q "node $maj:$min of a daemon that is gone (pid [0-9]*) disarmed" \
         "$VM_OUT/daemon-four5.log"
