@@ -56,7 +56,7 @@ LOCK_CHECKS := -DCUSE_BSG_LOCK_CHECKS
 UNIT_TESTS := $(addprefix build/unit/test_,scsi pool sgio async sgv4 filter caps gate verdict peers notify \
 	udev ident \
 	creds log list \
-	bsgadd policy options sigwatch share target show intr lat)
+	bsgadd policy options sigwatch share target show intr lat fuseio)
 # any TSan report fails the run (the driver sets the same defaults itself)
 TSAN_RUN := TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/unit/stress_async
 VM_RUN := tests/vm/vm-run
@@ -159,6 +159,9 @@ build/unit/test_verdict: build/san/tests/unit/test_verdict.o $(call san,verdict)
 
 build/unit/test_peers: build/san/tests/unit/test_peers.o $(call san,peers log)
 	$(UNIT_LINK) -o $@
+
+build/unit/test_fuseio: build/san/tests/unit/test_fuseio.o $(call san,fuseio)
+	$(UNIT_LINK) -pthread -o $@
 
 build/unit/test_bsgadd: build/san/tests/unit/test_bsgadd.o $(call san,bsgadd)
 	$(UNIT_LINK) -o $@

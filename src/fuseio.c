@@ -6,6 +6,13 @@
  * its loop.  Waiting first costs two calls a request; reading first costs
  * one when a request is there but three when none is, and at a queue depth
  * of 16 a worker mostly finds none.
+ *
+ * Only one waiting worker of a session, the timekeeper, waits with a
+ * bound: a wait with a timeout reads the clock in the kernel, each time,
+ * and the guest's clock (hpet) was a tenth of the daemon's time a
+ * command.  Once the timekeeper has seen FUSE_IDLE_MS pass with more than
+ * FUSE_IDLE_THREADS waiting, it wakes every waiting worker (the idle
+ * eventfd), and those libfuse does not need leave.
  */
 #include <errno.h>
 #include <linux/fuse.h>
@@ -17,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "fuseio.h"
@@ -24,8 +32,9 @@
 /*
  * A libfuse worker's own epoll set: the session's /dev/cuse descriptor,
  * exclusive (a request wakes one idle worker, not all: poll() on the shared
- * descriptor woke every one, and all but one read nothing), and the node's
- * stop eventfd, which wakes every one.  Freed when the worker thread ends.
+ * descriptor woke every one, and all but one read nothing), the node's
+ * stop eventfd, which wakes every one, and the idle eventfd, edge-triggered:
+ * each write wakes every one once.  Freed when the worker thread ends.
  */
 struct worker_wait {
 	int epfd;
@@ -54,6 +63,7 @@ static int worker_epoll(struct fuseio *io, int fd)
 {
 	struct epoll_event in = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = 0 };
 	struct epoll_event stop = { .events = EPOLLIN, .data.u32 = 1 };
+	struct epoll_event idle = { .events = EPOLLIN | EPOLLET, .data.u32 = 2 };
 	struct worker_wait *w;
 
 	pthread_once(&worker_once, worker_key_init);
@@ -69,7 +79,8 @@ static int worker_epoll(struct fuseio *io, int fd)
 	w->fd = fd;
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &in) < 0 ||
-	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, io->stopfd, &stop) < 0) {
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, io->stopfd, &stop) < 0 ||
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, io->idlefd, &idle) < 0) {
 		if (w->epfd >= 0)
 			close(w->epfd);
 		free(w);
@@ -79,35 +90,46 @@ static int worker_epoll(struct fuseio *io, int fd)
 	return w->epfd;
 }
 
+/* What a worker's wait ended with, but the stop. */
+enum woken {
+	WOKEN_REQUEST, /* fd may have a request */
+	WOKEN_TIMEOUT, /* the bound passed: no request woke this worker */
+	WOKEN_IDLE,    /* the timekeeper says the session was idle */
+};
+
 /*
- * Wait until fd may have a request (0), or the node stops (-1, EINTR), or
- * ms pass (1; -1: no bound).
+ * Wait until fd may have a request, or ms pass (-1: no bound), or the
+ * timekeeper says the session was idle: enum woken; or the node stops:
+ * -1, EINTR.
  */
 static int worker_wait(struct fuseio *io, int fd, int ms)
 {
 	struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
 			       { .fd = io->stopfd, .events = POLLIN } };
 	int epfd = worker_epoll(io, fd);
-	struct epoll_event ev[2];
-	int k;
+	struct epoll_event ev[3];
+	int k, woken = WOKEN_TIMEOUT;
 
-	if (epfd < 0) {
-		k = poll(p, 2, ms);
+	if (epfd < 0) { /* no epoll set: poll(), always bounded */
+		k = poll(p, 2, ms < 0 ? FUSE_IDLE_MS : ms);
 		if (k < 0)
 			return -1;
 		if (p[1].revents)
 			goto stopped;
-		return k == 0;
+		return p[0].revents ? WOKEN_REQUEST : WOKEN_TIMEOUT;
 	}
-	k = epoll_wait(epfd, ev, 2, ms);
+	k = epoll_wait(epfd, ev, 3, ms);
 	if (k < 0)
 		return -1;
-	if (k == 0)
-		return 1;
-	for (int i = 0; i < k; i++)
+	for (int i = 0; i < k; i++) {
 		if (ev[i].data.u32 == 1)
 			goto stopped;
-	return 0;
+		if (ev[i].data.u32 == 0)
+			woken = WOKEN_REQUEST;
+		else if (woken != WOKEN_REQUEST)
+			woken = WOKEN_IDLE;
+	}
+	return woken;
 stopped:
 	errno = EINTR;
 	return -1;
@@ -138,6 +160,28 @@ static ssize_t idle_request(void *buf, size_t len)
 /* Requests read so far by every worker of every node: the heap is the process's. */
 static atomic_ulong requests_read;
 
+/*
+ * The timekeeper's wait passed its bound: with more than FUSE_IDLE_THREADS
+ * waiting, every waiting worker is told (the idle eventfd) and this one
+ * leaves (true); else, if no worker of any node has read a request for as
+ * long and the extra workers are gone, what a burst took from malloc goes
+ * back (glibc's arenas keep freed memory).  Not while requests come in:
+ * the trim takes every arena's lock and gives back pages that their
+ * workers would fault in again.
+ */
+static bool timed_out(struct fuseio *io, unsigned long seen)
+{
+	if (atomic_load(&io->waiting) > FUSE_IDLE_THREADS) {
+		if (eventfd_write(io->idlefd, 1) < 0)
+			abort(); /* not reached: the counter would take 2^64 writes */
+		return true;
+	}
+	if (atomic_load_explicit(&requests_read, memory_order_relaxed) == seen &&
+	    !atomic_exchange(&io->trimmed, true))
+		malloc_trim(0);
+	return false;
+}
+
 ssize_t fuseio_read(struct fuseio *io, int fd, void *buf, size_t len)
 {
 	ssize_t r = -1;
@@ -145,24 +189,23 @@ ssize_t fuseio_read(struct fuseio *io, int fd, void *buf, size_t len)
 	atomic_fetch_add(&io->waiting, 1);
 	for (;;) {
 		unsigned long seen = atomic_load_explicit(&requests_read, memory_order_relaxed);
-		int w = worker_wait(io, fd, FUSE_IDLE_MS);
+		bool keeper = !atomic_exchange(&io->timekeeper, true);
+		int w = worker_wait(io, fd, keeper ? FUSE_IDLE_MS : -1);
+		bool leave;
 
+		if (keeper)
+			atomic_store(&io->timekeeper, false);
 		if (w < 0)
 			break;
-		if (w > 0 && atomic_load(&io->waiting) > FUSE_IDLE_THREADS) {
+		leave = w == WOKEN_TIMEOUT
+				? timed_out(io, seen)
+				: w == WOKEN_IDLE && atomic_load(&io->waiting) > FUSE_IDLE_THREADS;
+		if (leave) {
 			atomic_store(&io->trimmed, false); /* once this one is gone */
 			r = idle_request(buf, len);
 			break;
 		}
-		/* no worker of any node has read a request while this one waited, and
-		 * the extra workers are gone: what a burst took from malloc goes back
-		 * (glibc's arenas keep freed memory).  Not while requests come in: the
-		 * trim takes every arena's lock and gives back pages that their
-		 * workers would fault in again. */
-		if (w > 0 && atomic_load_explicit(&requests_read, memory_order_relaxed) == seen &&
-		    !atomic_exchange(&io->trimmed, true))
-			malloc_trim(0);
-		if (w > 0)
+		if (w != WOKEN_REQUEST)
 			continue;
 		r = read(fd, buf, len);
 		if (r >= 0)

@@ -4,9 +4,11 @@
  * Each libfuse worker waits in an epoll set of its own: the /dev/cuse
  * descriptor, exclusive (a request wakes one idle worker), and the node's
  * stop eventfd, which wakes every one, so that the node stops every worker
- * of its session, and only those, from any thread.  A worker idle for
- * FUSE_IDLE_MS while more than FUSE_IDLE_THREADS wait leaves; the heap is
- * trimmed once no worker of any node has read a request for as long.
+ * of its session, and only those, from any thread.  One waiting worker at a
+ * time waits with a bound: once FUSE_IDLE_MS pass with no request for it
+ * while more than FUSE_IDLE_THREADS wait, it wakes the others and those
+ * libfuse lets go leave; the heap is trimmed once no worker of any node has
+ * read a request for as long.
  */
 #ifndef CUSE_BSG_FUSEIO_H
 #define CUSE_BSG_FUSEIO_H
@@ -24,6 +26,8 @@
 
 struct fuseio {
 	int stopfd;		 /* an eventfd, written once to stop: every worker returns */
+	int idlefd;		 /* an eventfd: each write wakes every waiting worker once */
+	atomic_bool timekeeper;	 /* a waiting worker waits with a bound */
 	atomic_uint waiting;	 /* workers waiting for a request in fuseio_read() */
 	atomic_bool trimmed;	 /* no request since the heap was last trimmed */
 	atomic_ulong interrupts; /* INTERRUPTs read: at most as many late ones libfuse keeps */

@@ -44,7 +44,7 @@ static const struct fuse_custom_io session_io = {
 
 void session_init(struct session *s)
 {
-	*s = (struct session){ .io.stopfd = -1 };
+	*s = (struct session){ .io.stopfd = -1, .io.idlefd = -1 };
 }
 
 static int new_fuse_session(struct session *s, const char *name, int sg_minor,
@@ -85,9 +85,10 @@ int session_new(struct session *s, const char *name, int sg_minor,
 	int err;
 
 	s->io.stopfd = eventfd(0, EFD_CLOEXEC);
-	if (s->io.stopfd < 0)
-		return -errno;
-	err = new_fuse_session(s, name, sg_minor, ops);
+	s->io.idlefd = eventfd(0, EFD_CLOEXEC);
+	err = s->io.stopfd < 0 || s->io.idlefd < 0 ? -errno : 0;
+	if (!err)
+		err = new_fuse_session(s, name, sg_minor, ops);
 	if (err)
 		session_free(s); /* empty again */
 	return err;
@@ -173,5 +174,8 @@ void session_free(struct session *s)
 	session_destroy(s);
 	if (s->io.stopfd >= 0)
 		close(s->io.stopfd);
+	if (s->io.idlefd >= 0)
+		close(s->io.idlefd);
 	s->io.stopfd = -1;
+	s->io.idlefd = -1;
 }
