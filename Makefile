@@ -435,19 +435,36 @@ bench-load: test-progs
 	$(VM_RUN) --timeout 1200 --out build/bench-load --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh load
 	$(HOST_LOAD)
 
-# This build against an earlier commit's daemon (BASE, a commit of this
-# repository, built from its own tree under build/base), the same options,
-# in one boot: SG_IO and fio at QD 1 and 16.  Some 5 minutes.
+# An earlier commit's daemon (BASE, a commit of this repository), built
+# from its own tree under build/base, for bench-ab and bench-curve
 BASE ?= 0bba1df
-bench-ab: test-progs
-	rm -rf build/base && mkdir -p build/base/src build/bench-ab
+base-build:
+	rm -rf build/base && mkdir -p build/base/src
 	git archive "$(BASE)" | tar -x -C build/base/src
 	$(MAKE) -C build/base/src build/cuse_bsg
 	cp build/base/src/build/cuse_bsg build/base/cuse_bsg
 	git log -1 --format='%h %s' "$(BASE)" >build/base/commit
+
+# This build against BASE's daemon, the same options, in one boot: SG_IO
+# and fio at QD 1 and 16.  Some 5 minutes.
+bench-ab: test-progs base-build
+	@mkdir -p build/bench-ab
 	$(HOST_LOAD)
 	$(VM_RUN) --timeout 1800 --out build/bench-ab --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh ab
 	$(HOST_LOAD)
+
+# The node / kernel sg at fio QD 1 and QD 16 against the device's latency
+# (scsi_debug ndelay 0 to 20 ms), this build beside BASE's, in one boot,
+# each one's crossover (0.9 of kernel sg), and the curve plotted (gnuplot).
+# Some 12 minutes.
+bench-curve: test-progs base-build
+	@mkdir -p build/bench-curve
+	rm -f build/bench-curve/curve.csv
+	$(HOST_LOAD)
+	$(VM_RUN) --timeout 1800 --out build/bench-curve --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh curve
+	$(HOST_LOAD)
+	tests/curve-plot build/bench-curve/curve.csv >build/bench-curve/crossover.svg
+	@echo "plot: build/bench-curve/crossover.svg"
 
 # Each credential check's cost to every other read() on the machine (a
 # pread() loop) and to a call on a CUSE node (fio), the witness beside the
@@ -571,7 +588,7 @@ format-check:
 # it follow the suites' libraries)
 SHELL_SCRIPTS := setup .ci/run dist/cuse-bsgctl dist/completion/cuse_bsg dist/completion/cuse-bsgctl \
 	debian/cuse-bsg.postinst debian/cuse-bsg.prerm debian/cuse-bsg.postrm tests/repro-check.sh tests/user-check.sh tests/mkroot tests/root-make \
-	tests/check-lib.sh tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/flame-svg tests/vm/vm-run \
+	tests/check-lib.sh tests/install-check.sh tests/unit-run.sh tests/arch-check.sh tests/bench-plot tests/cost-plot tests/curve-plot tests/flame-svg tests/vm/vm-run \
 	tests/vm/guest-init tests/vm/systemd-init tests/vm/systemd-runner $(wildcard tests/vm/*.sh)
 shellcheck:
 	shellcheck $(SHELL_SCRIPTS)
@@ -686,6 +703,6 @@ clean:
 
 .SECONDARY:
 
-.PHONY: all test-progs unit tsan vm-check check test trixie-root trixie-build check-trixie install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab bench-profile fuzz fuzz-check install-check-prefix deb deb-prev repro-check user-check \
+.PHONY: all test-progs unit tsan vm-check check test trixie-root trixie-build check-trixie install-check doc-check arch-check demo bench bench-ioctl bench-iscsi bench-cost bench-load bench-gate bench-ab bench-curve base-build bench-profile fuzz fuzz-check install-check-prefix deb deb-prev repro-check user-check \
 	$(FUZZ_RUNS) format-check shellcheck install install-docs uninstall clean
 -include $(wildcard build/*/*.d build/*/*/*.d build/*/*/*/*.d)

@@ -17,7 +17,9 @@ set -uo pipefail
 # and context switches per command (make bench-cost); "load": fio at QD 16
 # on an idle guest and on one kept busy (make bench-load); "gate": only the
 # credential gate's cost to other reads (make bench-gate); "ab": this build
-# against an earlier commit's (make bench-ab); "profile": perf in the guest,
+# against an earlier commit's (make bench-ab); "curve": the node / kernel
+# sg against the device's latency, this build and an earlier commit's
+# (make bench-curve); "profile": perf in the guest,
 # where the time of one command goes, the node beside the null responder
 # (make bench-profile).  Each boot ends
 # with the command path's targets it measured, pass or miss.
@@ -302,6 +304,78 @@ if [ "$MODE" = gate ]; then
 fi
 if [ "$MODE" = ab ]; then
     ab_bench
+    exit 0
+fi
+
+# curve_bench: the node / kernel sg at fio QD 1 and QD 16 against the
+# device's latency (scsi_debug ndelay: CURVE_NS), this build and an earlier
+# commit's (build/base/cuse_bsg, made by make bench-curve), each with its
+# defaults, in one boot; medians of CURVE_ROUNDS.  curve.csv gets
+# ns,qd,kernel,node,base; then each one's crossover (curve_crossover).
+CURVE_NS=(0 50000 200000 1000000 5000000 20000000)
+CURVE_ROUNDS=${CURVE_ROUNDS:-3}
+curve_bench() {
+    local base=$PWD/build/base/cuse_bsg ns qd k n b
+    [ -x "$base" ] || vm_fail "no $base: make bench-curve builds it"
+    "$base" -f --name bsg/base-cuse "$VM_SG" >"$VM_OUT/base.log" 2>&1 &
+    "$CUSE_BSG" -f --name bsg/new-cuse "$VM_SG" >"$VM_OUT/new.log" 2>&1 &
+    vm_wait 60 test -c /dev/bsg/base-cuse -a -c /dev/bsg/new-cuse ||
+        vm_fail "no daemons: $(cat "$VM_OUT"/{base,new}.log)"
+    echo "kernel $(uname -r), $(nproc) vCPU (TCG), $IDLE; fio randread 4k IOPS, medians of $CURVE_ROUNDS"
+    echo "base: $(cat "$PWD/build/base/commit"); this build: its defaults"
+    echo
+    echo "| device latency | QD | kernel sg | this build | /sg | base | /sg |"
+    echo "|---------------:|---:|----------:|-----------:|----:|-----:|----:|"
+    for ns in "${CURVE_NS[@]}"; do
+        set_ndelay "$ns"
+        for qd in 1 16; do
+            { read -r k && read -r n && read -r b; } < <(ROUNDS=$CURVE_ROUNDS medians_iops "$qd" \
+                "$VM_SG" /dev/bsg/new-cuse /dev/bsg/base-cuse)
+            echo "$ns,$qd,$k,$n,$b" >>"$VM_OUT/curve.csv"
+            printf "| %14s | %2d | %9s | %10s | %4s | %6s | %4s |\n" "$(latency_words "$ns")" "$qd" \
+                "$k" "$n" "$(ratio "$n" "$k")" "$b" "$(ratio "$b" "$k")"
+        done
+    done
+    echo
+    curve_crossover "$VM_OUT/curve.csv"
+}
+
+# latency_words NS: 0, 50 us, 1 ms ...
+latency_words() {
+    awk -v n="$1" 'BEGIN { if (n == 0) print "0"; else if (n < 1000000) printf "%g us\n", n / 1000
+        else printf "%g ms\n", n / 1000000 }'
+}
+
+# curve_crossover CSV: for each build and QD, the device latency from which
+# its node keeps 0.9 of kernel sg: between the last point below 0.9 and the
+# next, on a log scale (from 0: the next point's own latency, "<=")
+curve_crossover() {
+    sort -t, -k2n -k1n "$1" | awk -F, '
+        function words(n) { return n < 1000000 ? sprintf("%.0f us", n / 1000) : sprintf("%.1f ms", n / 1000000) }
+        function cross(col, name,   q, r, i, x) {
+            for (q in qds) {
+                x = "not reached"
+                for (i = cnt[q]; i >= 1; i--) {
+                    r = v[q, i, col] / v[q, i, 3]
+                    if (r < 0.9) break
+                    x = i
+                }
+                if (x != "not reached" && x == 1) x = "at delay=0"
+                else if (x != "not reached") {
+                    a = ns[q, x - 1]; b = ns[q, x]
+                    ra = v[q, x - 1, col] / v[q, x - 1, 3]; rb = v[q, x, col] / v[q, x, 3]
+                    if (a == 0) x = "<= " words(b)
+                    else x = words(exp(log(a) + (log(b) - log(a)) * (0.9 - ra) / (rb - ra)))
+                }
+                printf "crossover, %s, QD %d: %s\n", name, q, x
+            }
+        }
+        { q = $2; qds[q] = 1; i = ++cnt[q]; ns[q, i] = $1; v[q, i, 3] = $3; v[q, i, 4] = $4; v[q, i, 5] = $5 }
+        END { cross(4, "this build"); cross(5, "base") }'
+}
+
+if [ "$MODE" = curve ]; then
+    curve_bench
     exit 0
 fi
 # start_pair: the node as make bench measures it (the direct copy, its other
