@@ -446,11 +446,13 @@ base-build:
 	git log -1 --format='%h %s' "$(BASE)" >build/base/commit
 
 # This build against BASE's daemon, the same options, in one boot: SG_IO
-# and fio at QD 1 and 16.  Some 5 minutes.
+# and fio at QD 1 and 16; the build also with --cred-check=AB_CHECK
+# (procfs unless given).  Some 5 minutes.
 bench-ab: test-progs base-build
 	@mkdir -p build/bench-ab
 	$(HOST_LOAD)
-	$(VM_RUN) --timeout 1800 --out build/bench-ab --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh ab
+	$(VM_RUN) --timeout 1800 --out build/bench-ab --cmdline "$(BENCH_CMDLINE)" tests/vm/bench.sh ab \
+		$(if $(AB_CHECK),AB_CHECK=$(AB_CHECK))
 	$(HOST_LOAD)
 
 # The node / kernel sg at fio QD 1 and QD 16 against the device's latency

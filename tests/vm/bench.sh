@@ -27,10 +27,12 @@ MODE=${1:-all}
 # the profile's daemon and null responder: the same code with frame
 # pointers, which perf's call graphs follow (make bench-profile builds them)
 [ "$MODE" != profile ] || CUSE_BSG=$PWD/build/profile/cuse_bsg NULLCUSE=$PWD/build/profile/nullcuse
-# after the mode, PROF_TIME=SECONDS: the profile's windows (make bench-profile PROF_TIME=2)
+# after the mode, PROF_TIME=SECONDS: the profile's windows (make bench-profile PROF_TIME=2);
+# AB_CHECK=MODE: the ab boot's third column (make bench-ab AB_CHECK=kernel)
 for a in "${@:2}"; do
     case $a in
         PROF_TIME=[1-9]*) PROF_TIME=${a#PROF_TIME=} ;;
+        AB_CHECK=witness | AB_CHECK=kernel | AB_CHECK=procfs) AB_CHECK=${a#AB_CHECK=} ;;
         *) vm_fail "bench.sh: unknown setting '$a'" ;;
     esac
 done
@@ -137,14 +139,16 @@ medians_iops() {
 
 # ab_bench: this build against an earlier commit's (build/base/cuse_bsg, made
 # by make bench-ab), the same options, interleaved in one boot: SG_IO and
-# fio; the build also with --cred-check=procfs, the earlier commit's check
+# fio; the build also with --cred-check=AB_CHECK (after the mode: AB_CHECK=MODE;
+# procfs unless told), an earlier commit's check
 ab_bench() {
     local base=$PWD/build/base/cuse_bsg w b row
     declare -A R=()
     [ -x "$base" ] || vm_fail "no $base: make bench-ab builds it"
     "$base" -f --name bsg/base-cuse "$VM_SG" >"$VM_OUT/base.log" 2>&1 &
     "$CUSE_BSG" -f --name bsg/new-cuse "$VM_SG" >"$VM_OUT/new.log" 2>&1 &
-    "$CUSE_BSG" -f --name bsg/newp-cuse --cred-check=procfs "$VM_SG" >"$VM_OUT/newp.log" 2>&1 &
+    "$CUSE_BSG" -f --name bsg/newp-cuse --cred-check="${AB_CHECK:-procfs}" "$VM_SG" \
+        >"$VM_OUT/newp.log" 2>&1 &
     vm_wait 60 test -c /dev/bsg/base-cuse -a -c /dev/bsg/new-cuse -a -c /dev/bsg/newp-cuse ||
         vm_fail "no daemons: $(cat "$VM_OUT"/{base,new,newp}.log)"
     for _ in $(seq "$ROUNDS"); do
@@ -156,9 +160,9 @@ ab_bench() {
         done
     done
     echo "kernel $(uname -r), $(nproc) vCPU (TCG), $IDLE, scsi_debug delay=0; medians of $ROUNDS"
-    echo "base: $(cat "$PWD/build/base/commit"); this build: default (--cred-check=auto) and procfs"
+    echo "base: $(cat "$PWD/build/base/commit"); this build: default (--cred-check=auto) and ${AB_CHECK:-procfs}"
     echo
-    echo "| pattern                  |     base | this build | /base | procfs | /base |"
+    printf "| pattern                  |     base | this build | /base | %6s | /base |\n" "${AB_CHECK:-procfs}"
     echo "|--------------------------|---------:|-----------:|------:|-------:|------:|"
     for row in "tur:SG_IO TEST UNIT READY" "read:SG_IO READ 4 KiB" "fio1:fio randread 4k QD 1" \
         "fio16:fio randread 4k QD 16"; do
